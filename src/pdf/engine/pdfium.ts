@@ -1,0 +1,99 @@
+import { init, type WrappedPdfiumModule } from '@embedpdf/pdfium';
+import type { EngineReport, PdfEngine } from './port.ts';
+
+export interface PdfiumOptions {
+  /** The compiled `pdfium.wasm`: each runtime's entry loads it its own way (file, module import). */
+  wasm: WebAssembly.Module;
+  /**
+   * Ceiling on the engine's heap. PDFium inflates streams without a limit; with a ceiling, a decompression bomb makes
+   * it abort within a second or two instead of taking the process's memory.
+   */
+  memoryLimitBytes: number;
+}
+
+// FPDF_GetLastError codes (fpdfview.h)
+const FPDF_ERR_PASSWORD = 4;
+const FPDF_ERR_SECURITY = 5;
+
+/**
+ * PDFium compiled to WebAssembly. A WASM abort (out of memory under the ceiling, or any trap) leaves the instance
+ * unusable, so it is dropped and the next call instantiates a fresh one from the compiled module (tens of ms).
+ */
+export class PdfiumEngine implements PdfEngine {
+  private instance: Promise<WrappedPdfiumModule> | undefined;
+
+  constructor(private readonly options: PdfiumOptions) {}
+
+  async inspect(pdf: Uint8Array): Promise<EngineReport> {
+    const m = await this.module();
+    try {
+      return this.withDocument(m, pdf, (doc) => {
+        const pageCount = m.FPDF_GetPageCount(doc);
+        const versionOut = m.pdfium.wasmExports.malloc(8);
+        try {
+          const v = m.FPDF_GetFileVersion(doc, versionOut) ? m.pdfium.getValue(versionOut, 'i32') : 0;
+          const firstAndLastPageLoad =
+            pageCount > 0 && m.FPDF_GetPageSizeByIndexF(doc, 0, versionOut) && m.FPDF_GetPageSizeByIndexF(doc, pageCount - 1, versionOut);
+          return {
+            status: 'opened' as const,
+            pageCount,
+            version: v >= 10 && v <= 99 ? `${Math.floor(v / 10)}.${v % 10}` : undefined,
+            attachmentCount: Math.max(0, m.FPDFDoc_GetAttachmentCount(doc)),
+            firstAndLastPageLoad: Boolean(firstAndLastPageLoad),
+          };
+        } finally {
+          m.pdfium.wasmExports.free(versionOut);
+        }
+      });
+    } catch (e) {
+      this.instance = undefined;
+      if (e instanceof WebAssembly.RuntimeError) return { status: 'too-complex', reason: 'engine aborted (memory ceiling reached)' };
+      throw e;
+    }
+  }
+
+  private withDocument(m: WrappedPdfiumModule, pdf: Uint8Array, use: (doc: number) => EngineReport): EngineReport {
+    const ptr = m.pdfium.wasmExports.malloc(Math.max(1, pdf.length));
+    if (!ptr) return { status: 'too-complex', reason: 'document larger than the engine memory ceiling' };
+    try {
+      m.pdfium.HEAPU8.set(pdf, ptr);
+      const doc = m.FPDF_LoadMemDocument(ptr, pdf.length, '');
+      if (!doc) {
+        const code = m.FPDF_GetLastError();
+        if (code === FPDF_ERR_PASSWORD) return { status: 'needs-password' };
+        return { status: 'unreadable', reason: code === FPDF_ERR_SECURITY ? 'unsupported security handler' : `engine error ${code}` };
+      }
+      try {
+        return use(doc);
+      } finally {
+        m.FPDF_CloseDocument(doc);
+      }
+    } finally {
+      m.pdfium.wasmExports.free(ptr);
+    }
+  }
+
+  private module(): Promise<WrappedPdfiumModule> {
+    this.instance ??= this.instantiate();
+    return this.instance;
+  }
+
+  private async instantiate(): Promise<WrappedPdfiumModule> {
+    const { wasm, memoryLimitBytes } = this.options;
+    const m = await init({
+      // Hand over the compiled module: the package would otherwise fetch its .wasm from a CDN.
+      instantiateWasm(imports: WebAssembly.Imports, done: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void) {
+        const env = imports.env as Record<string, unknown>;
+        const grow = env.emscripten_resize_heap as (bytes: number) => number;
+        env.emscripten_resize_heap = (bytes: number) => ((bytes >>> 0) > memoryLimitBytes ? 0 : grow(bytes));
+        void WebAssembly.instantiate(wasm, imports).then((instance) => done(instance, wasm));
+        return {};
+      },
+      // PDFium's diagnostics can quote document bytes: never let them reach the logs.
+      print: () => {},
+      printErr: () => {},
+    } as never);
+    m.PDFiumExt_Init();
+    return m;
+  }
+}
