@@ -56,7 +56,8 @@ export class PdfiumEngine implements PdfEngine {
     const ptr = m.pdfium.wasmExports.malloc(Math.max(1, pdf.length));
     if (!ptr) return { status: 'too-complex', reason: 'document larger than the engine memory ceiling' };
     try {
-      m.pdfium.HEAPU8.set(pdf, ptr);
+      // HEAPU8 is re-created when the heap grows, so it is read after malloc
+      (m.pdfium as unknown as { HEAPU8: Uint8Array }).HEAPU8.set(pdf, ptr);
       const doc = m.FPDF_LoadMemDocument(ptr, pdf.length, '');
       if (!doc) {
         const code = m.FPDF_GetLastError();

@@ -147,7 +147,7 @@ export class PdfDocument {
     while (offset !== undefined && Number.isInteger(offset) && !seen.has(offset)) {
       this.limits.checkpoint();
       seen.add(offset);
-      const section = this.readXrefSection(offset) ?? this.readXrefSection(offset + this.headerOffset);
+      const section: PdfDict | undefined = this.readXrefSection(offset) ?? this.readXrefSection(offset + this.headerOffset);
       if (!section) return newest?.has('Root') ? newest : undefined;
       newest ??= section;
       const hybrid = section.get('XRefStm');
@@ -155,7 +155,7 @@ export class PdfDocument {
         seen.add(hybrid);
         this.readXrefSection(hybrid);
       }
-      const prev = section.get('Prev');
+      const prev: PdfValue | undefined = section.get('Prev');
       offset = typeof prev === 'number' ? prev : undefined;
     }
     return newest;

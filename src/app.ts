@@ -1,0 +1,69 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { Scalar } from '@scalar/hono-api-reference';
+import type { HttpConfig } from './config.ts';
+import type { AppEnv } from './http/env.ts';
+import { Problem, problemResponse } from './http/problems.ts';
+import { registerValidateRoute } from './http/validate-route.ts';
+import type { PdfEngine } from './pdf/engine/port.ts';
+import type { Clock, Logger } from './ports.ts';
+
+/** Everything the app needs from its runtime; each runtime's entry file builds this. */
+export interface AppDeps {
+  config: HttpConfig;
+  engine: PdfEngine;
+  clock: Clock;
+  logger: Logger;
+  /** The API reference's browser bundle, served by the service itself so /docs works offline. */
+  docsScript: () => Promise<string>;
+  /** Random bytes for trace ids (Web Crypto everywhere, injected for determinism in tests). */
+  randomBytes?: (n: number) => Uint8Array;
+}
+
+export const SERVICE_TITLE = 'Swiss document service';
+export const SERVICE_VERSION = '0.1.0';
+
+export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
+  const { config, clock, logger } = deps;
+  const randomBytes = deps.randomBytes ?? ((n: number) => crypto.getRandomValues(new Uint8Array(n)));
+  const app = new OpenAPIHono<AppEnv>();
+
+  app.use(async (c, next) => {
+    const started = clock.now();
+    c.set('traceId', traceIdFor(c.req.header('traceparent'), randomBytes));
+    await next();
+    // Never log bodies: they are customers' documents.
+    logger.log(c.res.status >= 500 ? 'error' : 'info', 'request', {
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      durationMs: Math.round((clock.now() - started) * 10) / 10,
+      requestBytes: Number(c.req.header('content-length')) || undefined,
+      traceId: c.get('traceId'),
+    });
+  });
+
+  registerValidateRoute(app, { engine: deps.engine, clock, timeoutMs: config.pdfTimeoutMs, maxStreamBytes: 64 * 1024 * 1024, maxBodyBytes: config.maxBodyBytes });
+
+  app.get('/health', (c) => c.json({ status: 'ok' }));
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: { title: SERVICE_TITLE, version: SERVICE_VERSION, description: 'PDF validation and Swiss QR-bill extraction.' },
+  });
+  app.get('/docs/scalar.js', async (c) => c.body(await deps.docsScript(), 200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=86400' }));
+  app.get('/docs', Scalar({ url: '/openapi.json', cdn: '/docs/scalar.js', pageTitle: `${SERVICE_TITLE} API`, withDefaultFonts: false }));
+
+  app.notFound((c) => problemResponse(c, config.problemTypeBase, new Problem('not-found', `No resource at ${c.req.method} ${c.req.path}.`)));
+  app.onError((err, c) => {
+    if (err instanceof Problem) return problemResponse(c, config.problemTypeBase, err);
+    logger.log('error', 'unhandled error', { traceId: c.get('traceId'), error: err.name, message: err.message });
+    return problemResponse(c, config.problemTypeBase, new Problem('internal', 'The request could not be processed. Quote the traceId when reporting it.'));
+  });
+  return app;
+}
+
+/** W3C trace context: continue the caller's trace when it sends one, else start a new one. Format as ASP.NET's traceId. */
+function traceIdFor(traceparent: string | undefined, randomBytes: (n: number) => Uint8Array): string {
+  const incoming = /^00-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(traceparent ?? '')?.[1];
+  const hex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return `00-${incoming ?? hex(randomBytes(16))}-${hex(randomBytes(8))}-00`;
+}

@@ -1,0 +1,2 @@
+/** Hono context variables set by the app's middleware. */
+export type AppEnv = { Variables: { traceId: string } };
