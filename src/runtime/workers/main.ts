@@ -1,0 +1,46 @@
+import type { ExecutionContext } from 'hono';
+import pdfiumWasm from '@embedpdf/pdfium/pdfium.wasm';
+import scalarStandalone from '@scalar/api-reference/browser/standalone.js';
+import { createApp, type AppDeps } from '../../app.ts';
+import { readHttpConfig, type Environment } from '../../config.ts';
+import { jsonLogger } from '../../logger.ts';
+import { PdfiumEngine } from '../../pdf/engine/pdfium.ts';
+
+/**
+ * Cloudflare Workers (workerd) entry. The app is built once per isolate, on the first request, because the
+ * environment (`[vars]` of wrangler.toml, secrets) only arrives with a request.
+ *
+ * - `pdfiumWasm` is already a `WebAssembly.Module` (wrangler's CompiledWasm rule): Workers refuse to compile
+ *   WebAssembly from bytes at run time, so PdfiumEngine hands this module to the emscripten glue through its
+ *   `instantiateWasm` hook. The glue wrangler bundles is the package's `browser` build (index.browser.js), which has
+ *   no Node code path, so this works without `nodejs_compat`.
+ * - The PDF engine runs in the request's own isolate: there are no threads to move it to, and the platform's CPU
+ *   limit is what stops a runaway document.
+ * - Isolates have 128 MB, so the engine's heap ceiling is 96 MB unless PDF_ENGINE_MEMORY_MB says otherwise.
+ */
+
+type App = ReturnType<typeof createApp>;
+
+let app: App | undefined;
+
+function build(env: Environment): App {
+  const config = readHttpConfig(env, { pdfEngineMemoryBytes: 96 * 1024 * 1024 });
+  const deps: AppDeps = {
+    config,
+    engine: new PdfiumEngine({ wasm: pdfiumWasm, memoryLimitBytes: config.pdfEngineMemoryBytes }),
+    // In workerd, performance.now() (like Date.now()) only advances when the isolate does I/O, a guard against timing
+    // side channels. Durations in the logs and the PDF time budget therefore count from the last I/O; that is
+    // acceptable here because the platform's own CPU limit bounds a request's computation.
+    clock: { now: () => performance.now() },
+    logger: jsonLogger(config.logLevel, (line) => console.log(line)),
+    docsScript: async () => scalarStandalone,
+  };
+  return createApp(deps);
+}
+
+export default {
+  fetch(request: Request, env: Record<string, unknown>, ctx: ExecutionContext): Response | Promise<Response> {
+    app ??= build(env as Record<string, string | undefined>);
+    return app.fetch(request, env, ctx);
+  },
+};
