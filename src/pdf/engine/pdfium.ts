@@ -74,6 +74,11 @@ export class PdfiumEngine implements PdfEngine {
     }
   }
 
+  /** Instantiates the engine ahead of the first document (otherwise the first call pays for it). */
+  async load(): Promise<void> {
+    await this.module();
+  }
+
   private module(): Promise<WrappedPdfiumModule> {
     this.instance ??= this.instantiate();
     return this.instance;

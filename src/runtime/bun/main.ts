@@ -1,6 +1,7 @@
 /**
- * Bun entry: the same app as on Node, served by Bun.serve. PDFium runs in-process (Bun has no `resourceLimits` for
- * workers); the engine's memory ceiling still bounds a decompression bomb.
+ * Bun entry: the same app as on Node, served by Bun.serve, with the Node entry's deps (Bun runs them unchanged).
+ * PDFium runs in-process: its memory ceiling bounds a decompression bomb, but unlike Node's worker pool a call cannot
+ * be stopped at PDF_TIMEOUT_MS.
  */
 import { createApp } from '../../app.ts';
 import { readHttpConfig } from '../../config.ts';
@@ -14,8 +15,10 @@ const server = Bun.serve({
   port: config.port,
   hostname: config.host,
   fetch: app.fetch,
-  // The app enforces MAX_BODY_MB itself and answers 413 as a problem; Bun's own limit only backs it up.
-  maxRequestBodySize: config.maxBodyBytes + 1024 * 1024,
+  // The app enforces MAX_BODY_MB itself, on Content-Length and while streaming (src/http/request-body.ts), and answers
+  // a problem+json 413. Bun's own limit would answer a bodyless 413 before the app sees the request, unlike Node and
+  // Deno, so it is left open; Bun streams request bodies, so nothing is buffered past what the app reads.
+  maxRequestBodySize: Number.MAX_SAFE_INTEGER,
 });
 deps.logger.log('info', 'listening', { url: `http://${server.hostname}:${server.port}`, runtime: `bun ${Bun.version}` });
 

@@ -1,6 +1,7 @@
 /**
- * Deno entry: the same app as on Node, served by Deno.serve. PDFium runs in-process; the engine's memory ceiling
- * still bounds a decompression bomb. npm packages resolve from the project's node_modules (see deno.json).
+ * Deno entry: the same app as on Node, served by Deno.serve, with the Node entry's deps (Deno runs them unchanged;
+ * npm packages resolve from the project's node_modules because package.json is there). PDFium runs in-process: its
+ * memory ceiling bounds a decompression bomb, but unlike Node's worker pool a call cannot be stopped at PDF_TIMEOUT_MS.
  */
 import { createApp } from '../../app.ts';
 import { readHttpConfig } from '../../config.ts';

@@ -7,82 +7,104 @@ export interface WorkerEngineOptions {
   memoryLimitBytes: number;
 }
 
-type Pending = { resolve: (r: EngineReport) => void; reject: (e: Error) => void; timer: ReturnType<typeof setTimeout> };
+type Job = { pdf: Uint8Array; resolve: (r: EngineReport) => void; reject: (e: Error) => void };
 
 /**
  * Runs PDFium in worker threads so a document can be stopped: WebAssembly cannot be interrupted from inside, but a
- * worker can be terminated. A call past the time-out answers `too-complex` and its worker is replaced.
+ * worker can be terminated. Each worker takes one document at a time and its clock starts when it does, so a
+ * document past the time-out answers `too-complex` alone: its worker is replaced and the queue goes on.
  */
 export class WorkerPdfEngine implements PdfEngine {
-  private readonly slots: Slot[];
-  private next = 0;
+  private readonly idle: EngineWorker[] = [];
+  private readonly queue: Job[] = [];
+  private readonly all: EngineWorker[];
 
   constructor(private readonly options: WorkerEngineOptions) {
-    this.slots = Array.from({ length: options.workers }, () => new Slot(options.memoryLimitBytes));
+    this.all = Array.from({ length: Math.max(1, options.workers) }, () => new EngineWorker(options.memoryLimitBytes));
+    this.idle.push(...this.all);
   }
 
   inspect(pdf: Uint8Array): Promise<EngineReport> {
-    // The least busy worker takes the call; ties go round-robin.
-    const start = this.next++ % this.slots.length;
-    const slot = [...this.slots.slice(start), ...this.slots.slice(0, start)].reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
-    return slot.call(pdf, this.options.timeoutMs);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ pdf, resolve, reject });
+      this.dispatch();
+    });
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.slots.map((s) => s.close()));
+    await Promise.all(this.all.map((w) => w.terminate()));
+  }
+
+  private dispatch(): void {
+    while (this.idle.length > 0 && this.queue.length > 0) {
+      const worker = this.idle.pop()!;
+      const job = this.queue.shift()!;
+      worker.run(job, this.options.timeoutMs).finally(() => {
+        this.idle.push(worker);
+        this.dispatch();
+      });
+    }
   }
 }
 
-class Slot {
+/** One worker thread, replaced in place when it has to be stopped. */
+class EngineWorker {
   private worker!: Worker;
-  readonly pending = new Map<number, Pending>();
-  private ids = 0;
+  /** Settles when the worker has compiled the engine: start-up time is not charged to a document. */
+  private ready!: Promise<void>;
+  private current: { job: Job; timer: ReturnType<typeof setTimeout>; done: () => void } | undefined;
 
   constructor(private readonly memoryLimitBytes: number) {
     this.spawn();
   }
 
-  call(pdf: Uint8Array, timeoutMs: number): Promise<EngineReport> {
-    const id = ++this.ids;
-    return new Promise<EngineReport>((resolve, reject) => {
-      const timer = setTimeout(() => this.restart(`time limit of ${timeoutMs} ms reached`), timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
-      this.worker.postMessage({ id, pdf });
+  async run(job: Job, timeoutMs: number): Promise<void> {
+    await this.ready;
+    return new Promise<void>((done) => {
+      const timer = setTimeout(() => this.finish({ status: 'too-complex', reason: `time limit of ${timeoutMs} ms reached` }, true), timeoutMs);
+      this.current = { job, timer, done };
+      // A copy, not a transfer: the caller keeps reading the same bytes.
+      this.worker.postMessage({ pdf: job.pdf });
     });
   }
 
-  close(): Promise<number> {
+  terminate(): Promise<number> {
     return this.worker.terminate();
   }
 
+  private finish(outcome: EngineReport | Error, restart: boolean): void {
+    const current = this.current;
+    if (!current) return;
+    this.current = undefined;
+    clearTimeout(current.timer);
+    if (restart) {
+      void this.worker.terminate();
+      this.spawn();
+    }
+    if (outcome instanceof Error) current.job.reject(outcome);
+    else current.job.resolve(outcome);
+    current.done();
+  }
+
   private spawn(): void {
-    this.worker = new Worker(new URL('./pdf-worker.mjs', import.meta.url), {
+    const worker = new Worker(new URL('./pdf-worker.mjs', import.meta.url), {
       workerData: { memoryLimitBytes: this.memoryLimitBytes },
       resourceLimits: { maxOldGenerationSizeMb: 256 },
     });
-    this.worker.unref();
-    this.worker.on('message', (m: { id?: number; report?: EngineReport; error?: string }) => {
-      const p = m.id === undefined ? undefined : this.pending.get(m.id);
-      if (!p) return;
-      this.pending.delete(m.id!);
-      clearTimeout(p.timer);
-      if (m.report) p.resolve(m.report);
-      else p.reject(new Error(m.error ?? 'PDF worker failed'));
+    worker.unref();
+    let started: () => void;
+    this.ready = new Promise((resolve) => (started = resolve));
+    worker.on('message', (m: { ready?: true; report?: EngineReport; error?: string }) => {
+      if (worker !== this.worker) return;
+      if (m.ready) started();
+      if (m.report) this.finish(m.report, false);
+      else if (m.error !== undefined) this.finish(new Error(m.error), false);
     });
-    const worker = this.worker;
     worker.on('error', () => {
-      if (worker === this.worker) this.restart('worker failed');
+      if (worker !== this.worker) return;
+      if (this.current) this.finish({ status: 'too-complex', reason: 'the engine worker failed' }, true);
+      else this.spawn();
     });
-  }
-
-  /** Every call queued on the stopped worker shares its fate: none of them can finish. */
-  private restart(reason: string): void {
-    void this.worker.terminate();
-    for (const p of this.pending.values()) {
-      clearTimeout(p.timer);
-      p.resolve({ status: 'too-complex', reason });
-    }
-    this.pending.clear();
-    this.spawn();
+    this.worker = worker;
   }
 }

@@ -1,0 +1,46 @@
+import { zlibSync } from 'fflate';
+import { afterAll, describe, expect, it } from 'vitest';
+import { WorkerPdfEngine } from '../src/runtime/node/worker-engine.ts';
+import { assemblePdf, simplePdf } from './support/pdf-builder.ts';
+
+/** 64 MiB of zeros as XMP metadata, which PDFium inflates while opening the document. */
+let bomb: Uint8Array | undefined;
+const bombWithMetadata = () => (bomb ??= buildBomb());
+const buildBomb = () => {
+  const bomb = zlibSync(new Uint8Array(64 << 20), { level: 9 });
+  const head = new TextEncoder().encode(`<< /Type /Metadata /Subtype /XML /Filter /FlateDecode /Length ${bomb.length} >>\nstream\n`);
+  const stream = new Uint8Array([...head, ...bomb, ...new TextEncoder().encode('\nendstream')]);
+  return assemblePdf({ objects: ['<< /Type /Catalog /Pages 2 0 R /Metadata 4 0 R >>', '<< /Type /Pages /Kids [3 0 R] /Count 1 >>', '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 9 9] >>', stream] });
+};
+
+describe('WorkerPdfEngine (Node)', () => {
+  const engines: WorkerPdfEngine[] = [];
+  afterAll(async () => {
+    await Promise.all(engines.map((e) => e.close()));
+  });
+  const engine = (o: Partial<ConstructorParameters<typeof WorkerPdfEngine>[0]> = {}) => {
+    const e = new WorkerPdfEngine({ workers: 1, timeoutMs: 10000, memoryLimitBytes: 256 << 20, ...o });
+    engines.push(e);
+    return e;
+  };
+
+  it('opens documents in a worker thread', async () => {
+    const report = await engine().inspect(simplePdf({ pages: 4, attachments: 1 }));
+    expect(report).toEqual({ status: 'opened', pageCount: 4, version: '1.7', attachmentCount: 1, firstAndLastPageLoad: true });
+  });
+
+  it('stops a document past the time limit, and the queue behind it still gets answers', async () => {
+    // 1 ms is far below what inflating 64 MiB takes, so this document always runs out of time.
+    // Inflating 64 MiB takes PDFium far longer than 25 ms; opening a one-page file takes well under a millisecond.
+    const e = engine({ timeoutMs: 25, memoryLimitBytes: 2047 << 20 });
+    const [slow, next] = await Promise.all([e.inspect(bombWithMetadata()), e.inspect(simplePdf())]);
+    expect(slow).toMatchObject({ status: 'too-complex', reason: expect.stringMatching(/time limit/) });
+    expect(next.status).toBe('opened');
+  });
+
+  it('answers a memory-ceiling abort as too-complex and keeps working', async () => {
+    const e = engine({ memoryLimitBytes: 32 << 20 });
+    expect((await e.inspect(bombWithMetadata())).status).toBe('too-complex');
+    expect((await e.inspect(simplePdf())).status).toBe('opened');
+  });
+});
