@@ -74,11 +74,6 @@ export class PdfiumEngine implements PdfEngine {
     }
   }
 
-  /** Instantiates the engine ahead of the first document (otherwise the first call pays for it). */
-  async load(): Promise<void> {
-    await this.module();
-  }
-
   private module(): Promise<WrappedPdfiumModule> {
     this.instance ??= this.instantiate();
     return this.instance;

@@ -3,6 +3,10 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { PdfiumEngine } from '../../pdf/engine/pdfium.ts';
 import { loadPdfiumWasm } from './deps.ts';
 
+const WARM_UP_PDF =
+  '%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj ' +
+  '3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 9 9]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n';
+
 const engine = new PdfiumEngine({ wasm: await loadPdfiumWasm(), memoryLimitBytes: (workerData as { memoryLimitBytes: number }).memoryLimitBytes });
 
 parentPort!.on('message', async ({ pdf }: { pdf: Uint8Array }) => {
@@ -12,5 +16,7 @@ parentPort!.on('message', async ({ pdf }: { pdf: Uint8Array }) => {
     parentPort!.postMessage({ error: (e as Error).message });
   }
 });
-await engine.load();
+// Warm up on a one-page document: V8 compiles WebAssembly functions lazily, and a first call should not be charged
+// against a customer's document time limit.
+await engine.inspect(new TextEncoder().encode(WARM_UP_PDF));
 parentPort!.postMessage({ ready: true });
