@@ -45,6 +45,8 @@ const CASES: Case[] = [
   validate('PDF header, unreadable body (engine refuses)', 400, pdfBody(enc.encode('%PDF-1.7\nnothing else\n'))),
   validate('missing base64Pdf', 400, '{}'),
   validate('JSON with wrong content type', 415, pdfBody(simplePdf()), 'text/plain'),
+  // Above MAX_BODY_MB (1 here) and well above it: no runtime's own body limit may answer instead of the app.
+  validate('body over MAX_BODY_MB', 413, JSON.stringify({ base64Pdf: 'A'.repeat(3 * 1024 * 1024) })),
   { name: 'health', method: 'GET', path: '/health', status: 200 },
   { name: 'OpenAPI document', method: 'GET', path: '/openapi.json', status: 200 },
   { name: 'unknown route', method: 'GET', path: '/nope', status: 404 },
@@ -118,7 +120,7 @@ async function start(runtime: Runtime): Promise<Server> {
   // Own process group, so tsx's child node process goes down with it.
   const child = spawn(bin, args, {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', PDF_WORKERS: '2', NO_COLOR: '1' },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', MAX_BODY_MB: '1', PDF_WORKERS: '2', NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -137,16 +139,17 @@ async function start(runtime: Runtime): Promise<Server> {
     child.once('exit', (code, signal) => fail(`exited before listening (code ${code}, signal ${signal})`));
     child.stdout!.setEncoding('utf8').on('data', (s: string) => {
       stdout += s;
-      for (const line of stdout.split('\n')) {
+      const listening = stdout.split('\n').some((line) => {
         try {
-          const entry = JSON.parse(line) as { msg?: string };
-          if (entry.msg === 'listening') {
-            clearTimeout(timer);
-            resolve(`http://127.0.0.1:${port}`);
-          }
+          return (JSON.parse(line) as { msg?: string }).msg === 'listening';
         } catch {
-          // not a (complete) JSON line yet
+          return false; // not a (complete) JSON line yet
         }
+      });
+      if (listening) {
+        clearTimeout(timer);
+        child.stdout!.removeAllListeners('data').resume();
+        resolve(`http://127.0.0.1:${port}`);
       }
     });
   });
