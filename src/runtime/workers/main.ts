@@ -2,7 +2,7 @@ import type { ExecutionContext } from 'hono';
 import pdfiumWasm from '@embedpdf/pdfium/pdfium.wasm';
 import scalarStandalone from '@scalar/api-reference/browser/standalone.js';
 import { createApp, type AppDeps } from '../../app.ts';
-import { readHttpConfig, type Environment } from '../../config.ts';
+import { ConfigError, readHttpConfig, type Environment } from '../../config.ts';
 import { jsonLogger } from '../../logger.ts';
 import { PdfiumEngine } from '../../pdf/engine/pdfium.ts';
 
@@ -40,7 +40,17 @@ function build(env: Environment): App {
 
 export default {
   fetch(request: Request, env: Record<string, unknown>, ctx: ExecutionContext): Response | Promise<Response> {
-    app ??= build(env as Record<string, string | undefined>);
+    try {
+      app ??= build(env as Record<string, string | undefined>);
+    } catch (e) {
+      // Node refuses to start with a bad setting; a Worker has no start, so every request says so until it is fixed.
+      if (!(e instanceof ConfigError)) throw e;
+      jsonLogger('error', (line) => console.log(line)).log('error', 'invalid configuration', { message: e.message });
+      return new Response(JSON.stringify({ title: 'The service is misconfigured.', status: 500 }), {
+        status: 500,
+        headers: { 'Content-Type': 'application/problem+json' },
+      });
+    }
     return app.fetch(request, env, ctx);
   },
 };
