@@ -1,17 +1,10 @@
-import { zlibSync } from 'fflate';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WorkerPdfEngine } from '../src/runtime/node/worker-engine.ts';
-import { assemblePdf, simplePdf } from './support/pdf-builder.ts';
+import { metadataBombPdf } from './support/bomb-pdf.ts';
+import { simplePdf } from './support/pdf-builder.ts';
 
 /** 64 MiB of zeros as XMP metadata, which PDFium inflates while opening the document. */
-let bomb: Uint8Array | undefined;
-const bombWithMetadata = () => (bomb ??= buildBomb());
-const buildBomb = () => {
-  const bomb = zlibSync(new Uint8Array(64 << 20), { level: 9 });
-  const head = new TextEncoder().encode(`<< /Type /Metadata /Subtype /XML /Filter /FlateDecode /Length ${bomb.length} >>\nstream\n`);
-  const stream = new Uint8Array([...head, ...bomb, ...new TextEncoder().encode('\nendstream')]);
-  return assemblePdf({ objects: ['<< /Type /Catalog /Pages 2 0 R /Metadata 4 0 R >>', '<< /Type /Pages /Kids [3 0 R] /Count 1 >>', '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 9 9] >>', stream] });
-};
+const bombWithMetadata = () => metadataBombPdf(64 << 20);
 
 describe('WorkerPdfEngine (Node)', () => {
   const engines: WorkerPdfEngine[] = [];

@@ -2,7 +2,7 @@ import { zlibSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { PdfSyntaxError } from '../src/pdf/syntax/objects.ts';
 import { findHeader, readStructure } from '../src/pdf/syntax/structure.ts';
-import { assemblePdf, simplePdf } from './support/pdf-builder.ts';
+import { assemblePdf, concatBytes as concat, simplePdf } from './support/pdf-builder.ts';
 
 const limits = { maxStreamBytes: 1 << 20, checkpoint: () => {} };
 const read = (pdf: Uint8Array) => readStructure(pdf, findHeader(pdf)!.offset, limits);
@@ -66,15 +66,6 @@ function objectStreamPdf(objects: string[], plain: number, objectStreamBody?: Ui
   return concat(...chunks);
 }
 
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
 
 describe('findHeader', () => {
   it('finds the header after leading bytes within 1024', () => {

@@ -1,7 +1,8 @@
-import { zlibSync } from 'fflate';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { megabytesHalfEven } from '../src/pdf/validate.ts';
 import type { PdfEngine } from '../src/pdf/engine/port.ts';
+import { metadataBombPdf } from './support/bomb-pdf.ts';
+import { encryptedPdf } from './support/encrypted-pdf.ts';
 import { assemblePdf, simplePdf, toBase64 } from './support/pdf-builder.ts';
 import { postJson, testApp, type TestApp } from './support/app.ts';
 
@@ -122,18 +123,14 @@ describe('POST /api/v1/documents/validate', () => {
 
   it('answers pdf-too-complex for a decompression bomb and keeps serving', async () => {
     // 64 MiB of zeros as the catalog's XMP metadata: PDFium inflates it when opening and hits its 32 MiB ceiling.
-    const bomb = zlibSync(new Uint8Array(64 << 20), { level: 9 });
-    const pdf = assemblePdf({
-      objects: [
-        '<< /Type /Catalog /Pages 2 0 R /Metadata 4 0 R >>',
-        '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
-        '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 9 9] >>',
-        new Uint8Array([...new TextEncoder().encode(`<< /Type /Metadata /Subtype /XML /Filter /FlateDecode /Length ${bomb.length} >>\nstream\n`), ...bomb, ...new TextEncoder().encode('\nendstream')]),
-      ],
-    });
+    const pdf = metadataBombPdf(64 << 20);
     const small = await testApp({ PDF_ENGINE_MEMORY_MB: '32' });
     await problem(await postJson(small.app, VALIDATE, { base64Pdf: toBase64(pdf) }), 400, 'pdf-too-complex');
     expect((await postJson(small.app, VALIDATE, { base64Pdf: toBase64(simplePdf()) })).status).toBe(200);
+  });
+
+  it('answers encrypted-pdf for a file that needs a user password', async () => {
+    await problem(await postJson(t.app, VALIDATE, { base64Pdf: toBase64(encryptedPdf({ userPassword: 'secret' })) }), 400, 'encrypted-pdf');
   });
 
   it('never leaks internals on an unexpected error', async () => {

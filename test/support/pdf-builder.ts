@@ -31,11 +31,15 @@ export function assemblePdf({ objects, header = '%PDF-1.7', root = 1, trailerExt
   chunks.push(
     enc.encode(`xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${rows}trailer\n<< /Size ${objects.length + 1} /Root ${root} 0 R ${trailerExtra}>>\nstartxref\n${xrefAt}\n%%EOF\n`),
   );
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  return concatBytes(...chunks);
+}
+
+export function concatBytes(...parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
   }
   return out;
 }

@@ -3,8 +3,8 @@
  * record-node-answers.ts, which records the Node app's answers into node-answers.ts. Web APIs only.
  */
 import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
-import { metadataBombPdf } from './bomb-pdf.ts';
-import { encryptedPdf } from './encrypted-pdf.ts';
+import { metadataBombPdf } from '../support/bomb-pdf.ts';
+import { encryptedPdf } from '../support/encrypted-pdf.ts';
 
 /** Sent with every request so problem `traceId`s continue this trace; only their random span id differs. */
 export const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';

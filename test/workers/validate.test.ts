@@ -5,8 +5,8 @@
 import { SELF } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
-import { metadataBombPdf } from './bomb-pdf.ts';
-import { encryptedPdf } from './encrypted-pdf.ts';
+import { metadataBombPdf } from '../support/bomb-pdf.ts';
+import { encryptedPdf } from '../support/encrypted-pdf.ts';
 
 const validate = (body: unknown, contentType = 'application/json') =>
   SELF.fetch('http://localhost/api/v1/documents/validate', {

@@ -3,7 +3,7 @@
  * written by hand as one fixed-Huffman deflate block, a literal zero followed by back-references (length 258,
  * distance 1) that repeat it. Web APIs only, so it works inside workerd.
  */
-import { assemblePdf } from '../support/pdf-builder.ts';
+import { assemblePdf } from './pdf-builder.ts';
 
 /** A zlib stream (RFC 1950/1951) that inflates to `zeros` zero bytes, at about 1.7 bytes per KiB. */
 export function zeroBomb(zeros: number): Uint8Array {

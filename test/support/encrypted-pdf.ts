@@ -3,7 +3,7 @@
  * algorithms 1 to 4) under a user password, built in code with Web APIs only so it works inside workerd too (Web
  * Crypto has no MD5 or RC4, so both are here). Readers need the password to open it.
  */
-import { assemblePdf } from '../support/pdf-builder.ts';
+import { assemblePdf, concatBytes as concat } from './pdf-builder.ts';
 
 const enc = new TextEncoder();
 
@@ -57,15 +57,6 @@ export function encryptedPdf({ userPassword, ownerPassword = `${userPassword}-ow
   });
 }
 
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
 
 export function rc4(key: Uint8Array, data: Uint8Array): Uint8Array {
   const s = Uint8Array.from({ length: 256 }, (_, i) => i);
