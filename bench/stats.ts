@@ -8,7 +8,7 @@ export interface Sample {
 export interface MeasureOptions {
   /** Aim for this much timed work per row (ms). */
   targetMs: number;
-  /** Hard stop for the timed runs of one row (ms); at least `minRuns` are always done. */
+  /** No further run once the next one would end past this (ms); at least `minRuns` are always done. */
   maxMs: number;
   minRuns: number;
   maxRuns: number;
@@ -17,28 +17,28 @@ export interface MeasureOptions {
   heavyMs: number;
 }
 
-export const DEFAULT_MEASURE: MeasureOptions = { targetMs: 1500, maxMs: 3000, minRuns: 5, maxRuns: 5000, warmups: 3, heavyMs: 250 };
+export const DEFAULT_MEASURE: MeasureOptions = { targetMs: 1500, maxMs: 3000, minRuns: 5, maxRuns: 50_000, warmups: 3, heavyMs: 250 };
 
-/** Warms `fn` up, then times it N times, N chosen so the row takes about `targetMs`. */
+/**
+ * Warms `fn` up (`warmups` calls, or one when a call takes over `heavyMs`), then times it until `targetMs` of timed
+ * work is done (so N adapts to the cost of a call), with at least `minRuns` and at most `maxRuns` runs.
+ */
 export async function measure(fn: () => Promise<unknown>, options: Partial<MeasureOptions> = {}): Promise<Sample> {
   const o = { ...DEFAULT_MEASURE, ...options };
-  let t = performance.now();
-  await fn();
-  let last = performance.now() - t;
-  const warmups = last > o.heavyMs ? 0 : o.warmups - 1;
-  for (let i = 0; i < warmups; i++) {
-    t = performance.now();
+  for (let i = 0; i < o.warmups; i++) {
+    const t = performance.now();
     await fn();
-    last = performance.now() - t;
+    if (performance.now() - t > o.heavyMs) break;
   }
-  const runs = Math.max(o.minRuns, Math.min(o.maxRuns, Math.round(o.targetMs / Math.max(last, 0.001))));
   const ms: number[] = [];
   const started = performance.now();
-  for (let i = 0; i < runs; i++) {
-    t = performance.now();
+  while (ms.length < o.maxRuns) {
+    const t = performance.now();
     await fn();
     ms.push(performance.now() - t);
-    if (ms.length >= o.minRuns && performance.now() - started > o.maxMs) break;
+    const elapsed = performance.now() - started;
+    if (ms.length >= o.minRuns && elapsed >= o.targetMs) break;
+    if (ms.length >= o.minRuns && elapsed + ms[ms.length - 1]! > o.maxMs) break;
   }
   return { ms };
 }
