@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { decodeBase64Strict } from '../src/base64.ts';
+import { decodeBase64Strict as decodeBytes } from '../src/base64.ts';
 
 const bytes = (s: string) => Array.from(new TextEncoder().encode(s));
+const decodeBase64Strict = (text: string) => decodeBytes(new TextEncoder().encode(text));
 
 describe('decodeBase64Strict', () => {
   it.each([

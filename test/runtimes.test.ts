@@ -44,6 +44,8 @@ const CASES: Case[] = [
   validate('not-a-PDF bytes', 400, pdfBody(enc.encode('Hello, this is plain text and no PDF at all.\n'))),
   validate('PDF header, unreadable body (engine refuses)', 400, pdfBody(enc.encode('%PDF-1.7\nnothing else\n'))),
   validate('missing base64Pdf', 400, '{}'),
+  // JSON.parse's messages differ between V8 and JavaScriptCore: the service's own must not.
+  validate('malformed JSON value', 400, '{"base64Pdf": "QUJD", "references": [tru]}'),
   validate('JSON with wrong content type', 415, pdfBody(simplePdf()), 'text/plain'),
   // Above MAX_BODY_MB (1 here) and well above it: no runtime's own body limit may answer instead of the app.
   validate('body over MAX_BODY_MB', 413, JSON.stringify({ base64Pdf: 'A'.repeat(3 * 1024 * 1024) })),

@@ -1,55 +1,52 @@
 import type { Context } from 'hono';
+import { JsonSyntaxError, parseJsonObject } from './json-object.ts';
 import { Problem } from './problems.ts';
 
 /**
  * Reads a JSON object body under a byte limit. The limit is enforced while streaming, so a client that lies about
- * (or omits) Content-Length cannot make the service buffer more than the limit.
+ * (or omits) Content-Length cannot make the service buffer more than the limit. Members named in `rawStrings` keep
+ * string values as bytes (see json-object.ts).
  */
-export async function readJsonObject(c: Context, maxBytes: number): Promise<Record<string, unknown>> {
+export async function readJsonObject(c: Context, maxBytes: number, rawStrings: readonly string[] = []): Promise<Record<string, unknown>> {
   const type = c.req.header('content-type') ?? '';
   if (!/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) {
     throw new Problem('unsupported-media-type', 'Send the request body as application/json.');
   }
   const declared = Number(c.req.header('content-length'));
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
-
-  const text = await readLimitedText(c.req.raw, maxBytes);
-  let parsed: unknown;
+  const body = await readLimitedBytes(c.req.raw, maxBytes, Number.isInteger(declared) && declared > 0 ? declared : 0);
   try {
-    parsed = JSON.parse(text);
+    return parseJsonObject(body, rawStrings);
   } catch (e) {
-    throw new Problem('validation', 'The request body is not valid JSON.', { errors: { $: [(e as Error).message] } });
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new Problem('validation', 'The request body must be a JSON object.', { errors: { $: ['Expected a JSON object.'] } });
-  }
-  return parsed as Record<string, unknown>;
-}
-
-async function readLimitedText(request: Request, maxBytes: number): Promise<string> {
-  if (!request.body) return '';
-  const reader = request.body.getReader();
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  const parts: string[] = [];
-  let total = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > maxBytes) {
-        await reader.cancel();
-        throw tooLarge(maxBytes);
-      }
-      parts.push(decoder.decode(value, { stream: true }));
+    if (e instanceof JsonSyntaxError) {
+      throw new Problem('validation', 'The request body is not a valid JSON object.', { errors: { $: [e.message] } });
     }
-    parts.push(decoder.decode());
-  } catch (e) {
-    if (e instanceof Problem) throw e;
-    if (e instanceof TypeError) throw new Problem('validation', 'The request body is not valid UTF-8 JSON.', { errors: { $: ['Invalid UTF-8.'] } });
     throw e;
   }
-  return parts.join('');
+}
+
+/** The body in one buffer, sized from Content-Length when given (one copy), else grown by doubling. */
+async function readLimitedBytes(request: Request, maxBytes: number, declared: number): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  let buffer = new Uint8Array(declared || 64 * 1024);
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (length + value.byteLength > maxBytes) {
+      await reader.cancel();
+      throw tooLarge(maxBytes);
+    }
+    if (length + value.byteLength > buffer.length) {
+      const grown = new Uint8Array(Math.min(maxBytes, Math.max(buffer.length * 2, length + value.byteLength)));
+      grown.set(buffer.subarray(0, length));
+      buffer = grown;
+    }
+    buffer.set(value, length);
+    length += value.byteLength;
+  }
+  return buffer.subarray(0, length);
 }
 
 const tooLarge = (maxBytes: number) =>

@@ -1,8 +1,11 @@
 import { z } from '@hono/zod-openapi';
+import { RawJsonString } from './json-object.ts';
 
 /** The wire shapes of spec/HTTP.md. These schemas validate requests and generate /openapi.json alike. */
 
-export const Base64Pdf = z.string().openapi({
+/** Read from the body's bytes without becoming a JavaScript string (json-object.ts); documented as the string it is. */
+export const Base64Pdf = z.instanceof(RawJsonString).openapi({
+  type: 'string',
   description: 'The PDF as standard Base64 (RFC 4648 §4, padded; line breaks allowed; an optional `data:application/pdf;base64,` prefix).',
   format: 'byte',
   example: 'JVBERi0xLjcK...',

@@ -32,7 +32,7 @@ export function readPdfFromBody(body: Record<string, unknown>): Uint8Array {
     throw new Problem('validation', 'The base64Pdf field is required.', { errors: { base64Pdf: ['The base64Pdf field is required.'] } });
   }
   const request = ValidatePdfRequest.safeParse(bound);
-  const pdf = request.success ? decodeBase64Strict(request.data.base64Pdf) : undefined;
+  const pdf = request.success ? decodeBase64Strict(request.data.base64Pdf.bytes) : undefined;
   if (!pdf) throw new Problem('invalid-base64', 'base64Pdf must be a string of standard, padded Base64.');
   return pdf;
 }
@@ -41,7 +41,7 @@ export function registerValidateRoute(app: OpenAPIHono<AppEnv>, options: Validat
   app.openAPIRegistry.registerPath(validateRoute);
   // Bound by hand rather than through app.openapi(): members bind case-insensitively, which zod's validator cannot do.
   app.post(validateRoute.path, async (c) => {
-    const pdf = readPdfFromBody(await readJsonObject(c, options.maxBodyBytes));
+    const pdf = readPdfFromBody(await readJsonObject(c, options.maxBodyBytes, ['base64Pdf']));
     const result = await validatePdf(pdf, options);
     if (!result.ok) throw new Problem(result.problem, result.detail);
     return c.json(ValidatePdfResponse.parse(result.value), 200);

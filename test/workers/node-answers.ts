@@ -214,11 +214,11 @@ export const NODE_ANSWERS: Record<string, Answer> = {
       "type": "https://errors.example/problems/validation",
       "title": "One or more validation errors occurred.",
       "status": 400,
-      "detail": "The request body is not valid JSON.",
+      "detail": "The request body is not a valid JSON object.",
       "traceId": "00-4bf92f3577b34da6a3ce929d0e0e4736-<span>-00",
       "errors": {
         "$": [
-          "Unexpected end of JSON input"
+          "Unexpected end of the body."
         ]
       }
     }
@@ -230,7 +230,7 @@ export const NODE_ANSWERS: Record<string, Answer> = {
       "type": "https://errors.example/problems/validation",
       "title": "One or more validation errors occurred.",
       "status": 400,
-      "detail": "The request body must be a JSON object.",
+      "detail": "The request body is not a valid JSON object.",
       "traceId": "00-4bf92f3577b34da6a3ce929d0e0e4736-<span>-00",
       "errors": {
         "$": [
@@ -260,7 +260,7 @@ export const NODE_ANSWERS: Record<string, Answer> = {
   "OpenAPI document": {
     "status": 200,
     "contentType": "application/json",
-    "sha256": "bd4866d40fe77f667bf046f620e0cf95bd0b1b73c1d23dd14f258816d95d24b8"
+    "sha256": "f74e97515adc936ab73e240a350995ded97ef1e895e575197a4e0899e7c22b40"
   },
   "API reference page": {
     "status": 200,
