@@ -19,6 +19,9 @@ export interface AppDeps {
   randomBytes?: (n: number) => Uint8Array;
 }
 
+/** Largest decoded cross-reference or object stream: real ones are kilobytes, so this only stops bombs. */
+const MAX_STRUCTURE_STREAM_BYTES = 16 * 1024 * 1024;
+
 export const SERVICE_TITLE = 'Swiss document service';
 export const SERVICE_VERSION = '0.1.0';
 
@@ -42,7 +45,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     });
   });
 
-  registerValidateRoute(app, { engine: deps.engine, clock, timeoutMs: config.pdfTimeoutMs, maxStreamBytes: 64 * 1024 * 1024, maxBodyBytes: config.maxBodyBytes });
+  registerValidateRoute(app, { engine: deps.engine, clock, timeoutMs: config.pdfTimeoutMs, maxStreamBytes: MAX_STRUCTURE_STREAM_BYTES, maxBodyBytes: config.maxBodyBytes });
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.doc31('/openapi.json', {

@@ -3,17 +3,13 @@
  * answers: a change to the app that is not re-recorded fails here, not only inside workerd.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.ts';
 import { readHttpConfig } from '../src/config.ts';
-import { nodeDeps } from '../src/runtime/node/deps.ts';
-import { WorkerPdfEngine } from '../src/runtime/node/worker-engine.ts';
+import { nodeService } from '../src/runtime/node/deps.ts';
 import { CASES, answerOf, requestOf } from './workers/cases.ts';
 import { NODE_ANSWERS } from './workers/node-answers.ts';
 
-describe('Node answers as recorded for the workerd parity test', () => {
-  const config = readHttpConfig({ LOG_LEVEL: 'error' });
-  const engine = new WorkerPdfEngine({ workers: 1, timeoutMs: config.pdfTimeoutMs, memoryLimitBytes: config.pdfEngineMemoryBytes });
-  const app = createApp(nodeDeps(config, engine));
+describe('Node answers as recorded for the workerd parity test', async () => {
+  const { app, engine } = await nodeService(readHttpConfig({ LOG_LEVEL: 'error' }), 1);
   afterAll(() => engine.close());
 
   it.each(CASES)('$method $path: $name', async (c) => {

@@ -1,25 +1,35 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { WorkerPdfEngine } from '../src/runtime/node/worker-engine.ts';
 import { metadataBombPdf } from './support/bomb-pdf.ts';
+import { pdfiumWasm } from './support/app.ts';
 import { simplePdf } from './support/pdf-builder.ts';
 
 /** 64 MiB of zeros as XMP metadata, which PDFium inflates while opening the document. */
 const bombWithMetadata = () => metadataBombPdf(64 << 20);
 
-describe('WorkerPdfEngine (Node)', () => {
+describe('WorkerPdfEngine (Node)', async () => {
+  const wasm = await pdfiumWasm();
   const engines: WorkerPdfEngine[] = [];
   afterAll(async () => {
     await Promise.all(engines.map((e) => e.close()));
   });
   const engine = (o: Partial<ConstructorParameters<typeof WorkerPdfEngine>[0]> = {}) => {
-    const e = new WorkerPdfEngine({ workers: 1, timeoutMs: 10000, memoryLimitBytes: 256 << 20, ...o });
+    const e = new WorkerPdfEngine({ wasm, workers: 1, timeoutMs: 10000, memoryLimitBytes: 256 << 20, ...o });
     engines.push(e);
     return e;
   };
 
-  it('opens documents in a worker thread', async () => {
-    const report = await engine().inspect(simplePdf({ pages: 4, attachments: 1 }));
+  it('opens documents in a worker thread, taking the bytes by transfer', async () => {
+    const pdf = simplePdf({ pages: 4, attachments: 1 });
+    const report = await engine().inspect(pdf);
     expect(report).toEqual({ status: 'opened', pageCount: 4, version: '1.7', attachmentCount: 1, firstAndLastPageLoad: true });
+    expect(pdf.byteLength).toBe(0);
+    // a view into a larger buffer is copied instead, and stays readable
+    const view = simplePdf().subarray(0);
+    const inner = new Uint8Array(view.length + 10).subarray(5, 5 + view.length);
+    inner.set(view);
+    expect((await engine().inspect(inner)).status).toBe('opened');
+    expect(inner.byteLength).toBe(view.length);
   });
 
   it('stops a document past the time limit, and the queue behind it still gets answers', async () => {

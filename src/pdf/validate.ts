@@ -34,13 +34,9 @@ export async function validatePdf(pdf: Uint8Array, options: ValidateOptions): Pr
   if (!header) return reject('invalid-pdf', 'No %PDF-n.n header in the first 1024 bytes.');
   if (!KNOWN_VERSIONS.includes(header.version)) return reject('invalid-pdf', `PDF version ${header.version} does not exist.`);
 
-  const report = await options.engine.inspect(pdf);
-  if (report.status === 'needs-password') return reject('encrypted-pdf', 'The PDF is encrypted and needs a password to open.');
-  if (report.status === 'too-complex') return reject('pdf-too-complex', `The PDF exceeds the processing limits: ${report.reason}.`);
-  if (report.status === 'unreadable') return reject('invalid-pdf', 'The PDF cannot be opened.');
-
+  // The structure is read first because the engine may take the bytes (a worker thread receives them by transfer).
   const deadline = options.clock.now() + options.timeoutMs;
-  let structure: PdfStructure;
+  let structure: PdfStructure | PdfSyntaxError;
   try {
     structure = readStructure(pdf, header.offset, {
       maxStreamBytes: options.maxStreamBytes,
@@ -50,8 +46,21 @@ export async function validatePdf(pdf: Uint8Array, options: ValidateOptions): Pr
     });
   } catch (e) {
     if (!(e instanceof PdfSyntaxError)) throw e;
-    if (e.kind === 'invalid') return reject('invalid-pdf', `The PDF structure is broken: ${e.message}.`);
-    if (e.kind === 'too-complex') return reject('pdf-too-complex', `The PDF exceeds the processing limits: ${e.message}.`);
+    structure = e;
+  }
+  const fileSizeBytes = pdf.length;
+  if (structure instanceof PdfSyntaxError && structure.kind === 'too-complex') {
+    return reject('pdf-too-complex', `The PDF exceeds the processing limits: ${structure.message}.`);
+  }
+
+  // The engine's verdict comes first: a file needing a password is `encrypted-pdf` even where its structure is unreadable.
+  const report = await options.engine.inspect(pdf);
+  if (report.status === 'needs-password') return reject('encrypted-pdf', 'The PDF is encrypted and needs a password to open.');
+  if (report.status === 'too-complex') return reject('pdf-too-complex', `The PDF exceeds the processing limits: ${report.reason}.`);
+  if (report.status === 'unreadable') return reject('invalid-pdf', 'The PDF cannot be opened.');
+
+  if (structure instanceof PdfSyntaxError) {
+    if (structure.kind === 'invalid') return reject('invalid-pdf', `The PDF structure is broken: ${structure.message}.`);
     // Only the engine can read it (for example object streams of an encrypted file): take its view.
     if (report.pageCount < 1 || !report.firstAndLastPageLoad) return reject('invalid-pdf', 'The PDF has no loadable pages.');
     structure = { pageCount: report.pageCount, catalogVersion: report.version, attachmentCount: report.attachmentCount, encrypted: true, repaired: false };
@@ -61,8 +70,8 @@ export async function validatePdf(pdf: Uint8Array, options: ValidateOptions): Pr
     ok: true,
     value: {
       pageCount: structure.pageCount,
-      fileSizeBytes: pdf.length,
-      fileSizeMB: megabytesHalfEven(pdf.length),
+      fileSizeBytes,
+      fileSizeMB: megabytesHalfEven(fileSizeBytes),
       pdfVersion: laterVersion(header.version, structure.catalogVersion),
       hasAttachments: structure.attachmentCount > 0,
       attachmentCount: structure.attachmentCount,

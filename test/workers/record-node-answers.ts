@@ -7,15 +7,11 @@
  * The app is composed as src/runtime/node/main.ts composes it (PDFium in a worker thread), without the HTTP server.
  */
 import { writeFileSync } from 'node:fs';
-import { createApp } from '../../src/app.ts';
 import { readHttpConfig } from '../../src/config.ts';
-import { nodeDeps } from '../../src/runtime/node/deps.ts';
-import { WorkerPdfEngine } from '../../src/runtime/node/worker-engine.ts';
+import { nodeService } from '../../src/runtime/node/deps.ts';
 import { CASES, answerOf, requestOf, type Answer } from './cases.ts';
 
-const config = readHttpConfig({ LOG_LEVEL: 'error' });
-const engine = new WorkerPdfEngine({ workers: 1, timeoutMs: config.pdfTimeoutMs, memoryLimitBytes: config.pdfEngineMemoryBytes });
-const app = createApp(nodeDeps(config, engine));
+const { app, engine } = await nodeService(readHttpConfig({ LOG_LEVEL: 'error' }), 1);
 
 const answers: Record<string, Answer> = {};
 try {

@@ -9,7 +9,14 @@ export interface PdfiumOptions {
    * it abort within a second or two instead of taking the process's memory.
    */
   memoryLimitBytes: number;
+  /**
+   * A WebAssembly heap never shrinks: after a document grew it past this size, the instance is dropped so the memory
+   * goes back to the system, and the next document gets a fresh one.
+   */
+  recycleAboveBytes?: number;
 }
+
+const DEFAULT_RECYCLE_ABOVE = 64 * 1024 * 1024;
 
 // FPDF_GetLastError codes (fpdfview.h)
 const FPDF_ERR_PASSWORD = 4;
@@ -49,6 +56,9 @@ export class PdfiumEngine implements PdfEngine {
       this.instance = undefined;
       if (e instanceof WebAssembly.RuntimeError) return { status: 'too-complex', reason: 'engine aborted (memory ceiling reached)' };
       throw e;
+    } finally {
+      const heap = (m.pdfium.wasmExports as unknown as { memory: WebAssembly.Memory }).memory.buffer.byteLength;
+      if (heap > (this.options.recycleAboveBytes ?? DEFAULT_RECYCLE_ABOVE)) this.instance = undefined;
     }
   }
 

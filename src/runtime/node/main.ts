@@ -1,18 +1,9 @@
-import { availableParallelism } from 'node:os';
 import { serve } from '@hono/node-server';
-import { createApp } from '../../app.ts';
 import { readHttpConfig } from '../../config.ts';
-import { nodeDeps } from './deps.ts';
-import { WorkerPdfEngine } from './worker-engine.ts';
+import { nodeService } from './deps.ts';
 
 const config = readHttpConfig(process.env);
-const engine = new WorkerPdfEngine({
-  workers: Number(process.env.PDF_WORKERS) || availableParallelism(),
-  timeoutMs: config.pdfTimeoutMs,
-  memoryLimitBytes: config.pdfEngineMemoryBytes,
-});
-const deps = nodeDeps(config, engine);
-const app = createApp(deps);
+const { app, deps, engine } = await nodeService(config, Number(process.env.PDF_WORKERS) || undefined);
 
 const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
   deps.logger.log('info', 'listening', { url: `http://${info.address}:${info.port}`, runtime: `node ${process.version}` });

@@ -1,13 +1,13 @@
 /** Worker thread body: one PDFium instance answering `inspect` requests from the main thread, one at a time. */
 import { parentPort, workerData } from 'node:worker_threads';
 import { PdfiumEngine } from '../../pdf/engine/pdfium.ts';
-import { loadPdfiumWasm } from './deps.ts';
 
 const WARM_UP_PDF =
   '%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj ' +
   '3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 9 9]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n';
 
-const engine = new PdfiumEngine({ wasm: await loadPdfiumWasm(), memoryLimitBytes: (workerData as { memoryLimitBytes: number }).memoryLimitBytes });
+const { wasm, memoryLimitBytes } = workerData as { wasm: WebAssembly.Module; memoryLimitBytes: number };
+const engine = new PdfiumEngine({ wasm, memoryLimitBytes });
 
 parentPort!.on('message', async ({ pdf }: { pdf: Uint8Array }) => {
   try {

@@ -2,6 +2,8 @@ import { Worker } from 'node:worker_threads';
 import type { EngineReport, PdfEngine } from '../../pdf/engine/port.ts';
 
 export interface WorkerEngineOptions {
+  /** pdfium.wasm compiled once in the main thread and shared: workers do not each compile (and hold) their own. */
+  wasm: WebAssembly.Module;
   workers: number;
   timeoutMs: number;
   memoryLimitBytes: number;
@@ -20,7 +22,7 @@ export class WorkerPdfEngine implements PdfEngine {
   private readonly all: EngineWorker[];
 
   constructor(private readonly options: WorkerEngineOptions) {
-    this.all = Array.from({ length: Math.max(1, options.workers) }, () => new EngineWorker(options.memoryLimitBytes));
+    this.all = Array.from({ length: Math.max(1, options.workers) }, () => new EngineWorker(options.wasm, options.memoryLimitBytes));
     this.idle.push(...this.all);
   }
 
@@ -54,7 +56,10 @@ class EngineWorker {
   private ready!: Promise<void>;
   private current: { job: Job; timer: ReturnType<typeof setTimeout>; done: () => void } | undefined;
 
-  constructor(private readonly memoryLimitBytes: number) {
+  constructor(
+    private readonly wasm: WebAssembly.Module,
+    private readonly memoryLimitBytes: number,
+  ) {
     this.spawn();
   }
 
@@ -63,8 +68,10 @@ class EngineWorker {
     return new Promise<void>((done) => {
       const timer = setTimeout(() => this.finish({ status: 'too-complex', reason: `time limit of ${timeoutMs} ms reached` }, true), timeoutMs);
       this.current = { job, timer, done };
-      // A copy, not a transfer: the caller keeps reading the same bytes.
-      this.worker.postMessage({ pdf: job.pdf });
+      // Transferred, not copied, when the bytes are a whole buffer of their own (the engine port allows it).
+      const { pdf } = job;
+      const whole = pdf.byteOffset === 0 && pdf.byteLength === pdf.buffer.byteLength && pdf.buffer instanceof ArrayBuffer;
+      this.worker.postMessage({ pdf }, whole ? [pdf.buffer as ArrayBuffer] : []);
     });
   }
 
@@ -88,7 +95,7 @@ class EngineWorker {
 
   private spawn(): void {
     const worker = new Worker(new URL('./pdf-worker.mjs', import.meta.url), {
-      workerData: { memoryLimitBytes: this.memoryLimitBytes },
+      workerData: { wasm: this.wasm, memoryLimitBytes: this.memoryLimitBytes },
       resourceLimits: { maxOldGenerationSizeMb: 256 },
     });
     worker.unref();
