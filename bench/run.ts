@@ -3,6 +3,7 @@
  * against qpdf as a peer, on generated inputs (1, 100 and 2000 pages, 50 MB, a 1 GiB decompression bomb) and the
  * shared corpus's bombs. Prints one Markdown table and the targets. Not part of the tests.
  */
+import { execSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { cpus, freemem, totalmem } from 'node:os';
 import { readHttpConfig } from '../src/config.ts';
@@ -54,6 +55,8 @@ const log = (s: string) => process.stderr.write(s + '\n');
 
 async function main(): Promise<void> {
   const runStarted = performance.now();
+  // The HTTP rows run the server as `npm start` does: the esbuild bundle of the Node entry on plain node.
+  execSync('npm run --silent build:node', { stdio: 'inherit' });
   const config = readHttpConfig({});
   const qpdf = qpdfVersion();
   console.log(`# validate benchmark`);
@@ -211,7 +214,7 @@ function printTable(rows: Row[], withQpdf: boolean): void {
   }
   console.log('');
   console.log(
-    'Server RSS: the node process holding the listening socket (tsx runs the app in a child node; the PDFium worker threads are in it), a fresh server per row. idle = VmRSS after 8 warm-up 1-page requests; peak = VmHWM (includes start-up) after the row\'s first request and after all n.',
+    'Server RSS: the node process of `npm start` (dist/node/main.mjs; the PDFium worker threads are in it), a fresh server per row. idle = VmRSS after 8 warm-up 1-page requests; peak = VmHWM (includes start-up) after the row\'s first request and after all n.',
   );
 }
 
@@ -239,9 +242,8 @@ function printTargets(rows: Row[]): void {
 }
 
 /**
- * The copies of the document the HTTP path makes, from src/http/request-body.ts (readJsonObject, readLimitedText),
- * src/http/validate-route.ts (readPdfFromBody), src/base64.ts, src/runtime/node/worker-engine.ts and
- * src/pdf/engine/pdfium.ts.
+ * The copies of the document the HTTP path makes, from src/http/request-body.ts (readJsonObject, readLimitedBytes),
+ * src/http/json-object.ts, src/base64.ts, src/runtime/node/worker-engine.ts and src/pdf/engine/pdfium.ts.
  */
 function printCopies(row: Row | undefined): void {
   if (!row) return;
@@ -252,15 +254,13 @@ function printCopies(row: Row | undefined): void {
   const grew = row.firstPeakRssMB !== undefined && row.idleRssMB !== undefined ? row.firstPeakRssMB - row.idleRssMB : NaN;
   console.log('');
   console.log(`Copies of the ${row.c.name} file on the HTTP path (file ${mb(n)}, Base64 JSON body ${mb(json)}), in order:`);
-  console.log(`1. readLimitedText: each socket chunk (≤64 KiB Buffer from @hono/node-server's request stream) is TextDecoder-decoded into \`parts\`: ${mb(json)} of JS strings`);
-  console.log(`2. \`parts.join('')\`: the JSON text as one flat string, ${mb(json)} (1 and 2 are both live until readLimitedText returns)`);
-  console.log(`3. JSON.parse(text): the base64Pdf value as a new string, ${mb(b64)}; \`parts\` is garbage and the text soon is, but V8 has not collected them: ~${mb(2 * json + b64)} of strings on the JS heap`);
-  console.log(`4. decodeBase64Strict (readPdfFromBody): the decoded bytes, a ${mb(n)} Uint8Array (two charCodeAt passes over the string: most of the HTTP time)`);
-  console.log(`5. WorkerPdfEngine postMessage({ id, pdf }): a structured clone, not a transfer (the main thread keeps its bytes for readStructure): a serialized copy and the worker's own copy, 2 × ${mb(n)} at the peak (the serialized one is freed once the worker has read it)`);
-  console.log(`6. PdfiumEngine.withDocument: malloc + HEAPU8.set into the worker's WASM heap, ${mb(n)}; linear memory grows to fit and never shrinks, so each worker keeps the heap of the largest file it has seen`);
-  console.log('7. readStructure (main thread) reads the bytes of 4 in place (subarray views; only capped xref/object streams are inflated)');
+  console.log(`1. readLimitedBytes: the body's bytes in one buffer sized from Content-Length, ${mb(json)} (socket chunks are copied in and dropped)`);
+  console.log('2. parseJsonObject: the base64Pdf member is a view of 1, not a string (a copy only if it has JSON escapes)');
+  console.log(`3. decodeBase64Strict: the decoded bytes, ${mb(n)}`);
+  console.log('4. validatePdf reads the structure from 3 in place, then WorkerPdfEngine transfers 3 to a worker thread (no copy)');
+  console.log(`5. PdfiumEngine: malloc + HEAPU8.set into the worker's WASM heap, ${mb(n)}; a heap grown past 64 MiB is dropped after the call and freed at the next GC`);
   console.log(
-    `Measured: one request raised the server's peak by ${Number.isFinite(grew) ? grew.toFixed(0) : '?'} MB (${Number.isFinite(grew) ? (grew / (n / MiB)).toFixed(1) : '?'}× the file); later requests add the other worker's WASM heap and uncollected garbage.`,
+    `Measured: one request raised the server's peak by ${Number.isFinite(grew) ? grew.toFixed(0) : '?'} MB (${Number.isFinite(grew) ? (grew / (n / MiB)).toFixed(1) : '?'}× the file); later requests add memory that the next GC returns.`,
   );
 }
 

@@ -22,7 +22,7 @@ export function track(child: ChildProcess): void {
 function killGroup(child: ChildProcess): void {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
   try {
-    process.kill(-child.pid, 'SIGKILL'); // the group: tsx and the node process it spawned
+    process.kill(-child.pid, 'SIGKILL'); // the whole group
   } catch {
     try {
       child.kill('SIGKILL');
@@ -47,9 +47,9 @@ export async function freePort(): Promise<number> {
 export interface RunningServer {
   url: string;
   port: number;
-  /** The spawned tsx launcher. */
+  /** The spawned server process. */
   launcherPid: number;
-  /** The node process that holds the listening socket (tsx runs the app in a child node process). */
+  /** The node process that holds the listening socket. */
   serverPid: number;
   startMs: number;
   stop(): Promise<void>;
@@ -60,7 +60,8 @@ export interface RunningServer {
 export async function startServer(env: Record<string, string> = {}, timeoutMs = 30_000): Promise<RunningServer> {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(resolve(ROOT, 'node_modules/.bin/tsx'), ['src/runtime/node/main.ts'], {
+  // As `npm start` runs it: the esbuild bundle on plain node (built once per bench run, see buildNodeEntry).
+  const child = spawn(process.execPath, ['dist/node/main.mjs'], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -87,7 +88,7 @@ export async function startServer(env: Record<string, string> = {}, timeoutMs = 
       await exited;
       clearTimeout(timer);
     }
-    // tsx's node child is in the same group; make sure nothing of it lingers
+    // anything the server started is in the same group; make sure nothing lingers
     try {
       process.kill(-child.pid!, 'SIGKILL');
     } catch {

@@ -28,6 +28,10 @@ describe('parseJsonObject', () => {
     expect(Array.from((parse('{"base64Pdf": "\\u00e9"}').base64Pdf as RawJsonString).bytes)).toEqual([0xff]);
   });
 
+  it('finds the end of strings with escaped quotes and backslashes', () => {
+    expect(parse('{"a": "x\\\\", "b": "y\\"z", "base64Pdf": "QUJD"}')).toMatchObject({ a: 'x\\', b: 'y"z' });
+  });
+
   it('parses a non-string value of a raw member normally', () => {
     expect(parse('{"base64Pdf": null}').base64Pdf).toBeNull();
     expect(parse('{"base64Pdf": 12345}').base64Pdf).toBe(12345);
@@ -46,7 +50,7 @@ describe('parseJsonObject', () => {
     ['a missing colon', '{"a" 1}'],
     ['a trailing comma', '{"a": 1,}'],
     ['an unquoted key', '{a: 1}'],
-    ['a raw newline in a string', '{"base64Pdf": "QU\nJD"}'],
+    ['a raw newline in another string', '{"a": "QU\nJD"}'],
     ['a bad escape', '{"base64Pdf": "\\x41"}'],
     ['a bad value', '{"a": tru}'],
     ['invalid UTF-8', '{"a": "\xff"}'],

@@ -3,7 +3,7 @@
  * start them, and must answer the same requests with the same status, content type and body as Node (the random
  * `traceId` aside).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -100,6 +100,7 @@ function scriptCommand(script: string): [string, string[]] {
   if (!line) throw new Error(`package.json has no "${script}" script`);
   if (/[$|&;<>'"`\\]/.test(line)) throw new Error(`package.json script "${script}" uses shell syntax this test cannot run: ${line}`);
   const [bin, ...args] = line.trim().split(/\s+/);
+  if (bin === 'node') return [process.execPath, args];
   const path = join(ROOT, 'node_modules', '.bin', bin!);
   if (!existsSync(path)) throw new Error(`${bin} is missing at ${path}: it is a devDependency, run npm install (needed by npm run ${script})`);
   return [path, args];
@@ -180,6 +181,8 @@ describe('the service answers alike on Node, Bun and Deno', () => {
   let reference: Answer[];
 
   beforeAll(async () => {
+    // `npm start` builds the Node entry first (its prestart); do the same, as npm would.
+    execFileSync(join(ROOT, 'node_modules', '.bin', 'esbuild'), scriptCommand('build:node')[1], { cwd: ROOT, stdio: 'pipe' });
     const started = await Promise.allSettled((Object.keys(RUNTIMES) as Runtime[]).map(start));
     const failures = started.flatMap((s) => (s.status === 'rejected' ? [(s.reason as Error).message] : []));
     if (failures.length) throw new Error(failures.join('\n\n'));
