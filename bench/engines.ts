@@ -87,8 +87,8 @@ const tooComplexAllowed = (e: Expected) => /pdf-too-complex/.test(e.note ?? '');
 function judge(expected: Expected, a: Answer): string | undefined {
   if (a.status === 400 && a.problem === 'pdf-too-complex' && (tooComplexAllowed(expected) || expected.problemType?.endsWith('/pdf-too-complex'))) return undefined;
   const want = describeExpected(expected);
-  if (expected.status !== a.status) return `answered ${describe(a)}, expected ${want}`;
-  if (a.status === 400) return expected.problemType?.endsWith(`/${a.problem}`) ? undefined : `answered ${describe(a)}, expected ${want}`;
+  if (expected.status !== a.status) return `answered ${showAnswer(a)}, expected ${want}`;
+  if (a.status === 400) return expected.problemType?.endsWith(`/${a.problem}`) ? undefined : `answered ${showAnswer(a)}, expected ${want}`;
   const wrong: string[] = [];
   if (a.pages !== expected.PageCount) wrong.push(`pages ${a.pages} (expected ${expected.PageCount})`);
   if (expected.PdfVersion !== undefined && a.version !== expected.PdfVersion) wrong.push(`version ${a.version} (expected ${expected.PdfVersion})`);
@@ -96,7 +96,7 @@ function judge(expected: Expected, a: Answer): string | undefined {
   return wrong.length ? wrong.join(', ') : undefined;
 }
 
-const describe = (a: Answer) => (a.status === 400 ? `400 ${a.problem}` : `200 (${a.pages} p, v${a.version}, ${a.attachments} att)`);
+const showAnswer = (a: Answer) => (a.status === 400 ? `400 ${a.problem}` : `200 (${a.pages} p, v${a.version}, ${a.attachments} att)`);
 function describeExpected(e: Expected): string {
   if (e.status !== 200) return `${e.status} ${e.problemType?.replace('/problems/', '')}`;
   return `200 (${e.PageCount} p, v${e.PdfVersion ?? 'any'}, ${e.AttachmentCount} att)`;
@@ -198,7 +198,10 @@ interface Engines {
   alone: (bytes: Uint8Array) => Promise<Answer>;
 }
 
-/** The in-process engines, each with its own PDFium instance; those in `warm` are instantiated and warmed up now. */
+/**
+ * The in-process engines, each with its own PDFium instance; those in `warm` are instantiated and warmed up now.
+ * PdfiumEngine in process copies the bytes into its heap and never takes them, so one buffer serves every run.
+ */
 async function makeEngines(warm: InProcessKind[]): Promise<Engines> {
   const wasm = await loadPdfiumWasm();
   const clock = { now: () => performance.now() };
@@ -260,7 +263,7 @@ async function runInProcess(name: string, kind: InProcessKind, files: CorpusFile
       result = { answer: r.answer, outcome, ms: r.ms, mismatch: judge(f.expected, r.answer) };
     }
     results.set(f.entry.file, result);
-    log(`${name}: ${f.entry.file} ${describe(result.answer)} ${result.ms.toFixed(2)} ms`);
+    log(`${name}: ${f.entry.file} ${showAnswer(result.answer)} ${result.ms.toFixed(2)} ms`);
   }
   return { name, results, shipped };
 }
@@ -335,7 +338,7 @@ class PdfjsChild {
    * Sends one file and waits for the reply of `kind`, under a time limit and the RSS limit (polled). On a breach the
    * child is killed and the outcome says why; the caller then starts a new child.
    */
-  await<K extends 'first' | 'repeats'>(
+  waitFor<K extends 'first' | 'repeats'>(
     kind: K,
     limitMs: number,
     request?: ChildRequest,
@@ -402,14 +405,14 @@ async function runPdfjs(files: CorpusFile[], shipped: EngineRun['shipped']): Pro
     // A bomb gets a child of its own (started fresh, dropped after), so its peak RSS is its own.
     const c = !child || !child.alive || f.bomb ? await freshChild() : child;
     const idleRssMB = c.rssKB() / 1024;
-    const first = await c.await('first', PDFJS_TIME_LIMIT_MS, { path: f.path, repeats: f.bomb ? 0 : REPEATS });
+    const first = await c.waitFor('first', PDFJS_TIME_LIMIT_MS, { path: f.path, repeats: f.bomb ? 0 : REPEATS });
     let result: FileResult;
     if (first.reply) {
       const answer = fromPdfjs(first.reply.answer);
       const detail = first.reply.answer.outcome === 'error' ? `${first.reply.answer.name}: ${first.reply.answer.message}` : undefined;
       result = { answer, outcome: first.reply.answer.outcome, ms: first.reply.ms, peakRssMB: first.reply.hwmKB / 1024, idleRssMB, detail, mismatch: judge(f.expected, answer) };
       if (!f.bomb) {
-        const repeats = await c.await('repeats', PDFJS_TIME_LIMIT_MS * REPEATS);
+        const repeats = await c.waitFor('repeats', PDFJS_TIME_LIMIT_MS * REPEATS);
         if (repeats.reply) result.ms = median(repeats.reply.ms);
       }
     } else if (first.outcome === 'crashed') {
@@ -423,7 +426,7 @@ async function runPdfjs(files: CorpusFile[], shipped: EngineRun['shipped']): Pro
     }
     if (f.bomb) child?.kill();
     results.set(f.entry.file, result);
-    log(`pdf.js: ${f.entry.file} ${result.outcome} ${describe(result.answer)} ${result.ms.toFixed(2)} ms`);
+    log(`pdf.js: ${f.entry.file} ${result.outcome} ${showAnswer(result.answer)} ${result.ms.toFixed(2)} ms`);
   }
   child?.kill();
   return { name: 'pdf.js 5.6 (unpdf 1.7.0), child process', results, shipped };
@@ -488,7 +491,7 @@ function cleanup(): void {
 process.on('exit', cleanup);
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.once(signal, () => {
-    process.stderr.write(`\n${signal}: stopping the pdf.js child\n`);
+    process.stderr.write(`\n${signal}: stopping the child processes\n`);
     process.exit(130);
   });
 }
@@ -531,7 +534,7 @@ async function main(): Promise<void> {
   const timed = files.filter((f) => !f.bomb && !headerRule(f.bytes));
   const bombs = files.filter((f) => f.bomb);
   console.log(`- Corpus: ${files.length} of ${manifest.files.length} manifest files on disk (missing, skipped: ${missing.join(', ') || 'none'}).`);
-  console.log(`- Bombs: the ${bombs.length} files \`gen/bomb-*-1GiB.pdf\` (public/pdfjs/bomb_giant.pdf is a broken content stream, counted with the others).`);
+  console.log(`- Bombs: the ${bombs.length} files \`gen/bomb-*-1GiB.pdf\` (public/pdfjs/bomb_giant.pdf is a broken content stream, not a bomb: timed with the other files).`);
   console.log(
     `- Match: status; for 200 also page count, attachment count and PDF version (when the manifest gives one or test/corpus.test.ts pins one). ` +
       `pdf-too-complex counts as a match only on the bombs whose manifest note allows it.`,
@@ -570,7 +573,7 @@ async function main(): Promise<void> {
         const tag = r.outcome === 'ok' || r.outcome === 'error' ? '' : ` (${r.outcome})`;
         const idle = r.idleRssMB !== undefined && Number.isFinite(r.idleRssMB) ? ` (idle ${Math.round(r.idleRssMB)})` : '';
         const rss = r.peakRssMB !== undefined && Number.isFinite(r.peakRssMB) ? `, ${Math.round(r.peakRssMB)} MB${idle}` : '';
-        return `${b.entry.file.replace(/^gen\/bomb-|-1GiB\.pdf$/g, '')}: ${describe(r.answer)}${tag}${r.mismatch ? ' ✗' : ''}, ${fmtMs(r.ms)} ms${rss}`;
+        return `${b.entry.file.replace(/^gen\/bomb-|-1GiB\.pdf$/g, '')}: ${showAnswer(r.answer)}${tag}${r.mismatch ? ' ✗' : ''}, ${fmtMs(r.ms)} ms${rss}`;
       })
       .join('<br>');
     const ms = timed.map((f) => run.results.get(f.entry.file)!.ms);
