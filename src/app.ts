@@ -53,7 +53,11 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     info: { title: SERVICE_TITLE, version: SERVICE_VERSION, description: 'PDF validation and Swiss QR-bill extraction.' },
   });
   app.get('/docs/scalar.js', async (c) => c.body(await deps.docsScript(), 200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=86400' }));
-  app.get('/docs', Scalar({ url: '/openapi.json', cdn: '/docs/scalar.js', pageTitle: `${SERVICE_TITLE} API`, withDefaultFonts: false }));
+  // Offline and private: no CDN, no web fonts, no telemetry, no "Ask AI" agent (it would send the API to a third party).
+  app.get(
+    '/docs',
+    Scalar({ url: '/openapi.json', cdn: '/docs/scalar.js', pageTitle: `${SERVICE_TITLE} API`, withDefaultFonts: false, telemetry: false, showDeveloperTools: 'never', agent: { disabled: true } } as Parameters<typeof Scalar>[0]),
+  );
 
   app.notFound((c) => problemResponse(c, config.problemTypeBase, new Problem('not-found', `No resource at ${c.req.method} ${c.req.path}.`)));
   app.onError((err, c) => {

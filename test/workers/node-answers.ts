@@ -265,7 +265,7 @@ export const NODE_ANSWERS: Record<string, Answer> = {
   "API reference page": {
     "status": 200,
     "contentType": "text/html; charset=UTF-8",
-    "sha256": "c25e08a55d451c3ce1bf92d2a1f6f86e900e540f8ecef161ad2f78eb0253a1bf"
+    "sha256": "cea65234382237a48de53bb6b07336aefc6b78462f15b6ad3197b245754847a3"
   },
   "API reference script": {
     "status": 200,
