@@ -18,6 +18,9 @@ export interface PdfiumOptions {
 
 const DEFAULT_RECYCLE_ABOVE = 64 * 1024 * 1024;
 
+/** sizeof(FPDF_FILEACCESS) in wasm32: m_FileLen, m_GetBlock, m_Param (fpdfview.h). */
+const FILE_ACCESS_SIZE = 12;
+
 // FPDF_GetLastError codes (fpdfview.h)
 const FPDF_ERR_PASSWORD = 4;
 const FPDF_ERR_SECURITY = 5;
@@ -28,6 +31,9 @@ const FPDF_ERR_SECURITY = 5;
  */
 export class PdfiumEngine implements PdfEngine {
   private instance: Promise<WrappedPdfiumModule> | undefined;
+  /** The document PDFium is reading (engines are single-threaded: one at a time). */
+  private reading: Uint8Array | undefined;
+  private readonly readers = new WeakMap<WrappedPdfiumModule, number>();
 
   constructor(private readonly options: PdfiumOptions) {}
 
@@ -62,13 +68,19 @@ export class PdfiumEngine implements PdfEngine {
     }
   }
 
+  /**
+   * Opens the document through FPDF_LoadCustomDocument: PDFium asks for blocks as it needs them and they are copied
+   * from `pdf` on demand, so the file itself never has to fit in (and grow) the WebAssembly heap.
+   */
   private withDocument(m: WrappedPdfiumModule, pdf: Uint8Array, use: (doc: number) => EngineReport): EngineReport {
-    const ptr = m.pdfium.wasmExports.malloc(Math.max(1, pdf.length));
-    if (!ptr) return { status: 'too-complex', reason: 'document larger than the engine memory ceiling' };
+    const access = m.pdfium.wasmExports.malloc(FILE_ACCESS_SIZE);
+    if (!access) return { status: 'too-complex', reason: 'the engine is out of memory' };
     try {
-      // HEAPU8 is re-created when the heap grows, so it is read after malloc
-      (m.pdfium as unknown as { HEAPU8: Uint8Array }).HEAPU8.set(pdf, ptr);
-      const doc = m.FPDF_LoadMemDocument(ptr, pdf.length, '');
+      m.pdfium.setValue(access, pdf.length, 'i32'); // m_FileLen
+      m.pdfium.setValue(access + 4, this.blockReader(m), 'i32'); // m_GetBlock
+      m.pdfium.setValue(access + 8, 0, 'i32'); // m_Param
+      this.reading = pdf;
+      const doc = m.FPDF_LoadCustomDocument(access, '');
       if (!doc) {
         const code = m.FPDF_GetLastError();
         if (code === FPDF_ERR_PASSWORD) return { status: 'needs-password' };
@@ -80,8 +92,25 @@ export class PdfiumEngine implements PdfEngine {
         m.FPDF_CloseDocument(doc);
       }
     } finally {
-      m.pdfium.wasmExports.free(ptr);
+      this.reading = undefined;
+      m.pdfium.wasmExports.free(access);
     }
+  }
+
+  /** The m_GetBlock callback of this instance: copies `size` bytes at `position` of the document being read. */
+  private blockReader(m: WrappedPdfiumModule): number {
+    let pointer = this.readers.get(m);
+    if (pointer === undefined) {
+      const read = (_param: number, position: number, buffer: number, size: number): number => {
+        const pdf = this.reading;
+        if (!pdf || position + size > pdf.length) return 0;
+        (m.pdfium as unknown as { HEAPU8: Uint8Array }).HEAPU8.set(pdf.subarray(position, position + size), buffer);
+        return 1;
+      };
+      pointer = (m.pdfium as unknown as { addFunction: (f: typeof read, signature: string) => number }).addFunction(read, 'iiiii');
+      this.readers.set(m, pointer);
+    }
+    return pointer;
   }
 
   private module(): Promise<WrappedPdfiumModule> {
