@@ -15,7 +15,8 @@ const DATA_URL_PREFIX = new TextEncoder().encode('data:application/pdf;base64,')
  * different ways (Node drops invalid characters, atob accepts missing padding), so this one decides alike everywhere.
  * A leading `data:application/pdf;base64,` is stripped (spec/HTTP.md). Returns undefined for anything else.
  *
- * It reads bytes, not a string, so a 64 MiB request body is decoded where it lies instead of first becoming text.
+ * It reads bytes, not a string, and writes the decoded bytes over them (the result is a view of the start of `ascii`):
+ * a 64 MiB request body is decoded where it lies. The input is left as it was only when the answer is undefined.
  */
 export function decodeBase64Strict(ascii: Uint8Array): Uint8Array | undefined {
   let start = 0;
@@ -26,7 +27,6 @@ export function decodeBase64Strict(ascii: Uint8Array): Uint8Array | undefined {
   // Pass 1: check every byte and count what decodes.
   let significant = 0;
   let padding = 0;
-  let spaces = 0;
   for (let i = start; i < ascii.length; i++) {
     const k = CLASS[ascii[i]!]!;
     if (k < 64) {
@@ -35,36 +35,36 @@ export function decodeBase64Strict(ascii: Uint8Array): Uint8Array | undefined {
     } else if (k === PAD) {
       padding++;
       significant++;
-    } else if (k === SKIP) {
-      spaces++;
-    } else {
+    } else if (k !== SKIP) {
       return undefined;
     }
   }
   if (significant === 0 || significant % 4 !== 0 || padding > 2) return undefined;
 
-  // Pass 2: whole quads. Wrapped input is first compacted, so the hot loop never tests for whitespace.
-  let digits = ascii.subarray(start);
-  if (spaces > 0) {
-    const compact = new Uint8Array(significant);
-    let n = 0;
-    for (let i = 0; i < digits.length; i++) if (CLASS[digits[i]!] !== SKIP) compact[n++] = digits[i]!;
-    digits = compact;
-  }
-  const out = new Uint8Array((significant / 4) * 3 - padding);
-  const fullQuads = padding > 0 ? significant / 4 - 1 : significant / 4;
+  // Pass 2: decode over the text itself. Each 4 characters become at most 3 bytes written behind the read position, so
+  // the input is safely overwritten and a 64 MiB document needs no second buffer.
+  const length = (significant / 4) * 3 - padding;
+  const out = ascii.subarray(0, length);
   let o = 0;
-  for (let q = 0, i = 0; q < fullQuads; q++, i += 4) {
-    const v = (CLASS[digits[i]!]! << 18) | (CLASS[digits[i + 1]!]! << 12) | (CLASS[digits[i + 2]!]! << 6) | CLASS[digits[i + 3]!]!;
-    out[o++] = v >> 16;
-    out[o++] = (v >> 8) & 0xff;
-    out[o++] = v & 0xff;
+  let acc = 0;
+  let count = 0;
+  for (let i = start; i < ascii.length && o < length; i++) {
+    const k = CLASS[ascii[i]!]!;
+    if (k >= 64) continue;
+    acc = (acc << 6) | k;
+    if (++count === 4) {
+      out[o++] = acc >> 16;
+      if (o < length) out[o++] = (acc >> 8) & 0xff;
+      if (o < length) out[o++] = acc & 0xff;
+      acc = 0;
+      count = 0;
+    }
   }
-  if (padding > 0) {
-    const i = fullQuads * 4;
-    const v = (CLASS[digits[i]!]! << 18) | (CLASS[digits[i + 1]!]! << 12) | (padding === 1 ? CLASS[digits[i + 2]!]! << 6 : 0);
-    out[o++] = v >> 16;
-    if (padding === 1) out[o++] = (v >> 8) & 0xff;
+  if (count > 0) {
+    // the final quad with its padding: 2 digits give 1 byte, 3 digits give 2
+    acc <<= 6 * (4 - count);
+    out[o++] = acc >> 16;
+    if (o < length) out[o++] = (acc >> 8) & 0xff;
   }
   return out;
 }

@@ -18,6 +18,22 @@ describe('decodeBase64Strict', () => {
     expect(Array.from(decodeBase64Strict(' SGVs\r\nbG8s\tIFdv\ncmxk\fIQ==\n ')!)).toEqual(bytes('Hello, World!'));
   });
 
+  it('decodes over its input: the answer is a view of the start of the same buffer', () => {
+    const input = new TextEncoder().encode('  data:application/pdf;base64,SGVs\r\nbG8s IFdvcmxkIQ==');
+    const out = decodeBytes(input)!;
+    expect(out.buffer).toBe(input.buffer);
+    expect(out.byteOffset).toBe(0);
+    expect(new TextDecoder().decode(out)).toBe('Hello, World!');
+  });
+
+  it('decodes every length and byte value', () => {
+    for (let n = 0; n < 40; n++) {
+      const data = Uint8Array.from({ length: n + 1 }, (_, i) => (i * 97 + n * 31) & 0xff);
+      const text = btoa(String.fromCharCode(...data));
+      expect(Array.from(decodeBase64Strict(text)!)).toEqual(Array.from(data));
+    }
+  });
+
   it('strips a data URL prefix', () => {
     expect(Array.from(decodeBase64Strict('data:application/pdf;base64,TWFu')!)).toEqual(bytes('Man'));
     expect(Array.from(decodeBase64Strict('  data:application/pdf;base64,TWFu')!)).toEqual(bytes('Man'));

@@ -24,12 +24,13 @@ describe('WorkerPdfEngine (Node)', async () => {
     const report = await engine().inspect(pdf);
     expect(report).toEqual({ status: 'opened', pageCount: 4, version: '1.7', attachmentCount: 1, firstAndLastPageLoad: true });
     expect(pdf.byteLength).toBe(0);
-    // a view into a larger buffer is copied instead, and stays readable
-    const view = simplePdf().subarray(0);
-    const inner = new Uint8Array(view.length + 10).subarray(5, 5 + view.length);
-    inner.set(view);
+    // a view into a larger buffer (a request body the document was decoded in) crosses the same way
+    const view = simplePdf();
+    const body = new Uint8Array(view.length + 10);
+    body.set(view, 5);
+    const inner = body.subarray(5, 5 + view.length);
     expect((await engine().inspect(inner)).status).toBe('opened');
-    expect(inner.byteLength).toBe(view.length);
+    expect(body.byteLength).toBe(0);
   });
 
   it('stops a document past the time limit, and the queue behind it still gets answers', async () => {

@@ -18,6 +18,8 @@ export interface PdfiumOptions {
 
 const DEFAULT_RECYCLE_ABOVE = 64 * 1024 * 1024;
 
+const heapOf = (m: WrappedPdfiumModule) => (m.pdfium as unknown as { HEAPU8: Uint8Array }).HEAPU8;
+
 /** sizeof(FPDF_FILEACCESS) in wasm32: m_FileLen, m_GetBlock, m_Param (fpdfview.h). */
 const FILE_ACCESS_SIZE = 12;
 
@@ -33,7 +35,7 @@ export class PdfiumEngine implements PdfEngine {
   private instance: Promise<WrappedPdfiumModule> | undefined;
   /** The document PDFium is reading (engines are single-threaded: one at a time). */
   private reading: Uint8Array | undefined;
-  private readonly readers = new WeakMap<WrappedPdfiumModule, number>();
+  private readonly readers = new WeakMap<WrappedPdfiumModule, number | undefined>();
 
   constructor(private readonly options: PdfiumOptions) {}
 
@@ -69,18 +71,28 @@ export class PdfiumEngine implements PdfEngine {
   }
 
   /**
-   * Opens the document through FPDF_LoadCustomDocument: PDFium asks for blocks as it needs them and they are copied
-   * from `pdf` on demand, so the file itself never has to fit in (and grow) the WebAssembly heap.
+   * Opens the document through FPDF_LoadCustomDocument where the runtime allows it: PDFium asks for blocks as it needs
+   * them and they are copied from `pdf` on demand, so the file never has to fit in (and grow) the WebAssembly heap.
+   * Workers forbid compiling WebAssembly at run time, which a JS callback needs; there the file is copied in.
    */
   private withDocument(m: WrappedPdfiumModule, pdf: Uint8Array, use: (doc: number) => EngineReport): EngineReport {
-    const access = m.pdfium.wasmExports.malloc(FILE_ACCESS_SIZE);
-    if (!access) return { status: 'too-complex', reason: 'the engine is out of memory' };
+    const reader = this.blockReader(m);
+    const size = reader === undefined ? Math.max(1, pdf.length) : FILE_ACCESS_SIZE;
+    const ptr = m.pdfium.wasmExports.malloc(size);
+    if (!ptr) return { status: 'too-complex', reason: 'the engine is out of memory' };
     try {
-      m.pdfium.setValue(access, pdf.length, 'i32'); // m_FileLen
-      m.pdfium.setValue(access + 4, this.blockReader(m), 'i32'); // m_GetBlock
-      m.pdfium.setValue(access + 8, 0, 'i32'); // m_Param
-      this.reading = pdf;
-      const doc = m.FPDF_LoadCustomDocument(access, '');
+      let doc: number;
+      if (reader === undefined) {
+        // HEAPU8 is re-created when the heap grows, so it is read after malloc
+        heapOf(m).set(pdf, ptr);
+        doc = m.FPDF_LoadMemDocument(ptr, pdf.length, '');
+      } else {
+        m.pdfium.setValue(ptr, pdf.length, 'i32'); // m_FileLen
+        m.pdfium.setValue(ptr + 4, reader, 'i32'); // m_GetBlock
+        m.pdfium.setValue(ptr + 8, 0, 'i32'); // m_Param
+        this.reading = pdf;
+        doc = m.FPDF_LoadCustomDocument(ptr, '');
+      }
       if (!doc) {
         const code = m.FPDF_GetLastError();
         if (code === FPDF_ERR_PASSWORD) return { status: 'needs-password' };
@@ -93,23 +105,26 @@ export class PdfiumEngine implements PdfEngine {
       }
     } finally {
       this.reading = undefined;
-      m.pdfium.wasmExports.free(access);
+      m.pdfium.wasmExports.free(ptr);
     }
   }
 
-  /** The m_GetBlock callback of this instance: copies `size` bytes at `position` of the document being read. */
-  private blockReader(m: WrappedPdfiumModule): number {
-    let pointer = this.readers.get(m);
-    if (pointer === undefined) {
-      const read = (_param: number, position: number, buffer: number, size: number): number => {
-        const pdf = this.reading;
-        if (!pdf || position + size > pdf.length) return 0;
-        (m.pdfium as unknown as { HEAPU8: Uint8Array }).HEAPU8.set(pdf.subarray(position, position + size), buffer);
-        return 1;
-      };
+  /** The m_GetBlock callback of this instance (copies `size` bytes at `position`), or undefined where none can be made. */
+  private blockReader(m: WrappedPdfiumModule): number | undefined {
+    if (this.readers.has(m)) return this.readers.get(m);
+    const read = (_param: number, position: number, buffer: number, size: number): number => {
+      const pdf = this.reading;
+      if (!pdf || position + size > pdf.length) return 0;
+      heapOf(m).set(pdf.subarray(position, position + size), buffer);
+      return 1;
+    };
+    let pointer: number | undefined;
+    try {
       pointer = (m.pdfium as unknown as { addFunction: (f: typeof read, signature: string) => number }).addFunction(read, 'iiiii');
-      this.readers.set(m, pointer);
+    } catch {
+      pointer = undefined; // "Wasm code generation disallowed by embedder" (workerd)
     }
+    this.readers.set(m, pointer);
     return pointer;
   }
 

@@ -8,6 +8,9 @@ export type EngineReport =
 
 /** The port through which the core uses a PDF engine; adapters decide where it runs (in process, in a worker). */
 export interface PdfEngine {
-  /** May take ownership of `pdf` (a worker-thread adapter transfers its buffer): callers must not read it afterwards. */
+  /**
+   * May take ownership of `pdf` and of the buffer it views (a worker-thread adapter transfers that buffer): callers
+   * must not read either afterwards.
+   */
   inspect(pdf: Uint8Array): Promise<EngineReport>;
 }

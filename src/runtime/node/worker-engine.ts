@@ -68,10 +68,11 @@ class EngineWorker {
     return new Promise<void>((done) => {
       const timer = setTimeout(() => this.finish({ status: 'too-complex', reason: `time limit of ${timeoutMs} ms reached` }, true), timeoutMs);
       this.current = { job, timer, done };
-      // Transferred, not copied, when the bytes are a whole buffer of their own (the engine port allows it).
+      // The buffer under the bytes is transferred, not copied (the engine port allows it): for a request, that is the
+      // body the document was decoded in, so the document crosses to the worker without a copy.
       const { pdf } = job;
-      const whole = pdf.byteOffset === 0 && pdf.byteLength === pdf.buffer.byteLength && pdf.buffer instanceof ArrayBuffer;
-      this.worker.postMessage({ pdf }, whole ? [pdf.buffer as ArrayBuffer] : []);
+      const transferable = pdf.buffer instanceof ArrayBuffer;
+      this.worker.postMessage({ pdf }, transferable ? [pdf.buffer as ArrayBuffer] : []);
     });
   }
 
