@@ -18,7 +18,7 @@ import { gzipSync } from 'node:zlib';
 import { PdfiumEngine } from '../src/pdf/engine/pdfium.ts';
 import type { EngineReport } from '../src/pdf/engine/port.ts';
 import { KNOWN_VERSIONS, findHeader } from '../src/pdf/syntax/structure.ts';
-import { validatePdf, type PdfValidationResult } from '../src/pdf/validate.ts';
+import { MAX_STRUCTURE_STREAM_BYTES, validatePdf, type PdfValidationResult } from '../src/pdf/validate.ts';
 import { loadPdfiumWasm } from '../src/runtime/node/deps.ts';
 import { simplePdf } from '../test/support/pdf-builder.ts';
 import type { ChildReply, ChildRequest, PdfjsAnswer } from './engines-pdfjs-child.ts';
@@ -36,7 +36,7 @@ const RSS_POLL_MS = 20;
 /** The service's settings (src/config.ts defaults) for our pipeline and for PDFium alone. */
 const ENGINE_MEMORY_BYTES = 256 * MiB;
 const VALIDATE_TIMEOUT_MS = 10_000;
-const MAX_STREAM_BYTES = 64 * MiB;
+const MAX_STREAM_BYTES = MAX_STRUCTURE_STREAM_BYTES;
 /** Timed runs per file after the first (which warms up); the file's time is their median. */
 const REPEATS = 5;
 const HARD_LIMIT_MS = 240_000;

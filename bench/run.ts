@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs';
 import { cpus, freemem, totalmem } from 'node:os';
 import { readHttpConfig } from '../src/config.ts';
 import { PdfiumEngine } from '../src/pdf/engine/pdfium.ts';
-import { validatePdf, type PdfValidationResult } from '../src/pdf/validate.ts';
+import { MAX_STRUCTURE_STREAM_BYTES, validatePdf, type PdfValidationResult } from '../src/pdf/validate.ts';
 import { loadPdfiumWasm } from '../src/runtime/node/deps.ts';
 import { makeCases, SHARED_DIR, type BenchCase } from './inputs.ts';
 import { qpdfVersion, runQpdf, type QpdfRun } from './qpdf.ts';
@@ -64,7 +64,7 @@ async function main(): Promise<void> {
   console.log(`- Node ${process.version} on ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM (${(freemem() / 2 ** 30).toFixed(1)} free)`);
   console.log(`- peer: ${qpdf ?? 'qpdf not installed'}`);
   console.log(
-    `- service settings: PDF_ENGINE_MEMORY_MB=${config.pdfEngineMemoryBytes / MiB}, PDF_TIMEOUT_MS=${config.pdfTimeoutMs}, MAX_BODY_MB=${config.maxBodyBytes / MiB}, maxStreamBytes=64 MiB, PDF_WORKERS=${process.env.PDF_WORKERS || 'default (cores)'}`,
+    `- service settings: PDF_ENGINE_MEMORY_MB=${config.pdfEngineMemoryBytes / MiB}, PDF_TIMEOUT_MS=${config.pdfTimeoutMs}, MAX_BODY_MB=${config.maxBodyBytes / MiB}, maxStreamBytes=${MAX_STRUCTURE_STREAM_BYTES / MiB} MiB, PDF_WORKERS=${process.env.PDF_WORKERS || 'default (cores)'}`,
   );
 
   log('generating inputs…');
@@ -113,7 +113,7 @@ async function main(): Promise<void> {
 
   // (a) in process: the core with a PdfiumEngine in this thread, as the worker runs it
   const engine = new PdfiumEngine({ wasm: await loadPdfiumWasm(), memoryLimitBytes: config.pdfEngineMemoryBytes });
-  const options = { engine, clock: { now: () => performance.now() }, timeoutMs: config.pdfTimeoutMs, maxStreamBytes: 64 * MiB };
+  const options = { engine, clock: { now: () => performance.now() }, timeoutMs: config.pdfTimeoutMs, maxStreamBytes: MAX_STRUCTURE_STREAM_BYTES };
   for (const row of rows) {
     log(`in process: ${row.c.name}`);
     let answer: PdfValidationResult | undefined;

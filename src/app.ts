@@ -5,6 +5,7 @@ import type { AppEnv } from './http/env.ts';
 import { Problem, problemResponse } from './http/problems.ts';
 import { registerValidateRoute } from './http/validate-route.ts';
 import type { PdfEngine } from './pdf/engine/port.ts';
+import { MAX_STRUCTURE_STREAM_BYTES } from './pdf/validate.ts';
 import type { Clock, Logger } from './ports.ts';
 
 /** Everything the app needs from its runtime; each runtime's entry file builds this. */
@@ -18,9 +19,6 @@ export interface AppDeps {
   /** Random bytes for trace ids (Web Crypto everywhere, injected for determinism in tests). */
   randomBytes?: (n: number) => Uint8Array;
 }
-
-/** Largest decoded cross-reference or object stream: real ones are kilobytes, so this only stops bombs. */
-const MAX_STRUCTURE_STREAM_BYTES = 16 * 1024 * 1024;
 
 export const SERVICE_TITLE = 'Swiss document service';
 export const SERVICE_VERSION = '0.1.0';

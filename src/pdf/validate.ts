@@ -17,6 +17,9 @@ export type PdfRejection = { problem: 'invalid-pdf' | 'encrypted-pdf' | 'pdf-too
 
 export type PdfValidationResult = { ok: true; value: PdfValidation } | ({ ok: false } & PdfRejection);
 
+/** Largest decoded cross-reference or object stream the service reads: real ones are kilobytes, so this only stops bombs. */
+export const MAX_STRUCTURE_STREAM_BYTES = 16 * 1024 * 1024;
+
 export interface ValidateOptions {
   engine: PdfEngine;
   clock: Clock;

@@ -105,7 +105,8 @@ class EngineWorker {
     worker.on('message', (m: { ready?: true; report?: EngineReport; error?: string }) => {
       if (worker !== this.worker) return;
       if (m.ready) started();
-      if (m.report) this.finish(m.report, false);
+      // An engine that hit its memory ceiling leaves a full heap behind: a new thread gives it back at once.
+      if (m.report) this.finish(m.report, m.report.status === 'too-complex');
       else if (m.error !== undefined) this.finish(new Error(m.error), false);
     });
     worker.on('error', () => {
