@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constants, deflateRawSync } from 'node:zlib';
-import { simplePdf } from '../test/support/pdf-builder.ts';
+import { concatBytes, simplePdf } from '../test/support/pdf-builder.ts';
 
 export interface BenchCase {
   name: string;
@@ -72,7 +72,7 @@ export function objectStreamBomb(inflatedBytes: number): Uint8Array {
   const zlibHeader = Uint8Array.of(0x78, 0xda);
   const trailer = new Uint8Array(4);
   new DataView(trailer.buffer).setUint32(0, adler32PrefixThenZeros(prefix, inflatedBytes - prefix.length));
-  const deflated = concat([zlibHeader, firstChunk, ...Array<Uint8Array>(inflatedBytes / CHUNK - 1).fill(zeroChunk), finalBlock, trailer]);
+  const deflated = concatBytes(...[zlibHeader, firstChunk, ...Array<Uint8Array>(inflatedBytes / CHUNK - 1).fill(zeroChunk), finalBlock, trailer]);
 
   // 3 font, 4 page, 5 content, 6 object stream (1 catalog, 2 pages), 7 cross-reference stream
   const content = 'BT /F1 24 Tf 72 720 Td (objstm bomb) Tj ET';
@@ -111,7 +111,7 @@ export function objectStreamBomb(inflatedBytes: number): Uint8Array {
   for (const n of [3, 4, 5, 6, 7]) row(n, 1, offsetOf[n]!, 0);
   object(7, `<< /Type /XRef /Size 8 /W [1 4 2] /Root 1 0 R /Length ${rows.length} >>`, rows);
   push(enc.encode(`startxref\n${offsetOf[7]}\n%%EOF\n`));
-  return concat(parts);
+  return concatBytes(...parts);
 }
 
 function adler32PrefixThenZeros(prefix: Uint8Array, zeros: number): number {
@@ -127,12 +127,3 @@ function adler32PrefixThenZeros(prefix: Uint8Array, zeros: number): number {
   return ((b << 16) | a) >>> 0;
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
