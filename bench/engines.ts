@@ -19,7 +19,7 @@ import { PdfiumEngine } from '../src/pdf/engine/pdfium.ts';
 import type { EngineReport } from '../src/pdf/engine/port.ts';
 import { KNOWN_VERSIONS, findHeader } from '../src/pdf/syntax/structure.ts';
 import { MAX_STRUCTURE_STREAM_BYTES, validatePdf, type PdfValidationResult } from '../src/pdf/validate.ts';
-import { loadPdfiumWasm } from '../src/runtime/node/deps.ts';
+import { loadEngineModules } from '../src/runtime/node/deps.ts';
 import { simplePdf } from '../test/support/pdf-builder.ts';
 import type { ChildReply, ChildRequest, PdfjsAnswer } from './engines-pdfjs-child.ts';
 
@@ -203,7 +203,7 @@ interface Engines {
  * PdfiumEngine in process copies the bytes into its heap and never takes them, so one buffer serves every run.
  */
 async function makeEngines(warm: InProcessKind[]): Promise<Engines> {
-  const wasm = await loadPdfiumWasm();
+  const wasm = (await loadEngineModules()).pdfium;
   const clock = { now: () => performance.now() };
   const oursEngine = new PdfiumEngine({ wasm, memoryLimitBytes: ENGINE_MEMORY_BYTES });
   const aloneEngine = new PdfiumEngine({ wasm, memoryLimitBytes: ENGINE_MEMORY_BYTES });

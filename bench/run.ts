@@ -9,7 +9,7 @@ import { cpus, freemem, totalmem } from 'node:os';
 import { readHttpConfig } from '../src/config.ts';
 import { PdfiumEngine } from '../src/pdf/engine/pdfium.ts';
 import { MAX_STRUCTURE_STREAM_BYTES, validatePdf, type PdfValidationResult } from '../src/pdf/validate.ts';
-import { loadPdfiumWasm } from '../src/runtime/node/deps.ts';
+import { loadEngineModules } from '../src/runtime/node/deps.ts';
 import { makeCases, SHARED_DIR, type BenchCase } from './inputs.ts';
 import { qpdfVersion, runQpdf, type QpdfRun } from './qpdf.ts';
 import { killAllChildren, procMemMB, startServer, type RunningServer } from './server.ts';
@@ -112,7 +112,7 @@ async function main(): Promise<void> {
   }
 
   // (a) in process: the core with a PdfiumEngine in this thread, as the worker runs it
-  const engine = new PdfiumEngine({ wasm: await loadPdfiumWasm(), memoryLimitBytes: config.pdfEngineMemoryBytes });
+  const engine = new PdfiumEngine({ wasm: (await loadEngineModules()).pdfium, memoryLimitBytes: config.pdfEngineMemoryBytes });
   const options = { engine, clock: { now: () => performance.now() }, timeoutMs: config.pdfTimeoutMs, maxStreamBytes: MAX_STRUCTURE_STREAM_BYTES };
   for (const row of rows) {
     log(`in process: ${row.c.name}`);

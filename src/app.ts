@@ -3,15 +3,18 @@ import { Scalar } from '@scalar/hono-api-reference';
 import type { HttpConfig } from './config.ts';
 import type { AppEnv } from './http/env.ts';
 import { Problem, problemResponse } from './http/problems.ts';
+import { registerExtractRoute } from './http/extract-route.ts';
 import { registerValidateRoute } from './http/validate-route.ts';
 import type { PdfEngine } from './pdf/engine/port.ts';
 import { MAX_STRUCTURE_STREAM_BYTES } from './pdf/validate.ts';
 import type { Clock, Logger } from './ports.ts';
+import type { QrExtractor } from './qr/extractor.ts';
 
 /** Everything the app needs from its runtime; each runtime's entry file builds this. */
 export interface AppDeps {
   config: HttpConfig;
   engine: PdfEngine;
+  qr: QrExtractor;
   clock: Clock;
   logger: Logger;
   /** The API reference's browser bundle, served by the service itself so /docs works offline. */
@@ -44,6 +47,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   });
 
   registerValidateRoute(app, { engine: deps.engine, clock, timeoutMs: config.pdfTimeoutMs, maxStreamBytes: MAX_STRUCTURE_STREAM_BYTES, maxBodyBytes: config.maxBodyBytes });
+  registerExtractRoute(app, { qr: deps.qr, maxBodyBytes: config.maxBodyBytes });
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.doc31('/openapi.json', {

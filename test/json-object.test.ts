@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { JsonSyntaxError, RawJsonString, parseJsonObject } from '../src/http/json-object.ts';
+import { JsonSyntaxError, JsonWithText, RawJsonString, parseJsonObject } from '../src/http/json-object.ts';
 
 const enc = new TextEncoder();
-const parse = (json: string, raw: string[] = ['base64Pdf']) => parseJsonObject(enc.encode(json), raw);
+const parse = (json: string, raw: string[] = ['base64Pdf']) => parseJsonObject(enc.encode(json), { bytes: raw });
 const text = (v: unknown) => new TextDecoder().decode((v as RawJsonString).bytes);
 
 describe('parseJsonObject', () => {
   it('keeps the named string member as a view of the body, without copying', () => {
     const body = enc.encode('{"base64Pdf": "QUJD", "other": 1}');
-    const members = parseJsonObject(body, ['base64Pdf']);
+    const members = parseJsonObject(body, { bytes: ['base64Pdf'] });
     const raw = members.base64Pdf as RawJsonString;
     expect(raw).toBeInstanceOf(RawJsonString);
     expect(raw.bytes.buffer).toBe(body.buffer);
@@ -30,6 +30,11 @@ describe('parseJsonObject', () => {
 
   it('finds the end of strings with escaped quotes and backslashes', () => {
     expect(parse('{"a": "x\\\\", "b": "y\\"z", "base64Pdf": "QUJD"}')).toMatchObject({ a: 'x\\', b: 'y"z' });
+  });
+
+  it('keeps the JSON text of members passed back untouched', () => {
+    const members = parseJsonObject(enc.encode('{"References": [12345678901234567890, 1.50, {"a" : "é"}], "x": 1}'), { text: ['references'] });
+    expect(members.References).toEqual(new JsonWithText([12345678901234567890, 1.5, { a: 'é' }], '[12345678901234567890, 1.50, {"a" : "é"}]'));
   });
 
   it('parses a non-string value of a raw member normally', () => {
@@ -56,6 +61,6 @@ describe('parseJsonObject', () => {
     ['invalid UTF-8', '{"a": "\xff"}'],
   ])('refuses %s', (_, json) => {
     const bytes = json === '{"a": "\xff"}' ? Uint8Array.from([...enc.encode('{"a": "'), 0xff, ...enc.encode('"}')]) : enc.encode(json);
-    expect(() => parseJsonObject(bytes, ['base64Pdf'])).toThrow(JsonSyntaxError);
+    expect(() => parseJsonObject(bytes, { bytes: ['base64Pdf'] })).toThrow(JsonSyntaxError);
   });
 });

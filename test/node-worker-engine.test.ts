@@ -1,20 +1,20 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { WorkerPdfEngine } from '../src/runtime/node/worker-engine.ts';
 import { metadataBombPdf } from './support/bomb-pdf.ts';
-import { pdfiumWasm } from './support/app.ts';
+import { engineModules } from './support/app.ts';
 import { simplePdf } from './support/pdf-builder.ts';
 
 /** 64 MiB of zeros as XMP metadata, which PDFium inflates while opening the document. */
 const bombWithMetadata = () => metadataBombPdf(64 << 20);
 
 describe('WorkerPdfEngine (Node)', async () => {
-  const wasm = await pdfiumWasm();
+  const modules = await engineModules();
   const engines: WorkerPdfEngine[] = [];
   afterAll(async () => {
     await Promise.all(engines.map((e) => e.close()));
   });
   const engine = (o: Partial<ConstructorParameters<typeof WorkerPdfEngine>[0]> = {}) => {
-    const e = new WorkerPdfEngine({ wasm, workers: 1, timeoutMs: 10000, memoryLimitBytes: 256 << 20, ...o });
+    const e = new WorkerPdfEngine({ modules, workers: 1, timeoutMs: 10000, memoryLimitBytes: 256 << 20, ...o });
     engines.push(e);
     return e;
   };

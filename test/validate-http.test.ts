@@ -135,7 +135,7 @@ describe('POST /api/v1/documents/validate', () => {
 
   it('never leaks internals on an unexpected error', async () => {
     const broken: PdfEngine = { inspect: () => Promise.reject(new Error('secret stack detail at /srv/x.ts:1')) };
-    const failing = await testApp({}, broken);
+    const failing = await testApp({}, { engine: broken });
     const body = await problem(await postJson(failing.app, VALIDATE, { base64Pdf: toBase64(simplePdf()) }), 500, 'internal');
     expect(JSON.stringify(body)).not.toContain('secret');
     expect(JSON.stringify(body)).not.toContain('.ts');

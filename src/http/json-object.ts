@@ -9,6 +9,20 @@ export class RawJsonString {
   constructor(readonly bytes: Uint8Array) {}
 }
 
+/** A member's value together with its JSON text as sent, for members passed back to the client untouched. */
+export class JsonWithText {
+  constructor(
+    readonly value: unknown,
+    readonly text: string,
+  ) {}
+}
+
+/** Members (compared case-insensitively) to keep as bytes (string values only) or with their text. */
+export interface RawMembers {
+  bytes?: readonly string[];
+  text?: readonly string[];
+}
+
 export class JsonSyntaxError extends Error {
   override name = 'JsonSyntaxError';
 }
@@ -18,11 +32,13 @@ const BACKSLASH = 0x5c;
 const isSpace = (c: number | undefined) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 
 /**
- * Parses a top-level JSON object. Members named in `rawStrings` (compared case-insensitively) whose value is a string
- * come back as RawJsonString; all others as JSON.parse gives them. A later duplicate member wins, as in JSON.parse.
+ * Parses a top-level JSON object. Members named in `raw.bytes` whose value is a string come back as RawJsonString,
+ * members named in `raw.text` as JsonWithText; all others as JSON.parse gives them. A later duplicate member wins,
+ * as in JSON.parse.
  */
-export function parseJsonObject(body: Uint8Array, rawStrings: readonly string[]): Record<string, unknown> {
-  const raw = new Set(rawStrings.map((n) => n.toLowerCase()));
+export function parseJsonObject(body: Uint8Array, raw: RawMembers = {}): Record<string, unknown> {
+  const asBytes = new Set(raw.bytes?.map((n) => n.toLowerCase()));
+  const withText = new Set(raw.text?.map((n) => n.toLowerCase()));
   const decoder = new TextDecoder('utf-8', { fatal: true });
   const members: Record<string, unknown> = {};
   let pos = skipSpace(body, 0);
@@ -38,8 +54,12 @@ export function parseJsonObject(body: Uint8Array, rawStrings: readonly string[])
       if (body[pos] !== 0x3a /* : */) throw new JsonSyntaxError(`Expected ':' at byte ${pos}.`);
       pos = skipSpace(body, pos + 1);
       const valueEnd = valueEndAt(body, pos);
-      members[key] =
-        raw.has(key.toLowerCase()) && body[pos] === QUOTE ? new RawJsonString(unescapeAscii(body.subarray(pos + 1, valueEnd - 1))) : parseValue(decoder, body, pos, valueEnd);
+      const name = key.toLowerCase();
+      if (asBytes.has(name) && body[pos] === QUOTE) members[key] = new RawJsonString(unescapeAscii(body.subarray(pos + 1, valueEnd - 1)));
+      else {
+        const value = parseValue(decoder, body, pos, valueEnd);
+        members[key] = withText.has(name) ? new JsonWithText(value, decoder.decode(body.subarray(pos, valueEnd))) : value;
+      }
       pos = skipSpace(body, valueEnd);
       if (body[pos] === 0x2c /* , */) {
         pos = skipSpace(body, pos + 1);

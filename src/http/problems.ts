@@ -8,6 +8,7 @@ export const PROBLEMS = {
   'invalid-pdf': { status: 400, title: 'The file is not a valid PDF.' },
   'encrypted-pdf': { status: 400, title: 'The PDF is encrypted.' },
   'pdf-too-complex': { status: 400, title: 'The PDF exceeds the processing limits.' },
+  'qr-code-not-found': { status: 404, title: 'No valid Swiss QR-bill on the last page.' },
   'not-found': { status: 404, title: 'Not found.' },
   'method-not-allowed': { status: 405, title: 'Method not allowed.' },
   'payload-too-large': { status: 413, title: 'The request body is too large.' },

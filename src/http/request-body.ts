@@ -1,13 +1,13 @@
 import type { Context } from 'hono';
-import { JsonSyntaxError, parseJsonObject } from './json-object.ts';
+import { JsonSyntaxError, parseJsonObject, type RawMembers } from './json-object.ts';
 import { Problem } from './problems.ts';
 
 /**
  * Reads a JSON object body under a byte limit. The limit is enforced while streaming, so a client that lies about
- * (or omits) Content-Length cannot make the service buffer more than the limit. Members named in `rawStrings` keep
- * string values as bytes (see json-object.ts).
+ * (or omits) Content-Length cannot make the service buffer more than the limit. Members named in `raw` keep their
+ * bytes or text (see json-object.ts).
  */
-export async function readJsonObject(c: Context, maxBytes: number, rawStrings: readonly string[] = []): Promise<Record<string, unknown>> {
+export async function readJsonObject(c: Context, maxBytes: number, raw: RawMembers = {}): Promise<Record<string, unknown>> {
   const type = c.req.header('content-type') ?? '';
   if (!/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) {
     throw new Problem('unsupported-media-type', 'Send the request body as application/json.');
@@ -16,7 +16,7 @@ export async function readJsonObject(c: Context, maxBytes: number, rawStrings: r
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
   const body = await readLimitedBytes(c.req.raw, maxBytes, Number.isInteger(declared) && declared > 0 ? declared : 0);
   try {
-    return parseJsonObject(body, rawStrings);
+    return parseJsonObject(body, raw);
   } catch (e) {
     if (e instanceof JsonSyntaxError) {
       throw new Problem('validation', 'The request body is not a valid JSON object.', { errors: { $: [e.message] } });

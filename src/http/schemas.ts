@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { RawJsonString } from './json-object.ts';
+import { JsonWithText, RawJsonString } from './json-object.ts';
 
 /** The wire shapes of spec/HTTP.md. These schemas validate requests and generate /openapi.json alike. */
 
@@ -34,6 +34,10 @@ export const ProblemDetails = z
     detail: z.string(),
     traceId: z.string(),
     errors: z.record(z.string(), z.array(z.string())).optional().openapi({ description: 'For `validation`: messages per offending field.' }),
+    rejected: z
+      .array(z.object({ index: z.number().int(), reason: z.string() }))
+      .optional()
+      .openapi({ description: 'For `qr-code-not-found`: each QR code on the last page in reading order and why it is not a valid QR-bill (empty: none).' }),
   })
   .openapi('ProblemDetails');
 
@@ -41,3 +45,55 @@ export const problemContent = (description: string) => ({
   description,
   content: { 'application/problem+json': { schema: ProblemDetails } },
 });
+
+export const AddressData = z
+  .object({
+    addressType: z.enum(['S', 'K']).openapi({ description: 'S: structured (street, number, postal code, city); K: combined (two address lines).' }),
+    name: z.string().nullable(),
+    street: z.string().nullable(),
+    buildingNumber: z.string().nullable(),
+    addressLine1: z.string().nullable(),
+    addressLine2: z.string().nullable(),
+    postalCode: z.string().nullable(),
+    city: z.string().nullable(),
+    country: z.string().nullable(),
+  })
+  .openapi('AddressDataDto');
+
+export const SwissQrCodeData = z
+  .object({
+    qrType: z.string().openapi({ example: 'SPC' }),
+    version: z.string().openapi({ example: '0200' }),
+    codingType: z.string().openapi({ example: '1' }),
+    iban: z.string().openapi({ description: 'Spaces removed.', example: 'CH4431999123000889012' }),
+    creditor: AddressData,
+    ultimateCreditor: AddressData.nullable(),
+    amount: z.number().nullable().openapi({ description: 'null when the bill leaves the amount open.', example: 1949.75 }),
+    currency: z.string().openapi({ example: 'CHF' }),
+    ultimateDebtor: AddressData.nullable(),
+    referenceType: z.string().openapi({ example: 'QRR' }),
+    reference: z.string().nullable().openapi({ description: 'Spaces removed.', example: '210000000003139471430009017' }),
+    unstructuredMessage: z.string().nullable(),
+    billInformation: z.string().nullable(),
+    alternativeProcedureParameters: z.string().nullable().openapi({ description: 'The alternative-procedure lines joined by \\n.' }),
+  })
+  .openapi('SwissQrCodeDataDto');
+
+/** The request's references as sent: JSON values of any kind, echoed byte for byte. */
+export const References = z
+  .instanceof(JsonWithText)
+  .refine((references) => Array.isArray(references.value), 'The references field must be an array.')
+  .openapi({
+  type: 'array',
+  items: {},
+  description: 'Any JSON values (strings, numbers, objects); returned exactly as sent. May be empty.',
+  example: ['INV-2026-0042'],
+});
+
+export const ExtractSwissQrCodeRequest = z.object({ references: References, base64Pdf: Base64Pdf }).openapi('ExtractSwissQrCodeRequest', {
+  description: 'Property names bind case-insensitively.',
+});
+
+export const ExtractSwissQrCodeResponse = z
+  .object({ references: z.array(z.unknown()), qrCodeData: SwissQrCodeData })
+  .openapi('ExtractSwissQrCodeResponse');

@@ -41,7 +41,7 @@ export function registerValidateRoute(app: OpenAPIHono<AppEnv>, options: Validat
   app.openAPIRegistry.registerPath(validateRoute);
   // Bound by hand rather than through app.openapi(): members bind case-insensitively, which zod's validator cannot do.
   app.post(validateRoute.path, async (c) => {
-    const pdf = readPdfFromBody(await readJsonObject(c, options.maxBodyBytes, ['base64Pdf']));
+    const pdf = readPdfFromBody(await readJsonObject(c, options.maxBodyBytes, { bytes: ['base64Pdf'] }));
     const result = await validatePdf(pdf, options);
     if (!result.ok) throw new Problem(result.problem, result.detail);
     return c.json(ValidatePdfResponse.parse(result.value), 200);

@@ -66,8 +66,8 @@ const VERSION = /^02[0-9]{2}$/;
  * negative. The IG asks generators for exactly two decimals, but Codecrete's decoder (a lenient DecimalFormat parse)
  * and validator accept `50` and `50.5` as well, and these are unambiguous, so the reader takes them too. Refused are a
  * third decimal (Codecrete would round it; we will not guess what is owed), signs, exponents, grouping commas, a
- * decimal comma, and a point without digits on either side (`.50`, `50.`). `0.00` stands: notification bills (IG 4.4)
- * carry it.
+ * decimal comma, and a point lacking a digit before or after it (`.50`, `50.`). `0.00` stands: notification bills (IG 4.4)
+ * carry it. Leading zeros (`007.00`) are against the IG but harmless, and Codecrete reads them, so they stand too.
  */
 const AMOUNT = /^[0-9]{1,9}(?:\.[0-9]{1,2})?$/;
 
@@ -104,7 +104,8 @@ export function readQrBill(text: string): QrBillReading {
 
   const currency = line(20);
   if (currency !== 'CHF' && currency !== 'EUR') {
-    return reject('currency', currency === '' ? 'The QR-bill has no currency.' : `The currency ${quoted(currency)} is not CHF or EUR.`);
+    const detail = currency === '' ? 'The QR-bill has no currency.' : `The currency ${quoted(currency)} is not CHF or EUR.`;
+    return reject('currency', detail);
   }
 
   const referenceType = line(28);
@@ -166,12 +167,14 @@ function checkReference(type: string, reference: string, qrIban: boolean): QrBil
     case 'QRR': {
       if (!qrIban) return reject('reference-kind', 'A QR reference (QRR) needs a QR-IBAN, but the bill names an ordinary IBAN.');
       const problem = qrReferenceProblem(reference);
-      if (problem === 'format') return reject('qrr-check-digit', `The QR reference ${quoted(reference)} is not 27 digits.`);
-      if (problem === 'check-digit') return reject('qrr-check-digit', `The QR reference ${quoted(reference)} has a wrong check digit.`);
-      return null;
+      if (problem === null) return null;
+      const what = problem === 'format' ? 'is not 27 digits' : 'has a wrong check digit';
+      return reject('qrr-check-digit', `The QR reference ${quoted(reference)} ${what}.`);
     }
     case 'SCOR':
-      if (qrIban) return reject('reference-kind', 'A QR-IBAN needs a QR reference (QRR), but the bill has a creditor reference (SCOR).');
+      if (qrIban) {
+        return reject('reference-kind', 'A QR-IBAN needs a QR reference (QRR), but the bill has a creditor reference (SCOR).');
+      }
       if (!isValidCreditorReference(reference)) {
         return reject('scor-checksum', `The creditor reference ${quoted(reference)} is not a valid RF reference.`);
       }
@@ -203,7 +206,8 @@ function readOptionalAddress(lines: string[], first: number): QrBillAddress | nu
 function readAddress(lines: string[], first: number): QrBillAddress {
   const at = (offset: number): string | null => orNull(lines[first - 1 + offset] ?? '');
   const written = at(0);
-  const type = written === 'S' || written === 'K' ? written : at(4) === null && at(5) === null && at(3) !== null ? 'K' : 'S';
+  const looksCombined = at(4) === null && at(5) === null && at(3) !== null;
+  const type = written === 'S' || written === 'K' ? written : looksCombined ? 'K' : 'S';
   const combined = type === 'K';
   return {
     addressType: type,

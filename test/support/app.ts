@@ -1,12 +1,11 @@
-import { createApp } from '../../src/app.ts';
+import { createApp, type AppDeps } from '../../src/app.ts';
 import { readHttpConfig, type Environment } from '../../src/config.ts';
 import type { PdfEngine } from '../../src/pdf/engine/port.ts';
-import { PdfiumEngine } from '../../src/pdf/engine/pdfium.ts';
 import type { LogLevel } from '../../src/ports.ts';
-import { loadPdfiumWasm, nodeDeps } from '../../src/runtime/node/deps.ts';
+import { inProcessEngines, loadEngineModules, nodeDeps, type EngineModules } from '../../src/runtime/node/deps.ts';
 
-let wasm: Promise<WebAssembly.Module> | undefined;
-export const pdfiumWasm = (): Promise<WebAssembly.Module> => (wasm ??= loadPdfiumWasm());
+let modules: Promise<EngineModules> | undefined;
+export const engineModules = (): Promise<EngineModules> => (modules ??= loadEngineModules());
 
 export interface TestApp {
   app: ReturnType<typeof createApp>;
@@ -14,13 +13,16 @@ export interface TestApp {
   engine: PdfEngine;
 }
 
-/** The real app with the real engine in process; logs are collected instead of printed. */
-export async function testApp(env: Environment = {}, engine?: PdfEngine): Promise<TestApp> {
+/** Overrides of the real engines, for tests of failure paths. */
+export type EngineOverrides = Partial<Pick<AppDeps, 'engine' | 'qr'>>;
+
+/** The real app with the real engines in process; logs are collected instead of printed. */
+export async function testApp(env: Environment = {}, overrides: EngineOverrides = {}): Promise<TestApp> {
   const config = readHttpConfig(env);
-  const used = engine ?? new PdfiumEngine({ wasm: await pdfiumWasm(), memoryLimitBytes: config.pdfEngineMemoryBytes });
+  const engines = { ...(await inProcessEngines(config)), ...overrides };
   const logs: TestApp['logs'] = [];
-  const deps = { ...nodeDeps(config, used), logger: { log: (level: LogLevel, message: string, fields?: Record<string, unknown>) => void logs.push({ level, message, fields }) } };
-  return { app: createApp(deps), logs, engine: used };
+  const deps = { ...nodeDeps(config, engines), logger: { log: (level: LogLevel, message: string, fields?: Record<string, unknown>) => void logs.push({ level, message, fields }) } };
+  return { app: createApp(deps), logs, engine: engines.engine };
 }
 
 export const postJson = (app: TestApp['app'], path: string, body: unknown, headers: Record<string, string> = {}) =>

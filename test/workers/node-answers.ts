@@ -260,7 +260,7 @@ export const NODE_ANSWERS: Record<string, Answer> = {
   "OpenAPI document": {
     "status": 200,
     "contentType": "application/json",
-    "sha256": "f74e97515adc936ab73e240a350995ded97ef1e895e575197a4e0899e7c22b40"
+    "sha256": "f33a2ba4f485c1d7adb16c6467f289f31c4b39344cb3f26a457079a0d64bc4c5"
   },
   "API reference page": {
     "status": 200,

@@ -5,10 +5,10 @@
  */
 import { createApp } from '../../app.ts';
 import { readHttpConfig } from '../../config.ts';
-import { inProcessEngine, nodeDeps } from '../node/deps.ts';
+import { inProcessEngines, nodeDeps } from '../node/deps.ts';
 
 const config = readHttpConfig(process.env);
-const deps = nodeDeps(config, await inProcessEngine(config));
+const deps = nodeDeps(config, await inProcessEngines(config));
 const app = createApp(deps);
 
 const server = Bun.serve({

@@ -5,34 +5,48 @@ import { createApp, type AppDeps } from '../../app.ts';
 import type { HttpConfig } from '../../config.ts';
 import { jsonLogger } from '../../logger.ts';
 import { PdfiumEngine } from '../../pdf/engine/pdfium.ts';
-import type { PdfEngine } from '../../pdf/engine/port.ts';
+import type { Clock } from '../../ports.ts';
+import { localQrExtractor } from '../../qr/extractor.ts';
+import { ZxingReader } from '../../qr/zxing.ts';
 import { WorkerPdfEngine } from './worker-engine.ts';
 
 const require = createRequire(import.meta.url);
 
-/** Compiled once per process from the file in node_modules; never fetched. */
-export async function loadPdfiumWasm(): Promise<WebAssembly.Module> {
-  return WebAssembly.compile(await readFile(require.resolve('@embedpdf/pdfium/pdfium.wasm')));
+/** The engines' WebAssembly, compiled once per process from the files in node_modules; never fetched. */
+export interface EngineModules {
+  pdfium: WebAssembly.Module;
+  zxing: WebAssembly.Module;
 }
 
-export async function inProcessEngine(config: HttpConfig): Promise<PdfEngine> {
-  return new PdfiumEngine({ wasm: await loadPdfiumWasm(), memoryLimitBytes: config.pdfEngineMemoryBytes });
+export async function loadEngineModules(): Promise<EngineModules> {
+  const compile = async (specifier: string) => WebAssembly.compile(await readFile(require.resolve(specifier)));
+  const [pdfium, zxing] = await Promise.all([compile('@embedpdf/pdfium/pdfium.wasm'), compile('zxing-wasm/reader/zxing_reader.wasm')]);
+  return { pdfium, zxing };
 }
 
-export function nodeDeps(config: HttpConfig, engine: PdfEngine): AppDeps {
+const clock: Clock = { now: () => performance.now() };
+
+/** Engines in this thread (Bun, Deno, tests): PDFium bounded by its memory ceiling, not stoppable by time. */
+export async function inProcessEngines(config: HttpConfig): Promise<Pick<AppDeps, 'engine' | 'qr'>> {
+  const modules = await loadEngineModules();
+  const engine = new PdfiumEngine({ wasm: modules.pdfium, memoryLimitBytes: config.pdfEngineMemoryBytes });
+  return { engine, qr: localQrExtractor({ pages: engine, reader: new ZxingReader(modules.zxing), clock, timeoutMs: config.pdfTimeoutMs }) };
+}
+
+export function nodeDeps(config: HttpConfig, engines: Pick<AppDeps, 'engine' | 'qr'>): AppDeps {
   let docsScript: Promise<string> | undefined;
   return {
     config,
-    engine,
-    clock: { now: () => performance.now() },
+    ...engines,
+    clock,
     logger: jsonLogger(config.logLevel, (line) => process.stdout.write(line + '\n')),
     docsScript: () => (docsScript ??= readFile(require.resolve('@scalar/api-reference/browser/standalone.js'), 'utf8')),
   };
 }
 
-/** The service as `npm start` runs it: PDFium in a pool of worker threads (PDF_WORKERS, default one per core). */
+/** The service as `npm start` runs it: the engines in a pool of worker threads (PDF_WORKERS, default one per core). */
 export async function nodeService(config: HttpConfig, workers = availableParallelism()) {
-  const engine = new WorkerPdfEngine({ wasm: await loadPdfiumWasm(), workers, timeoutMs: config.pdfTimeoutMs, memoryLimitBytes: config.pdfEngineMemoryBytes });
-  const deps = nodeDeps(config, engine);
+  const engine = new WorkerPdfEngine({ modules: await loadEngineModules(), workers, timeoutMs: config.pdfTimeoutMs, memoryLimitBytes: config.pdfEngineMemoryBytes });
+  const deps = nodeDeps(config, { engine, qr: engine });
   return { app: createApp(deps), deps, engine };
 }

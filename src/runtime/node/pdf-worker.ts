@@ -1,17 +1,24 @@
-/** Worker thread body: one PDFium instance answering `inspect` requests from the main thread, one at a time. */
+/** Worker thread body: one PDFium and one zxing instance, answering one request from the main thread at a time. */
 import { parentPort, workerData } from 'node:worker_threads';
 import { PdfiumEngine } from '../../pdf/engine/pdfium.ts';
+import { scanLastPage } from '../../qr/scan.ts';
+import { ZxingReader } from '../../qr/zxing.ts';
+import type { EngineModules } from './deps.ts';
+import type { EngineJob } from './worker-engine.ts';
 
 const WARM_UP_PDF =
   '%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj ' +
   '3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 9 9]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n';
 
-const { wasm, memoryLimitBytes } = workerData as { wasm: WebAssembly.Module; memoryLimitBytes: number };
-const engine = new PdfiumEngine({ wasm, memoryLimitBytes });
+const { modules, memoryLimitBytes, timeoutMs } = workerData as { modules: EngineModules; memoryLimitBytes: number; timeoutMs: number };
+const engine = new PdfiumEngine({ wasm: modules.pdfium, memoryLimitBytes });
+const reader = new ZxingReader(modules.zxing);
+const clock = { now: () => performance.now() };
 
-parentPort!.on('message', async ({ pdf }: { pdf: Uint8Array }) => {
+parentPort!.on('message', async ({ kind, pdf }: EngineJob) => {
   try {
-    parentPort!.postMessage({ report: await engine.inspect(pdf) });
+    const result = kind === 'inspect' ? await engine.inspect(pdf) : await scanLastPage(pdf, { pages: engine, reader, clock, timeoutMs });
+    parentPort!.postMessage({ result });
   } catch (e) {
     parentPort!.postMessage({ error: (e as Error).message });
   } finally {
@@ -29,7 +36,10 @@ function release(buffer: ArrayBuffer): void {
   port1.close();
   port2.close();
 }
-// Warm up on a one-page document: V8 compiles WebAssembly functions lazily, and a first call should not be charged
-// against a customer's document time limit.
-await engine.inspect(new TextEncoder().encode(WARM_UP_PDF));
+
+// Warm up both engines: V8 compiles WebAssembly functions lazily, and a first call should not be charged against a
+// customer's document time limit.
+const warmUp = new TextEncoder().encode(WARM_UP_PDF);
+await engine.inspect(warmUp);
+await scanLastPage(warmUp, { pages: engine, reader, clock, timeoutMs });
 parentPort!.postMessage({ ready: true });

@@ -1,34 +1,48 @@
 import { Worker } from 'node:worker_threads';
 import type { EngineReport, PdfEngine } from '../../pdf/engine/port.ts';
+import type { QrExtractor } from '../../qr/extractor.ts';
+import type { ScanOutcome } from '../../qr/scan.ts';
+import type { EngineModules } from './deps.ts';
 
 export interface WorkerEngineOptions {
-  /** pdfium.wasm compiled once in the main thread and shared: workers do not each compile (and hold) their own. */
-  wasm: WebAssembly.Module;
+  /** The engines compiled once in the main thread and shared: workers do not each compile (and hold) their own. */
+  modules: EngineModules;
   workers: number;
   timeoutMs: number;
   memoryLimitBytes: number;
 }
 
-type Job = { pdf: Uint8Array; resolve: (r: EngineReport) => void; reject: (e: Error) => void };
+/** What a worker is asked: the job kinds map to the PdfEngine and QrExtractor methods. */
+export type EngineJob = { kind: 'inspect' | 'scan'; pdf: Uint8Array };
+type Outcome = EngineReport | ScanOutcome;
+type Job = EngineJob & { resolve: (r: Outcome) => void; reject: (e: Error) => void };
 
 /**
  * Runs PDFium in worker threads so a document can be stopped: WebAssembly cannot be interrupted from inside, but a
  * worker can be terminated. Each worker takes one document at a time and its clock starts when it does, so a
  * document past the time-out answers `too-complex` alone: its worker is replaced and the queue goes on.
  */
-export class WorkerPdfEngine implements PdfEngine {
+export class WorkerPdfEngine implements PdfEngine, QrExtractor {
   private readonly idle: EngineWorker[] = [];
   private readonly queue: Job[] = [];
   private readonly all: EngineWorker[];
 
   constructor(private readonly options: WorkerEngineOptions) {
-    this.all = Array.from({ length: Math.max(1, options.workers) }, () => new EngineWorker(options.wasm, options.memoryLimitBytes));
+    this.all = Array.from({ length: Math.max(1, options.workers) }, () => new EngineWorker(options));
     this.idle.push(...this.all);
   }
 
   inspect(pdf: Uint8Array): Promise<EngineReport> {
+    return this.run('inspect', pdf) as Promise<EngineReport>;
+  }
+
+  scan(pdf: Uint8Array): Promise<ScanOutcome> {
+    return this.run('scan', pdf) as Promise<ScanOutcome>;
+  }
+
+  private run(kind: EngineJob['kind'], pdf: Uint8Array): Promise<Outcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ pdf, resolve, reject });
+      this.queue.push({ kind, pdf, resolve, reject });
       this.dispatch();
     });
   }
@@ -56,10 +70,7 @@ class EngineWorker {
   private ready!: Promise<void>;
   private current: { job: Job; timer: ReturnType<typeof setTimeout>; done: () => void } | undefined;
 
-  constructor(
-    private readonly wasm: WebAssembly.Module,
-    private readonly memoryLimitBytes: number,
-  ) {
+  constructor(private readonly options: WorkerEngineOptions) {
     this.spawn();
   }
 
@@ -70,9 +81,9 @@ class EngineWorker {
       this.current = { job, timer, done };
       // The buffer under the bytes is transferred, not copied (the engine port allows it): for a request, that is the
       // body the document was decoded in, so the document crosses to the worker without a copy.
-      const { pdf } = job;
+      const { kind, pdf } = job;
       const transferable = pdf.buffer instanceof ArrayBuffer;
-      this.worker.postMessage({ pdf }, transferable ? [pdf.buffer as ArrayBuffer] : []);
+      this.worker.postMessage({ kind, pdf } satisfies EngineJob, transferable ? [pdf.buffer as ArrayBuffer] : []);
     });
   }
 
@@ -80,7 +91,7 @@ class EngineWorker {
     return this.worker.terminate();
   }
 
-  private finish(outcome: EngineReport | Error, restart: boolean): void {
+  private finish(outcome: Outcome | Error, restart: boolean): void {
     const current = this.current;
     if (!current) return;
     this.current = undefined;
@@ -96,17 +107,17 @@ class EngineWorker {
 
   private spawn(): void {
     const worker = new Worker(new URL('./pdf-worker.mjs', import.meta.url), {
-      workerData: { wasm: this.wasm, memoryLimitBytes: this.memoryLimitBytes },
+      workerData: { modules: this.options.modules, memoryLimitBytes: this.options.memoryLimitBytes, timeoutMs: this.options.timeoutMs },
       resourceLimits: { maxOldGenerationSizeMb: 256 },
     });
     worker.unref();
     let started: () => void;
     this.ready = new Promise((resolve) => (started = resolve));
-    worker.on('message', (m: { ready?: true; report?: EngineReport; error?: string }) => {
+    worker.on('message', (m: { ready?: true; result?: Outcome; error?: string }) => {
       if (worker !== this.worker) return;
       if (m.ready) started();
       // An engine that hit its memory ceiling leaves a full heap behind: a new thread gives it back at once.
-      if (m.report) this.finish(m.report, m.report.status === 'too-complex');
+      if (m.result) this.finish(m.result, m.result.status === 'too-complex');
       else if (m.error !== undefined) this.finish(new Error(m.error), false);
     });
     worker.on('error', () => {

@@ -1,10 +1,13 @@
 import type { ExecutionContext } from 'hono';
 import pdfiumWasm from '@embedpdf/pdfium/pdfium.wasm';
+import zxingWasm from 'zxing-wasm/reader/zxing_reader.wasm';
 import scalarStandalone from '@scalar/api-reference/browser/standalone.js';
 import { createApp, type AppDeps } from '../../app.ts';
 import { ConfigError, readHttpConfig, type Environment } from '../../config.ts';
 import { jsonLogger } from '../../logger.ts';
 import { PdfiumEngine } from '../../pdf/engine/pdfium.ts';
+import { localQrExtractor } from '../../qr/extractor.ts';
+import { ZxingReader } from '../../qr/zxing.ts';
 
 /**
  * Cloudflare Workers (workerd) entry. The app is built once per isolate, on the first request, because the
@@ -25,13 +28,18 @@ let app: App | undefined;
 
 function build(env: Environment): App {
   const config = readHttpConfig(env, { pdfEngineMemoryBytes: 96 * 1024 * 1024 });
+  const engine = new PdfiumEngine({ wasm: pdfiumWasm, memoryLimitBytes: config.pdfEngineMemoryBytes });
+  // In workerd, performance.now() (like Date.now()) only advances when the isolate does I/O, a guard against timing
+  // side channels. Durations in the logs and the PDF time budget therefore count from the last I/O; that is
+  // acceptable here because the platform's own CPU limit bounds a request's computation.
+  const clock = { now: () => performance.now() };
   const deps: AppDeps = {
     config,
-    engine: new PdfiumEngine({ wasm: pdfiumWasm, memoryLimitBytes: config.pdfEngineMemoryBytes }),
-    // In workerd, performance.now() (like Date.now()) only advances when the isolate does I/O, a guard against timing
-    // side channels. Durations in the logs and the PDF time budget therefore count from the last I/O; that is
-    // acceptable here because the platform's own CPU limit bounds a request's computation.
-    clock: { now: () => performance.now() },
+    engine,
+    // The package types its .wasm export as a file path (for bundlers' file loaders); wrangler's CompiledWasm rule
+    // makes it the compiled module.
+    qr: localQrExtractor({ pages: engine, reader: new ZxingReader(zxingWasm as unknown as WebAssembly.Module), clock, timeoutMs: config.pdfTimeoutMs }),
+    clock,
     logger: jsonLogger(config.logLevel, (line) => console.log(line)),
     docsScript: async () => scalarStandalone,
   };
