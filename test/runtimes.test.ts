@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simplePdf, toBase64 } from './support/pdf-builder.ts';
+import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, textCode } from './support/qr-bills.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const START_TIMEOUT_MS = 20_000;
@@ -23,6 +24,8 @@ interface Case {
   body?: string;
   /** Node's status, checked so that runtimes agreeing on a broken answer do not pass. */
   status: number;
+  /** Compare the body as text, not as parsed JSON (answers echoing the client's spelling). */
+  raw?: boolean;
 }
 
 const validate = (name: string, status: number, body: string, contentType = 'application/json'): Case => ({
@@ -35,6 +38,20 @@ const validate = (name: string, status: number, body: string, contentType = 'app
 });
 const pdfBody = (pdf: Uint8Array) => JSON.stringify({ base64Pdf: toBase64(pdf) });
 const enc = new TextEncoder();
+
+const EXTRACT = '/api/v1/documents/extract-swiss-qr-code';
+/** References the service must echo as written: a number beyond 2^53, a 1.0, keys out of order. */
+const REFERENCES = '[12345678901234567890, 1.0, {"z": "INV-2026-0042", "a": null}]';
+const extract = (name: string, status: number, pdf: Uint8Array): Case => ({
+  name,
+  method: 'POST',
+  path: EXTRACT,
+  contentType: 'application/json',
+  body: `{"references": ${REFERENCES}, "base64Pdf": "${toBase64(pdf)}"}`,
+  status,
+  raw: status === 200,
+});
+const sampleBill = { code: billCode(SAMPLE_BILL), ...PAYMENT_PART_CODE };
 
 const CASES: Case[] = [
   validate('1-page PDF', 200, pdfBody(simplePdf())),
@@ -49,6 +66,9 @@ const CASES: Case[] = [
   validate('JSON with wrong content type', 415, pdfBody(simplePdf()), 'text/plain'),
   // Above MAX_BODY_MB (1 here) and well above it: no runtime's own body limit may answer instead of the app.
   validate('body over MAX_BODY_MB', 413, JSON.stringify({ base64Pdf: 'A'.repeat(3 * 1024 * 1024) })),
+  extract('QR-bill: vector code in the payment part', 200, qrBillPdf([{ codes: [sampleBill] }])),
+  extract('QR-bill: only a URL code on the last page', 404, qrBillPdf([{ codes: [sampleBill] }, { codes: [{ code: textCode('https://example.com/pay'), ...PAYMENT_PART_CODE }] }])),
+  extract('QR-bill: no QR code at all', 404, simplePdf()),
   { name: 'health', method: 'GET', path: '/health', status: 200 },
   { name: 'OpenAPI document', method: 'GET', path: '/openapi.json', status: 200 },
   { name: 'unknown route', method: 'GET', path: '/nope', status: 404 },
@@ -72,7 +92,7 @@ async function ask(baseUrl: string, c: Case): Promise<Answer> {
   let body: unknown = text;
   let traceId: unknown;
   try {
-    body = JSON.parse(text);
+    if (!c.raw) body = JSON.parse(text);
   } catch {
     // compared as text
   }
@@ -200,6 +220,12 @@ describe('the service answers alike on Node, Bun and Deno', () => {
     expect(reference[0]!.body).toMatchObject({ pageCount: 1, pdfVersion: '1.7', hasAttachments: false, attachmentCount: 0 });
     expect(reference[1]!.body).toMatchObject({ pageCount: 5, hasAttachments: true, attachmentCount: 2 });
     expect(reference[2]!.body).toMatchObject({ pdfVersion: '2.0' });
+    const answer = (name: string) => reference[CASES.findIndex((c) => c.name === name)]!;
+    const bill = answer('QR-bill: vector code in the payment part').body as string;
+    expect(bill.startsWith(`{"references":${REFERENCES},"qrCodeData":{"qrType":"SPC"`)).toBe(true);
+    expect((JSON.parse(bill) as { qrCodeData: unknown }).qrCodeData).toMatchObject({ iban: 'CH4431999123000889012', amount: 1949.75, reference: '210000000003139471430009017' });
+    expect(answer('QR-bill: only a URL code on the last page').body).toMatchObject({ type: 'https://errors.example/problems/qr-code-not-found', rejected: [{ index: 0, reason: 'not-spc' }] });
+    expect(answer('QR-bill: no QR code at all').body).toMatchObject({ type: 'https://errors.example/problems/qr-code-not-found', rejected: [] });
     CASES.forEach((c, i) => {
       if (reference[i]!.status >= 400) expect(reference[i]!.traceId, `${c.name}: problem traceId`).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
     });

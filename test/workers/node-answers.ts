@@ -250,6 +250,298 @@ export const NODE_ANSWERS: Record<string, Answer> = {
       "traceId": "00-4bf92f3577b34da6a3ce929d0e0e4736-<span>-00"
     }
   },
+  "QR-bill: vector code in the payment part": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [
+        "INV-2026-0042"
+      ],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH4431999123000889012",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": 1949.75,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      }
+    }
+  },
+  "QR-bill: 300 dpi image of the code, bottom right": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [
+        1,
+        2
+      ],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH4431999123000889012",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": 1949.75,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      }
+    }
+  },
+  "QR-bill: page scanned at 150 dpi": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH4431999123000889012",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": 1949.75,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      }
+    }
+  },
+  "QR-bill: a URL code above the bill": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH4431999123000889012",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": 1949.75,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      }
+    }
+  },
+  "QR-bill: references passed through as written": {
+    "status": 200,
+    "contentType": "application/json",
+    "text": "{\"references\":[ 12345678901234567890, 1.0, \"\\u00e9\", {\"z\": 1, \"a\": [true, null]} ],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null}}"
+  },
+  "QR-bill: no QR code on the last page": {
+    "status": 404,
+    "contentType": "application/problem+json",
+    "json": {
+      "type": "https://errors.example/problems/qr-code-not-found",
+      "title": "No valid Swiss QR-bill on the last page.",
+      "status": 404,
+      "detail": "The last page holds no QR code.",
+      "traceId": "00-4bf92f3577b34da6a3ce929d0e0e4736-<span>-00",
+      "rejected": []
+    }
+  },
+  "QR-bill: on page 1 of 2": {
+    "status": 404,
+    "contentType": "application/problem+json",
+    "json": {
+      "type": "https://errors.example/problems/qr-code-not-found",
+      "title": "No valid Swiss QR-bill on the last page.",
+      "status": 404,
+      "detail": "The last page holds no QR code.",
+      "traceId": "00-4bf92f3577b34da6a3ce929d0e0e4736-<span>-00",
+      "rejected": []
+    }
+  },
+  "QR-bill: a URL code and a broken bill": {
+    "status": 404,
+    "contentType": "application/problem+json",
+    "json": {
+      "type": "https://errors.example/problems/qr-code-not-found",
+      "title": "No valid Swiss QR-bill on the last page.",
+      "status": 404,
+      "detail": "The last page holds 2 QR code(s), none of them a valid Swiss QR-bill.",
+      "traceId": "00-4bf92f3577b34da6a3ce929d0e0e4736-<span>-00",
+      "rejected": [
+        {
+          "index": 0,
+          "reason": "not-spc"
+        },
+        {
+          "index": 1,
+          "reason": "qrr-check-digit"
+        }
+      ]
+    }
+  },
+  "QR-bill: encrypted with a user password": {
+    "status": 400,
+    "contentType": "application/problem+json",
+    "json": {
+      "type": "https://errors.example/problems/encrypted-pdf",
+      "title": "The PDF is encrypted.",
+      "status": 400,
+      "detail": "The PDF is encrypted and needs a password to open.",
+      "traceId": "00-4bf92f3577b34da6a3ce929d0e0e4736-<span>-00"
+    }
+  },
+  "QR-bill: not a PDF": {
+    "status": 400,
+    "contentType": "application/problem+json",
+    "json": {
+      "type": "https://errors.example/problems/invalid-pdf",
+      "title": "The file is not a valid PDF.",
+      "status": 400,
+      "detail": "No %PDF-n.n header of a known version in the first 1024 bytes.",
+      "traceId": "00-4bf92f3577b34da6a3ce929d0e0e4736-<span>-00"
+    }
+  },
+  "QR-bill: references missing": {
+    "status": 400,
+    "contentType": "application/problem+json",
+    "json": {
+      "type": "https://errors.example/problems/validation",
+      "title": "One or more validation errors occurred.",
+      "status": 400,
+      "detail": "The references field is required (an empty array is allowed).",
+      "traceId": "00-4bf92f3577b34da6a3ce929d0e0e4736-<span>-00",
+      "errors": {
+        "references": [
+          "The references field is required (an empty array is allowed)."
+        ]
+      }
+    }
+  },
+  "QR-bill: references not an array": {
+    "status": 400,
+    "contentType": "application/problem+json",
+    "json": {
+      "type": "https://errors.example/problems/validation",
+      "title": "One or more validation errors occurred.",
+      "status": 400,
+      "detail": "The references field must be an array.",
+      "traceId": "00-4bf92f3577b34da6a3ce929d0e0e4736-<span>-00",
+      "errors": {
+        "references": [
+          "The references field must be an array."
+        ]
+      }
+    }
+  },
+  "QR-bill: invalid Base64": {
+    "status": 400,
+    "contentType": "application/problem+json",
+    "json": {
+      "type": "https://errors.example/problems/invalid-base64",
+      "title": "The PDF is not valid Base64.",
+      "status": 400,
+      "detail": "base64Pdf must be a string of standard, padded Base64.",
+      "traceId": "00-4bf92f3577b34da6a3ce929d0e0e4736-<span>-00"
+    }
+  },
   "health": {
     "status": 200,
     "contentType": "application/json",
@@ -291,6 +583,17 @@ export const NODE_ANSWERS: Record<string, Answer> = {
       "title": "Not found.",
       "status": 404,
       "detail": "No resource at GET /api/v1/documents/validate.",
+      "traceId": "00-4bf92f3577b34da6a3ce929d0e0e4736-<span>-00"
+    }
+  },
+  "GET on the extract route": {
+    "status": 404,
+    "contentType": "application/problem+json",
+    "json": {
+      "type": "https://errors.example/problems/not-found",
+      "title": "Not found.",
+      "status": 404,
+      "detail": "No resource at GET /api/v1/documents/extract-swiss-qr-code.",
       "traceId": "00-4bf92f3577b34da6a3ce929d0e0e4736-<span>-00"
     }
   }

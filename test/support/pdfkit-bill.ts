@@ -1,0 +1,27 @@
+/**
+ * The QR-bill as invoicing software makes it: swissqrbill 4.4.1's complete payment part (receipt, texts, scissors and
+ * the vector QR code) on PDFKit, at the bottom of a one-page A4 invoice. Node only (PDFKit reads its font metrics from
+ * disk); qr-bills.ts builds bills with Web APIs only.
+ */
+import PDFDocument from 'pdfkit';
+import { SwissQRBill } from 'swissqrbill/pdf';
+import type { Data, PDFOptions } from 'swissqrbill/types';
+
+export async function swissQrBillPdf(data: Data, options: PDFOptions = {}): Promise<Uint8Array> {
+  // A fixed creation date keeps the file (and its /ID) the same on every run.
+  const doc = new PDFDocument({ size: 'A4', info: { CreationDate: new Date(Date.UTC(2026, 0, 15)) } });
+  const chunks: Buffer[] = [];
+  doc.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const ended = new Promise<void>((resolve, reject) => {
+    doc.on('end', resolve);
+    doc.on('error', reject);
+  });
+  doc.fontSize(16).text('Rechnung 2026-001', 57, 57);
+  doc.fontSize(10).moveDown();
+  for (let i = 1; i <= 10; i++) doc.text(`Position ${i}: Gartenarbeit und Entsorgung von Grünmaterial .......... CHF ${(i * 17.35).toFixed(2)}`);
+  // Without coordinates, attachTo puts the payment part at the bottom of the current page (a new page if it lacks room).
+  new SwissQRBill(data, { language: 'DE', ...options }).attachTo(doc);
+  doc.end();
+  await ended;
+  return new Uint8Array(Buffer.concat(chunks));
+}
