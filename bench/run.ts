@@ -12,6 +12,7 @@ import { MAX_STRUCTURE_STREAM_BYTES, validatePdf, type PdfValidationResult } fro
 import { loadEngineModules } from '../src/runtime/node/deps.ts';
 import { makeCases, SHARED_DIR, type BenchCase } from './inputs.ts';
 import { qpdfVersion, runQpdf, type QpdfRun } from './qpdf.ts';
+import { runQrBench } from './qr.ts';
 import { killAllChildren, procMemMB, startServer, type RunningServer } from './server.ts';
 import { fmtMs, fmtPair, measure, p50, percentile, type Sample } from './stats.ts';
 
@@ -145,6 +146,8 @@ async function main(): Promise<void> {
     console.log('');
     console.log('qpdf is not installed, so the peer columns are empty. Install it with `apt-get install -y qpdf` (as root) and run again.');
   }
+  // the QR extraction part, bounded so the whole run ends before HARD_LIMIT_MS
+  await runQrBench({ deadline: runStarted + HARD_LIMIT_MS - 15_000 });
   console.log('');
   console.log(`Total bench time ${((performance.now() - runStarted) / 1000).toFixed(0)} s. p50/p95 are nearest-rank over n timed runs after warm-up; bombs are timed without warm-up of the bomb itself (the server's workers are warmed with 1-page requests).`);
 }

@@ -3,8 +3,8 @@ import { Scalar } from '@scalar/hono-api-reference';
 import type { HttpConfig } from './config.ts';
 import type { AppEnv } from './http/env.ts';
 import { Problem, problemResponse } from './http/problems.ts';
-import { registerExtractRoute } from './http/extract-route.ts';
-import { registerValidateRoute } from './http/validate-route.ts';
+import { extractRoute, registerExtractRoute } from './http/extract-route.ts';
+import { registerValidateRoute, validateRoute } from './http/validate-route.ts';
 import type { PdfEngine } from './pdf/engine/port.ts';
 import { MAX_STRUCTURE_STREAM_BYTES } from './pdf/validate.ts';
 import type { Clock, Logger } from './ports.ts';
@@ -60,6 +60,14 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     '/docs',
     Scalar({ url: '/openapi.json', cdn: '/docs/scalar.js', pageTitle: `${SERVICE_TITLE} API`, withDefaultFonts: false, telemetry: false, showDeveloperTools: 'never', agent: { disabled: true } } as Parameters<typeof Scalar>[0]),
   );
+
+  // A known path with another method is 405 with Allow, as ASP.NET answers, not 404.
+  for (const path of [validateRoute.path, extractRoute.path]) {
+    app.on(['GET', 'PUT', 'PATCH', 'DELETE'], path, (c) => {
+      c.header('Allow', 'POST');
+      return problemResponse(c, config.problemTypeBase, new Problem('method-not-allowed', `${c.req.path} accepts POST only.`));
+    });
+  }
 
   app.notFound((c) => problemResponse(c, config.problemTypeBase, new Problem('not-found', `No resource at ${c.req.method} ${c.req.path}.`)));
   app.onError((err, c) => {

@@ -182,6 +182,12 @@ describe('service endpoints', () => {
     expect(await res.json()).toEqual({ status: 'ok' });
   });
 
+  it('answers another method on a known path with 405 and Allow', async () => {
+    const res = await t.app.request('/api/v1/documents/validate');
+    await problem(res, 405, 'method-not-allowed');
+    expect(res.headers.get('allow')).toBe('POST');
+  });
+
   it('answers unknown paths with a not-found problem', async () => {
     await problem(await t.app.request('/nope'), 404, 'not-found');
   });

@@ -29,12 +29,15 @@ export function registerExtractRoute(app: OpenAPIHono<AppEnv>, options: { qr: Qr
   app.openAPIRegistry.registerPath(extractRoute);
   app.post(extractRoute.path, async (c) => {
     const body = await readJsonObject(c, options.maxBodyBytes, { bytes: ['base64Pdf'], text: ['references'] });
-    const bound = bindCaseInsensitive(body, ['references']);
+    const bound = bindCaseInsensitive(body, ['references', 'base64Pdf']);
     const references = ExtractSwissQrCodeRequest.shape.references.safeParse(bound.references);
     if (!references.success) {
       const missing = !(bound.references instanceof JsonWithText) || bound.references.value === null;
       const message = missing ? 'The references field is required (an empty array is allowed).' : 'The references field must be an array.';
-      throw new Problem('validation', message, { errors: { references: [message] } });
+      // Like ASP.NET's model validation, name every missing field at once.
+      const errors: Record<string, string[]> = { references: [message] };
+      if (bound.base64Pdf === undefined || bound.base64Pdf === null) errors.base64Pdf = ['The base64Pdf field is required.'];
+      throw new Problem('validation', message, { errors });
     }
     const pdf = readPdfFromBody(body);
     const header = findHeader(pdf);

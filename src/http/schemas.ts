@@ -67,10 +67,11 @@ export const SwissQrCodeData = z
     codingType: z.string().openapi({ example: '1' }),
     iban: z.string().openapi({ description: 'Spaces removed.', example: 'CH4431999123000889012' }),
     creditor: AddressData,
-    ultimateCreditor: AddressData.nullable(),
+    // A union, not .nullable(): that would emit allOf [$ref, {type: [object, null]}], which rejects null in strict clients.
+    ultimateCreditor: z.union([AddressData, z.null()]),
     amount: z.number().nullable().openapi({ description: 'null when the bill leaves the amount open.', example: 1949.75 }),
     currency: z.string().openapi({ example: 'CHF' }),
-    ultimateDebtor: AddressData.nullable(),
+    ultimateDebtor: z.union([AddressData, z.null()]),
     referenceType: z.string().openapi({ example: 'QRR' }),
     reference: z.string().nullable().openapi({ description: 'Spaces removed.', example: '210000000003139471430009017' }),
     unstructuredMessage: z.string().nullable(),

@@ -18,12 +18,15 @@ export interface ScanOptions {
 }
 
 /**
- * The passes, cheapest first; the scan stops at the first pass that yields a valid bill. Bills sit in the bottom 105 mm
- * of the page, and 150 dpi gives a version 10-13 code about 4 pixels a module: enough for vector bills and clean
- * scans. The whole page, then 300 dpi with zxing's tryHarder, are for odd layouts, rotated pages and poor scans.
+ * The passes, cheapest first; the search ends after the first render pass that yields a valid bill. The first covers
+ * the whole page at 100 dpi (a version 10-13 bill code gets about 2.6 pixels a module, enough for vector bills and clean
+ * scans), so every code on the page competes in reading order. The payment part (bottom 105 mm) at 150 dpi, the page
+ * at 150 dpi and finally 300 dpi with zxing's tryHarder are for small codes and poor scans. Embedded images are read
+ * first, on their own pixels, but only add candidates: a bill drawn as vector above them must still win.
  */
 const PASSES = [
   { kind: 'images' },
+  { kind: 'render', region: 'page', dpi: 100, tryHarder: false },
   { kind: 'render', region: 'payment-part', dpi: 150, tryHarder: false },
   { kind: 'render', region: 'page', dpi: 150, tryHarder: false },
   { kind: 'render', region: 'page', dpi: 300, tryHarder: true },
@@ -38,7 +41,7 @@ interface FoundCode {
 
 /**
  * Reads the QR-bill on the last page. When the page holds several codes, the first valid bill in reading order (top to
- * bottom, left to right) wins; a bill found in the payment part ends the search before the rest of the page is drawn.
+ * bottom, left to right) among the codes found so far wins.
  */
 export async function scanLastPage(pdf: Uint8Array, { pages, reader, clock, timeoutMs }: ScanOptions): Promise<ScanOutcome> {
   const deadline = clock.now() + timeoutMs;
@@ -56,8 +59,8 @@ export async function scanLastPage(pdf: Uint8Array, { pages, reader, clock, time
           if (!found.has(text)) found.set(text, { text, x: placed.box.x + symbol.box.x * placed.box.w, y: placed.box.y + symbol.box.y * placed.box.h });
         }
       }
-      const ordered = [...found.values()].sort(readingOrder);
-      for (const code of ordered) {
+      if (pass.kind === 'images') continue;
+      for (const code of [...found.values()].sort(readingOrder)) {
         const reading = readQrBill(code.text);
         if (reading.ok) return { status: 'found', bill: reading.bill };
       }

@@ -552,7 +552,7 @@ export const NODE_ANSWERS: Record<string, Answer> = {
   "OpenAPI document": {
     "status": 200,
     "contentType": "application/json",
-    "sha256": "f33a2ba4f485c1d7adb16c6467f289f31c4b39344cb3f26a457079a0d64bc4c5"
+    "sha256": "5c7cfe906e325b94d86f7b072bbcd1fd7eb1148a935bdb844540762cab4af801"
   },
   "API reference page": {
     "status": 200,
@@ -576,24 +576,24 @@ export const NODE_ANSWERS: Record<string, Answer> = {
     }
   },
   "GET on the validate route": {
-    "status": 404,
+    "status": 405,
     "contentType": "application/problem+json",
     "json": {
-      "type": "https://errors.example/problems/not-found",
-      "title": "Not found.",
-      "status": 404,
-      "detail": "No resource at GET /api/v1/documents/validate.",
+      "type": "https://errors.example/problems/method-not-allowed",
+      "title": "Method not allowed.",
+      "status": 405,
+      "detail": "/api/v1/documents/validate accepts POST only.",
       "traceId": "00-4bf92f3577b34da6a3ce929d0e0e4736-<span>-00"
     }
   },
   "GET on the extract route": {
-    "status": 404,
+    "status": 405,
     "contentType": "application/problem+json",
     "json": {
-      "type": "https://errors.example/problems/not-found",
-      "title": "Not found.",
-      "status": 404,
-      "detail": "No resource at GET /api/v1/documents/extract-swiss-qr-code.",
+      "type": "https://errors.example/problems/method-not-allowed",
+      "title": "Method not allowed.",
+      "status": 405,
+      "detail": "/api/v1/documents/extract-swiss-qr-code accepts POST only.",
       "traceId": "00-4bf92f3577b34da6a3ce929d0e0e4736-<span>-00"
     }
   }
