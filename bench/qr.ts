@@ -17,7 +17,7 @@ import { readHttpConfig } from '../src/config.ts';
 import { readQrBill, type QrBill } from '../src/qr/bill.ts';
 import type { ScanOutcome } from '../src/qr/scan.ts';
 import { inProcessEngines } from '../src/runtime/node/deps.ts';
-import { killAllChildren, startServer, track, type RunningServer } from './server.ts';
+import { killAllChildren, postBody, startServer, track, type RunningServer } from './server.ts';
 import { fmtMs, fmtPair, measure, p50, percentile, type Sample } from './stats.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -245,19 +245,8 @@ function jsonBody(pdf: Uint8Array): Uint8Array<ArrayBuffer> {
 }
 
 async function postExtract(url: string, body: Uint8Array<ArrayBuffer>): Promise<{ status: number; qrCodeData?: unknown; type: string }> {
-  const res = await fetch(`${url}/api/v1/documents/extract-swiss-qr-code`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body,
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await res.text();
-  try {
-    const json = JSON.parse(text) as { qrCodeData?: unknown; type?: string };
-    return { status: res.status, qrCodeData: json.qrCodeData, type: json.type?.split('/').pop() ?? '' };
-  } catch {
-    return { status: res.status, type: '' };
-  }
+  const answer = await postBody(url, '/api/v1/documents/extract-swiss-qr-code', body);
+  return { status: answer.status, qrCodeData: answer.json?.qrCodeData, type: answer.problem };
 }
 
 // ---------------------------------------------------------------- the peer: poppler + zbar

@@ -13,7 +13,7 @@ import { loadEngineModules } from '../src/runtime/node/deps.ts';
 import { makeCases, SHARED_DIR, type BenchCase } from './inputs.ts';
 import { qpdfVersion, runQpdf, type QpdfRun } from './qpdf.ts';
 import { runQrBench } from './qr.ts';
-import { killAllChildren, procMemMB, startServer, type RunningServer } from './server.ts';
+import { killAllChildren, postBody, procMemMB, startServer, type RunningServer } from './server.ts';
 import { fmtMs, fmtPair, measure, p50, percentile, type Sample } from './stats.ts';
 
 const HARD_LIMIT_MS = 240_000;
@@ -160,19 +160,8 @@ function jsonBody(pdf: Uint8Array): Uint8Array<ArrayBuffer> {
 
 /** POSTs a JSON body and reads the whole answer; returns "200 (n pages)" or "400 problem-name". */
 async function post(url: string, body: Uint8Array<ArrayBuffer>): Promise<string> {
-  const res = await fetch(`${url}/api/v1/documents/validate`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body,
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await res.text();
-  try {
-    const json = JSON.parse(text) as { pageCount?: number; type?: string };
-    return res.status === 200 ? `200 (${json.pageCount} p)` : `${res.status} ${json.type?.split('/').pop() ?? ''}`.trim();
-  } catch {
-    return `${res.status}`;
-  }
+  const { status, json, problem } = await postBody(url, '/api/v1/documents/validate', body);
+  return status === 200 ? `200 (${String(json?.pageCount)} p)` : `${status} ${problem}`.trim();
 }
 
 function describe(r: PdfValidationResult): string {

@@ -206,3 +206,23 @@ export function commandLine(pid: number): string {
     return '?';
   }
 }
+
+/** An answer of the service: status, the parsed JSON body (undefined if not JSON), and the problem name if any. */
+export interface ServiceAnswer {
+  status: number;
+  json: Record<string, unknown> | undefined;
+  problem: string;
+}
+
+/** POSTs a prepared JSON body to the running server and reads the whole answer. */
+export async function postBody(url: string, path: string, body: Uint8Array<ArrayBuffer>): Promise<ServiceAnswer> {
+  const res = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(30_000) });
+  const text = await res.text();
+  let json: Record<string, unknown> | undefined;
+  try {
+    json = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, json, problem: typeof json?.type === 'string' ? (json.type.split('/').pop() ?? '') : '' };
+}

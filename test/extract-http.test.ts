@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { encryptedPdf } from './support/encrypted-pdf.ts';
 import { simplePdf, toBase64 } from './support/pdf-builder.ts';
-import { postJson, testApp, type TestApp } from './support/app.ts';
+import { postJson, testApp, type TestApp, problem } from './support/app.ts';
 import { swissQrBillPdf } from './support/pdfkit-bill.ts';
 import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, spcCode, textCode, type BillData, type Code } from './support/qr-bills.ts';
 
@@ -16,16 +16,6 @@ beforeAll(async () => {
   t = await testApp();
 });
 
-async function problem(res: Response, status: number, type: string) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get('content-type')).toBe('application/problem+json');
-  const body = (await res.json()) as Record<string, unknown>;
-  expect(body).toMatchObject({ type: `https://errors.example/problems/${type}`, status });
-  expect(typeof body.title).toBe('string');
-  expect(typeof body.detail).toBe('string');
-  expect(body.traceId).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
-  return body;
-}
 
 const extract = (pdf: Uint8Array, references: unknown[] = []) => postJson(t.app, EXTRACT, { references, base64Pdf: toBase64(pdf) });
 

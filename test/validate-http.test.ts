@@ -4,7 +4,7 @@ import type { PdfEngine } from '../src/pdf/engine/port.ts';
 import { metadataBombPdf } from './support/bomb-pdf.ts';
 import { encryptedPdf } from './support/encrypted-pdf.ts';
 import { assemblePdf, simplePdf, toBase64 } from './support/pdf-builder.ts';
-import { postJson, testApp, type TestApp } from './support/app.ts';
+import { postJson, testApp, type TestApp, problem } from './support/app.ts';
 
 const VALIDATE = '/api/v1/documents/validate';
 let t: TestApp;
@@ -12,16 +12,6 @@ beforeAll(async () => {
   t = await testApp();
 });
 
-async function problem(res: Response, status: number, type: string) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get('content-type')).toBe('application/problem+json');
-  const body = (await res.json()) as Record<string, unknown>;
-  expect(body).toMatchObject({ type: `https://errors.example/problems/${type}`, status });
-  expect(typeof body.title).toBe('string');
-  expect(typeof body.detail).toBe('string');
-  expect(body.traceId).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
-  return body;
-}
 
 describe('POST /api/v1/documents/validate', () => {
   it('answers the six fields in camelCase', async () => {

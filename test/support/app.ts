@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import { createApp, type AppDeps } from '../../src/app.ts';
 import { readHttpConfig, type Environment } from '../../src/config.ts';
 import type { PdfEngine } from '../../src/pdf/engine/port.ts';
@@ -27,3 +28,15 @@ export async function testApp(env: Environment = {}, overrides: EngineOverrides 
 
 export const postJson = (app: TestApp['app'], path: string, body: unknown, headers: Record<string, string> = {}) =>
   app.request(path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+
+/** Asserts a problem-details answer (status, media type, the stable type URI, title, detail, traceId) and returns it. */
+export async function problem(res: Response, status: number, type: string) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toBe('application/problem+json');
+  const body = (await res.json()) as Record<string, unknown>;
+  expect(body).toMatchObject({ type: `https://errors.example/problems/${type}`, status });
+  expect(typeof body.title).toBe('string');
+  expect(typeof body.detail).toBe('string');
+  expect(body.traceId).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+  return body;
+}
