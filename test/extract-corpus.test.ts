@@ -8,24 +8,11 @@ import { prepareZXingModule, readBarcodes, type ReadResult } from 'zxing-wasm/re
 import { readQrBill } from '../src/qr/bill.ts';
 import { engineModules, postJson, testApp, type TestApp } from './support/app.ts';
 import { describeShared, readShared, readSharedJson, sharedExists } from './support/corpus.ts';
+import { expectNotFound, qrCorpusPdfSuites, referencesFor, type ExternalPdf, type ExtractRequest } from './support/qr-corpus.ts';
 import { toBase64 } from './support/pdf-builder.ts';
 import { decodePng, imagePdf, jpegSize } from './support/qr-bills.ts';
 
 const EXTRACT = '/api/v1/documents/extract-swiss-qr-code';
-const NOT_FOUND = /\/problems\/qr-code-not-found$/;
-
-interface GeneratedEntry {
-  file: string;
-  expectedStatus: 200 | 404;
-  qrCodeData?: unknown;
-}
-
-interface ExternalPdf {
-  file: string;
-  kind: 'pdf';
-  expectedStatus: 200 | 404;
-  decodedPayload: string | null;
-}
 
 interface ExternalImage {
   file: string;
@@ -35,20 +22,6 @@ interface ExternalImage {
   /** true: the payload equals the `.txt` file beside the image (sprain's own ground truth). */
   matchesTxt?: boolean | null;
 }
-
-/**
- * What the service answers where the manifest leaves the 404's `rejected` open: each QR code on the last page and why
- * it is no bill (an empty list: the page holds no QR code).
- */
-const REJECTED: Record<string, { index: number; reason: string }[]> = {
-  'generated/06_bill_on_page1_not_last.pdf': [],
-  'generated/13_custom_bad_qrr_checkdigit.pdf': [{ index: 0, reason: 'qrr-check-digit' }],
-  'generated/14_non_qrbill_url_qr_last_page.pdf': [{ index: 0, reason: 'not-spc' }],
-  'generated/15_epc_girocode_not_spc.pdf': [{ index: 0, reason: 'not-spc' }],
-};
-
-/** References of every kind, sent with each request and expected back unchanged. */
-const referencesFor = (file: string) => [file, 42, { invoice: file.length, paid: false, tags: ['corpus'] }, null];
 
 describeShared('extract: QR-bill corpus', () => {
   let t: TestApp;
@@ -68,64 +41,12 @@ describeShared('extract: QR-bill corpus', () => {
     });
   });
 
-  async function extract(pdf: Uint8Array, references: unknown[]) {
+  const extract: ExtractRequest = async (pdf, references) => {
     const res = await postJson(t.app, EXTRACT, { references, base64Pdf: toBase64(pdf) });
     return { status: res.status, contentType: res.headers.get('content-type'), body: (await res.json()) as Record<string, unknown> };
-  }
+  };
 
-  function expectNotFound(answer: Awaited<ReturnType<typeof extract>>, rejected?: unknown[]) {
-    expect(answer.status).toBe(404);
-    expect(answer.contentType).toBe('application/problem+json');
-    expect(answer.body.type).toMatch(NOT_FOUND);
-    expect(answer.body.detail).toEqual(expect.any(String));
-    expect(answer.body.rejected).toEqual(rejected ?? expect.any(Array));
-  }
-
-  describe('generated PDFs (manifest.json)', () => {
-    const { files } = readSharedJson<{ files: GeneratedEntry[] }>('corpus/qr/manifest.json');
-
-    it('lists 25 files, of which 21 hold a bill on their last page', () => {
-      expect(files).toHaveLength(25);
-      expect(files.filter((f) => f.expectedStatus === 200)).toHaveLength(21);
-      expect(Object.keys(REJECTED).every((file) => files.some((f) => f.file === file && f.expectedStatus === 404))).toBe(true);
-    });
-
-    it.each(files)('$file', async (entry) => {
-      const references = referencesFor(entry.file);
-      const answer = await extract(readShared('corpus/qr', entry.file), references);
-      if (entry.expectedStatus === 200) {
-        expect({ status: answer.status, contentType: answer.contentType }).toEqual({ status: 200, contentType: 'application/json' });
-        expect(answer.body).toStrictEqual({ references, qrCodeData: entry.qrCodeData });
-      } else {
-        expectNotFound(answer, REJECTED[entry.file]);
-      }
-    });
-  });
-
-  describe('external PDFs (external-manifest.json)', () => {
-    const files = readSharedJson<{ files: (ExternalPdf | ExternalImage)[] }>('corpus/qr/external-manifest.json').files.filter(
-      (f): f is ExternalPdf => f.kind === 'pdf',
-    );
-
-    it('lists 46 PDFs, 4 of them without a bill', () => {
-      expect(files).toHaveLength(46);
-      expect(files.filter((f) => f.expectedStatus === 404)).toHaveLength(4);
-    });
-
-    it.each(files)('$file', async (entry) => {
-      const references = referencesFor(entry.file);
-      const answer = await extract(readShared('corpus/qr', entry.file), references);
-      if (entry.expectedStatus === 200) {
-        const reading = readQrBill(entry.decodedPayload!);
-        expect(reading.ok, 'the payload decoders agreed on is a valid bill').toBe(true);
-        expect(answer.status).toBe(200);
-        expect(answer.body).toStrictEqual({ references, qrCodeData: reading.ok ? reading.bill : undefined });
-      } else {
-        // The four negatives are invoices without any QR code.
-        expectNotFound(answer, []);
-      }
-    });
-  });
+  qrCorpusPdfSuites(() => extract);
 
   describe('external images, read directly and wrapped into a one-page PDF', () => {
     const files = readSharedJson<{ files: (ExternalPdf | ExternalImage)[] }>('corpus/qr/external-manifest.json').files.filter(

@@ -5,9 +5,9 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from './support/net.ts';
 import { simplePdf, toBase64 } from './support/pdf-builder.ts';
 import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, textCode } from './support/qr-bills.ts';
 
@@ -124,17 +124,6 @@ function scriptCommand(script: string): [string, string[]] {
   const path = join(ROOT, 'node_modules', '.bin', bin!);
   if (!existsSync(path)) throw new Error(`${bin} is missing at ${path}: it is a devDependency, run npm install (needed by npm run ${script})`);
   return [path, args];
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 async function start(runtime: Runtime): Promise<Server> {

@@ -1,0 +1,98 @@
+/**
+ * The PDF part of the QR-bill corpus (../shared/corpus/qr) as suites that run against any way of reaching the
+ * service: the app in this process (extract-corpus.test.ts) or a real runtime over HTTP (workerd-corpus.test.ts).
+ * The generated PDFs answer as their manifest states; the external PDFs with the bill of the payload reference
+ * decoders agreed on.
+ */
+import { describe, expect, it } from 'vitest';
+import { readQrBill } from '../../src/qr/bill.ts';
+import { readShared, readSharedJson } from './corpus.ts';
+
+export type ExtractAnswer = { status: number; contentType: string | null; body: Record<string, unknown> };
+/** POSTs one PDF with its references to /api/v1/documents/extract-swiss-qr-code. */
+export type ExtractRequest = (pdf: Uint8Array, references: unknown[]) => Promise<ExtractAnswer>;
+
+interface GeneratedEntry {
+  file: string;
+  expectedStatus: 200 | 404;
+  qrCodeData?: unknown;
+}
+
+export interface ExternalPdf {
+  file: string;
+  kind: 'pdf';
+  expectedStatus: 200 | 404;
+  decodedPayload: string | null;
+}
+
+/**
+ * What the service answers where the manifest leaves the 404's `rejected` open: each QR code on the last page and why
+ * it is no bill (an empty list: the page holds no QR code).
+ */
+const REJECTED: Record<string, { index: number; reason: string }[]> = {
+  'generated/06_bill_on_page1_not_last.pdf': [],
+  'generated/13_custom_bad_qrr_checkdigit.pdf': [{ index: 0, reason: 'qrr-check-digit' }],
+  'generated/14_non_qrbill_url_qr_last_page.pdf': [{ index: 0, reason: 'not-spc' }],
+  'generated/15_epc_girocode_not_spc.pdf': [{ index: 0, reason: 'not-spc' }],
+};
+
+/** References of every kind, sent with each request and expected back unchanged. */
+export const referencesFor = (file: string) => [file, 42, { invoice: file.length, paid: false, tags: ['corpus'] }, null];
+
+export function expectNotFound(answer: ExtractAnswer, rejected?: unknown[]): void {
+  expect(answer.status).toBe(404);
+  expect(answer.contentType).toBe('application/problem+json');
+  expect(answer.body.type).toMatch(/\/problems\/qr-code-not-found$/);
+  expect(answer.body.detail).toEqual(expect.any(String));
+  expect(answer.body.rejected).toEqual(rejected ?? expect.any(Array));
+}
+
+/** Call inside a describeShared body; `send` is read when the tests run (after beforeAll). */
+export function qrCorpusPdfSuites(send: () => ExtractRequest): void {
+  describe('generated PDFs (manifest.json)', () => {
+    const { files } = readSharedJson<{ files: GeneratedEntry[] }>('corpus/qr/manifest.json');
+
+    it('lists 25 files, of which 21 hold a bill on their last page', () => {
+      expect(files).toHaveLength(25);
+      expect(files.filter((f) => f.expectedStatus === 200)).toHaveLength(21);
+      expect(Object.keys(REJECTED).every((file) => files.some((f) => f.file === file && f.expectedStatus === 404))).toBe(true);
+    });
+
+    it.each(files)('$file', async (entry) => {
+      const references = referencesFor(entry.file);
+      const answer = await send()(readShared('corpus/qr', entry.file), references);
+      if (entry.expectedStatus === 200) {
+        expect({ status: answer.status, contentType: answer.contentType }).toEqual({ status: 200, contentType: 'application/json' });
+        expect(answer.body).toStrictEqual({ references, qrCodeData: entry.qrCodeData });
+      } else {
+        expectNotFound(answer, REJECTED[entry.file]);
+      }
+    });
+  });
+
+  describe('external PDFs (external-manifest.json)', () => {
+    const files = readSharedJson<{ files: (ExternalPdf | { kind: 'image' })[] }>('corpus/qr/external-manifest.json').files.filter(
+      (f): f is ExternalPdf => f.kind === 'pdf',
+    );
+
+    it('lists 46 PDFs, 4 of them without a bill', () => {
+      expect(files).toHaveLength(46);
+      expect(files.filter((f) => f.expectedStatus === 404)).toHaveLength(4);
+    });
+
+    it.each(files)('$file', async (entry) => {
+      const references = referencesFor(entry.file);
+      const answer = await send()(readShared('corpus/qr', entry.file), references);
+      if (entry.expectedStatus === 200) {
+        const reading = readQrBill(entry.decodedPayload!);
+        expect(reading.ok, 'the payload decoders agreed on is a valid bill').toBe(true);
+        expect(answer.status).toBe(200);
+        expect(answer.body).toStrictEqual({ references, qrCodeData: reading.ok ? reading.bill : undefined });
+      } else {
+        // The four negatives are invoices without any QR code.
+        expectNotFound(answer, []);
+      }
+    });
+  });
+
+}
