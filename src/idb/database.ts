@@ -1,0 +1,77 @@
+/**
+ * The port through which the IIDBService database operations run client SQL (spec/IIDBService.md: database requests,
+ * ReturnDatatable / ReturnScalar / ExecuteNonQuery, "Rules users rely on"). Adapters: PostgreSQL through postgres.js
+ * (src/runtime/node/postgres-database.ts); SQLite later.
+ *
+ * Decisions:
+ * - A DatabaseTransaction is one connection holding one open transaction: a database request, or the implicit one of a
+ *   call with `requestId == Guid.Empty`. `begin('read')` gives a transaction the database itself keeps read-only, so a
+ *   reader cannot write even through ReturnScalar; its refusal is `AccessDenied`.
+ * - SQL reaches `run` with the backend's own positional markers (bindParameters in sql-parameters.ts) and must be one
+ *   statement: a backend sends it so that `COMMIT; INSERT …` is refused, never run outside the transaction.
+ * - Every fault ends the unit of work: after a DatabaseFault with `transactionAborted` the transaction refuses further
+ *   `run` and `commit` (commit would otherwise silently roll back, or commit a half-done statement) and only `rollback`
+ *   is left. Backends set `transactionAborted` for every fault they raise inside a transaction, QuotaExceeded
+ *   included (the statement may have written before its rows exceeded the cap: nothing half-done is committed).
+ * - Results are cells of the DataTable model (datatable.ts): decimals as strings (scale kept), int8 as bigint,
+ *   date/time values as the database's text (wall clock, offset for time-zone-aware types), bytes as Uint8Array,
+ *   uuid as text. `declaredType` is the type name the database reports (`int4`, `numeric`, `timestamptz`, `integer[]`),
+ *   which clrTypeOfDeclared maps; null when there is none (a SQLite expression).
+ */
+import type { DataCell } from './datatable.ts';
+import type { SqlDialect } from './sql-parameters.ts';
+
+export type { SqlDialect } from './sql-parameters.ts';
+
+export interface ResultColumn {
+  name: string;
+  declaredType: string | null;
+}
+
+export interface StatementResult {
+  columns: ResultColumn[];
+  rows: DataCell[][];
+  /** rows affected by INSERT/UPDATE/DELETE (and MERGE), else -1 (ADO.NET) */
+  rowsAffected: number;
+}
+
+/**
+ * - SqlError: the database refused the statement (syntax, constraint, type, …); the message is the server's, no stack.
+ * - AccessDenied: a write in a read-only transaction, or a missing privilege.
+ * - Timeout: the statement ran longer than StatementLimits.timeoutMs.
+ * - QuotaExceeded: the result has more than StatementLimits.maxRows rows (no partial result is returned).
+ */
+export type DatabaseFaultName = 'SqlError' | 'AccessDenied' | 'Timeout' | 'QuotaExceeded';
+
+export class DatabaseFault extends Error {
+  override name = 'DatabaseFault';
+  constructor(
+    readonly fault: DatabaseFaultName,
+    message: string,
+    /** true when the backend ended the transaction (it must be rolled back) */
+    readonly transactionAborted: boolean,
+  ) {
+    super(message);
+  }
+}
+
+export interface StatementLimits {
+  timeoutMs: number;
+  maxRows: number;
+}
+
+/** One connection holding one open transaction: a database request's unit of work. */
+export interface DatabaseTransaction {
+  /** Runs one statement; throws DatabaseFault. Calls on one transaction run one after the other. */
+  run(sql: string, values: unknown[], limits: StatementLimits): Promise<StatementResult>;
+  /** Commits and releases the connection; throws DatabaseFault (the transaction is then rolled back and released). */
+  commit(): Promise<void>;
+  /** Rolls back and releases the connection; never throws; a second call (or one after commit) does nothing. */
+  rollback(): Promise<void>;
+}
+
+export interface Database {
+  readonly dialect: SqlDialect;
+  begin(access: 'read' | 'write'): Promise<DatabaseTransaction>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,290 @@
+/**
+ * The Database port (src/idb/database.ts) on PostgreSQL through postgres.js.
+ *
+ * Decisions:
+ * - `begin` reserves a pool connection (`sql.reserve()`) and sends `BEGIN` there; 'read' sends `BEGIN READ ONLY`
+ *   followed by `SELECT 1`, because `SET TRANSACTION READ WRITE` is only refused once a query has run in the
+ *   transaction: the mode is frozen before client SQL gets a chance.
+ * - Client SQL always goes with the extended query protocol (`simple: false`), even without parameters, so the server
+ *   refuses more than one command (42601) and `COMMIT; INSERT …` can never escape the transaction. Unnamed statements
+ *   (`prepare: false`): client SQL is rarely repeated, and a per-connection cache of it would only grow.
+ * - Time-out: `SET LOCAL statement_timeout` before a statement whose limit differs from the one already set in this
+ *   transaction (SET LOCAL ends with the transaction, so nothing leaks into the pool). 57014 is Timeout.
+ * - Row cap: rows are read through a portal in batches (postgres.js `cursor`); at maxRows + 1 the portal is abandoned
+ *   and QuotaExceeded raised without any rows, so at most one batch beyond the cap is ever in memory.
+ * - Every fault marks the transaction aborted (see the port); the object then refuses run and commit until rollback.
+ *   A rollback while a statement runs cancels it first, so an abandoned request never waits for its own time-out.
+ * - Values are read from the server's text form (postgres.js `raw()`, see parseCell): bool a boolean, int2/int4/oid
+ *   and float4/float8 numbers, int8 a bigint, bytea a Uint8Array; everything else stays the server's text: numeric
+ *   keeps its scale, date/timestamp/timestamptz are ISO (DateStyle ISO, session TimeZone UTC so timestamptz prints
+ *   `+00`), uuid, json, time, interval and arrays are text. money is read as
+ *   decimal text (lc_monetary C, symbol and grouping removed).
+ * - Declared types: the OIDs of the built-in types map to names clrTypeOfDeclared knows; any other OID (enums, user
+ *   types, arrays) is looked up once per Database with `format_type` on the statement's own connection.
+ */
+import postgres from 'postgres';
+import { DatabaseFault, type Database, type DatabaseFaultName, type DatabaseTransaction, type ResultColumn, type StatementLimits, type StatementResult } from '../../idb/database.ts';
+import type { DataCell } from '../../idb/datatable.ts';
+
+export interface PostgresDatabaseOptions {
+  /** `postgres://user:pass@host:port/db` */
+  url: string;
+  /** Pool size: how many database requests can hold a connection at once (default 10). */
+  maxConnections?: number;
+  /** Rows fetched per round trip while reading a result (default 1000). */
+  batchRows?: number;
+}
+
+type Sql = postgres.Sql<Record<string, unknown>>;
+type Reserved = postgres.ReservedSql<Record<string, unknown>>;
+
+/** Built-in type OIDs (pg_type.h) and the names reported as declared types. */
+const TYPE_NAMES: ReadonlyMap<number, string> = new Map([
+  [16, 'bool'],
+  [17, 'bytea'],
+  [18, 'char'],
+  [19, 'name'],
+  [20, 'int8'],
+  [21, 'int2'],
+  [23, 'int4'],
+  [25, 'text'],
+  [26, 'oid'],
+  [114, 'json'],
+  [142, 'xml'],
+  [700, 'float4'],
+  [701, 'float8'],
+  [705, 'unknown'],
+  [790, 'money'],
+  // bpchar is `character(n)`; the name clrTypeOfDeclared knows.
+  [1042, 'character'],
+  [1043, 'varchar'],
+  [1082, 'date'],
+  [1083, 'time'],
+  [1114, 'timestamp'],
+  [1184, 'timestamptz'],
+  [1186, 'interval'],
+  [1266, 'timetz'],
+  [1700, 'numeric'],
+  [2950, 'uuid'],
+  [3802, 'jsonb'],
+]);
+
+/**
+ * A cell from the server's text form of a value (postgres.js `raw()`: no driver parsers involved, so nothing a pool
+ * option or type fetch changes). Types not named here (numeric, date/time, uuid, json, arrays, …) stay text.
+ */
+function parseCell(type: number, raw: Buffer | null): DataCell {
+  if (raw == null) return null;
+  switch (type) {
+    case 16:
+      return raw[0] === 0x74; // 't'
+    case 17:
+      // `\x` then hex digits (bytea_output hex, the default since 9.0); a fresh Uint8Array, not a pooled Buffer.
+      return new Uint8Array(Buffer.from(raw.toString('latin1', 2), 'hex'));
+    case 20:
+      return BigInt(raw.toString('latin1'));
+    case 21:
+    case 23:
+    case 26:
+    case 700:
+    case 701:
+      return Number(raw.toString('latin1')); // also NaN, Infinity, -Infinity
+    case 790:
+      // lc_monetary C (set per connection) prints `$1,234.50` / `-$1,234.50`: the Decimal text is what is left.
+      return raw.toString('latin1').replace(/[$,]/g, '');
+    default:
+      return raw.toString('utf8');
+  }
+}
+
+export function createPostgresDatabase(options: PostgresDatabaseOptions): Database {
+  const sql: Sql = postgres(options.url, {
+    max: options.maxConnections ?? 10,
+    // fetch_types stays on: with it off, postgres.js 3.4.9 never resolves a reserve() that opens a new connection.
+    prepare: false,
+    onnotice: () => {},
+    connection: { application_name: 'idb-service', DateStyle: 'ISO, YMD', TimeZone: 'UTC', lc_monetary: 'C', extra_float_digits: '1' },
+  });
+  const names = new Map<number, string>(TYPE_NAMES);
+  const batchRows = Math.max(1, options.batchRows ?? 1000);
+
+  /** The declared type names of result columns: built-ins from the table, others looked up once (format_type). */
+  async function declaredTypes(conn: Reserved, oids: number[]): Promise<(string | null)[]> {
+    const missing = [...new Set(oids.filter((oid) => !names.has(oid)))];
+    if (missing.length > 0) {
+      // OIDs are unsigned integers from the protocol: safe as literals.
+      const rows = await conn.unsafe<{ oid: number; name: string }[]>(`SELECT oid::int8 AS oid, format_type(oid, NULL) AS name FROM pg_type WHERE oid IN (${missing.join(',')})`);
+      for (const row of rows) names.set(Number(row.oid), row.name);
+    }
+    return oids.map((oid) => names.get(oid) ?? null);
+  }
+
+  return {
+    dialect: 'postgres',
+    async begin(access) {
+      let conn: Reserved;
+      try {
+        conn = await sql.reserve();
+      } catch (error) {
+        throw toFault(error);
+      }
+      try {
+        // Our own text: the simple protocol, one round trip.
+        await conn.unsafe(access === 'read' ? 'BEGIN READ ONLY; SELECT 1' : 'BEGIN');
+      } catch (error) {
+        conn.release();
+        throw toFault(error);
+      }
+      return new PostgresTransaction(conn, batchRows, declaredTypes);
+    },
+    async close() {
+      await sql.end({ timeout: 5 });
+    },
+  };
+}
+
+const ABORTED = 'current transaction is aborted, commands ignored until end of transaction block';
+const ABORTED_COMMIT = 'The transaction was aborted by an earlier error and has been rolled back.';
+
+class PostgresTransaction implements DatabaseTransaction {
+  private state: 'open' | 'aborted' | 'ended' = 'open';
+  private timeoutMs: number | undefined;
+  /** Serializes calls: one statement at a time on the connection, and the time-out set for it. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private running: postgres.PendingQuery<postgres.Row[]> | undefined;
+  private released = false;
+
+  constructor(
+    private readonly conn: Reserved,
+    private readonly batchRows: number,
+    private readonly declaredTypes: (conn: Reserved, oids: number[]) => Promise<(string | null)[]>,
+  ) {}
+
+  run(sql: string, values: unknown[], limits: StatementLimits): Promise<StatementResult> {
+    return this.serialize(() => this.runNow(sql, values, limits));
+  }
+
+  commit(): Promise<void> {
+    return this.serialize(async () => {
+      if (this.state !== 'open') {
+        const ended = this.state === 'ended';
+        await this.finish();
+        throw new DatabaseFault('SqlError', ended ? 'The transaction has already ended.' : ABORTED_COMMIT, true);
+      }
+      this.state = 'ended';
+      try {
+        const result = await this.conn.unsafe('COMMIT');
+        // A COMMIT of a transaction the server had already aborted answers ROLLBACK.
+        if (result.command !== 'COMMIT') throw new DatabaseFault('SqlError', 'The transaction was rolled back by the database.', true);
+      } catch (error) {
+        await this.conn.unsafe('ROLLBACK').catch(() => {});
+        throw toFault(error);
+      } finally {
+        this.released = true;
+        this.conn.release();
+      }
+    });
+  }
+
+  async rollback(): Promise<void> {
+    if (this.state === 'ended') return;
+    this.state = 'ended';
+    this.running?.cancel();
+    await this.queue.catch(() => {});
+    await this.finish();
+  }
+
+  /** ROLLBACK and release, once; never throws. Not through the queue (commit calls it from inside). */
+  private async finish(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    this.state = 'ended';
+    try {
+      await this.conn.unsafe('ROLLBACK');
+    } catch {
+      // A broken connection has no transaction left; postgres.js replaces it in the pool.
+    } finally {
+      this.conn.release();
+    }
+  }
+
+  private serialize<T>(task: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(task, task);
+    this.queue = next.catch(() => {});
+    return next;
+  }
+
+  private checkOpen(): void {
+    if (this.state === 'aborted') throw new DatabaseFault('SqlError', ABORTED, true);
+    if (this.state === 'ended') throw new DatabaseFault('SqlError', 'The transaction has already ended.', true);
+  }
+
+  private async runNow(text: string, values: unknown[], limits: StatementLimits): Promise<StatementResult> {
+    this.checkOpen();
+    const timeoutMs = Math.max(1, Math.ceil(limits.timeoutMs));
+    const maxRows = Math.max(0, Math.floor(limits.maxRows));
+    let overCap = false;
+    try {
+      if (this.timeoutMs !== timeoutMs) {
+        await this.conn.unsafe(`SET LOCAL statement_timeout = ${timeoutMs}`);
+        this.timeoutMs = timeoutMs;
+      }
+      const raw: (Buffer | null)[][] = [];
+      const query = this.conn
+        .unsafe(
+          text,
+          values.map((v) => (v === undefined ? null : v)) as postgres.ParameterOrJSON<never>[],
+          // `simple` is no typed option, but postgres.js honours it: false forces the extended protocol.
+          { prepare: false, simple: false } as postgres.UnsafeQueryOptions,
+        )
+        .raw();
+      this.running = query as unknown as postgres.PendingQuery<postgres.Row[]>;
+      const result = await query.cursor(this.batchRows, (batch) => {
+        if (raw.length + batch.length > maxRows) {
+          overCap = true;
+          // Thrown out of the callback: postgres.js sends Sync and rejects; the portal is dropped.
+          throw new RowCapReached();
+        }
+        for (const row of batch) raw.push(row as (Buffer | null)[]);
+      });
+      const described = result.statement?.columns ?? result.columns ?? [];
+      const declared = await this.declaredTypes(
+        this.conn,
+        described.map((c) => c.type),
+      );
+      const columns: ResultColumn[] = described.map((c, i) => ({ name: c.name, declaredType: declared[i] ?? null }));
+      const rows = raw.map((row) => described.map((c, i) => parseCell(c.type, row[i] ?? null)));
+      return { columns, rows, rowsAffected: rowsAffected(result.command, result.count) };
+    } catch (error) {
+      this.state = this.state === 'ended' ? 'ended' : 'aborted';
+      if (overCap) throw new DatabaseFault('QuotaExceeded', `The result has more than ${maxRows} rows.`, true);
+      throw toFault(error);
+    } finally {
+      this.running = undefined;
+    }
+  }
+}
+
+class RowCapReached extends Error {}
+
+function rowsAffected(command: string | undefined, count: number | null | undefined): number {
+  switch (command) {
+    case 'INSERT':
+    case 'UPDATE':
+    case 'DELETE':
+    case 'MERGE':
+      return typeof count === 'number' ? count : 0;
+    default:
+      return -1;
+  }
+}
+
+function toFault(error: unknown): DatabaseFault {
+  if (error instanceof DatabaseFault) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  let fault: DatabaseFaultName = 'SqlError';
+  if (code === '57014') fault = 'Timeout';
+  else if (code === '25006' || code === '42501') fault = 'AccessDenied';
+  return new DatabaseFault(fault, message, true);
+}
