@@ -1,6 +1,6 @@
 /** Starts the real Node server as a child process and reads the memory of the process that serves. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 
@@ -47,9 +47,7 @@ export async function freePort(): Promise<number> {
 export interface RunningServer {
   url: string;
   port: number;
-  /** The spawned server process. */
-  launcherPid: number;
-  /** The node process that holds the listening socket. */
+  /** The server's node process (`npm start`'s bundle runs in the spawned process itself). */
   serverPid: number;
   startMs: number;
   stop(): Promise<void>;
@@ -111,82 +109,11 @@ export async function startServer(env: Record<string, string> = {}, timeoutMs = 
       await new Promise((r) => setTimeout(r, 50));
     }
     const startMs = performance.now() - started;
-    const serverPid = listeningPid(child.pid!, port) ?? deepestDescendant(child.pid!);
-    return { url, port, launcherPid: child.pid!, serverPid, startMs, stop, output: () => tail };
+    return { url, port, serverPid: child.pid!, startMs, stop, output: () => tail };
   } catch (e) {
     await stop();
     throw e;
   }
-}
-
-/** Descendants of `pid`, breadth first (from /proc/<pid>/task/<tid>/children). */
-export function descendants(pid: number): number[] {
-  const out: number[] = [];
-  const queue = [pid];
-  while (queue.length > 0 && out.length < 1000) {
-    const p = queue.shift()!;
-    let tasks: string[] = [];
-    try {
-      tasks = readdirSync(`/proc/${p}/task`);
-    } catch {
-      continue;
-    }
-    for (const tid of tasks) {
-      let kids = '';
-      try {
-        kids = readFileSync(`/proc/${p}/task/${tid}/children`, 'utf8');
-      } catch {
-        continue;
-      }
-      for (const k of kids.trim().split(/\s+/).filter(Boolean).map(Number)) {
-        out.push(k);
-        queue.push(k);
-      }
-    }
-  }
-  return out;
-}
-
-function deepestDescendant(pid: number): number {
-  const all = descendants(pid);
-  return all[all.length - 1] ?? pid;
-}
-
-/** The process among `root` and its descendants whose open files include the socket listening on `port`. */
-function listeningPid(root: number, port: number): number | undefined {
-  const inodes = new Set<string>();
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text = '';
-    try {
-      text = readFileSync(table, 'utf8');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n').slice(1)) {
-      const f = line.trim().split(/\s+/);
-      // local_address is HEXIP:HEXPORT, st 0A is LISTEN, inode is field 9
-      const local = f[1];
-      if (!local || f[3] !== '0A') continue;
-      if (parseInt(local.split(':')[1] ?? '', 16) === port && f[9]) inodes.add(`socket:[${f[9]}]`);
-    }
-  }
-  if (inodes.size === 0) return undefined;
-  for (const pid of [root, ...descendants(root)]) {
-    let fds: string[] = [];
-    try {
-      fds = readdirSync(`/proc/${pid}/fd`);
-    } catch {
-      continue;
-    }
-    for (const fd of fds) {
-      try {
-        if (inodes.has(readlinkSync(`/proc/${pid}/fd/${fd}`))) return pid;
-      } catch {
-        /* closed meanwhile */
-      }
-    }
-  }
-  return undefined;
 }
 
 /** A field of /proc/<pid>/status in MB (VmHWM = peak resident set, VmRSS = current). */
@@ -196,14 +123,6 @@ export function procMemMB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
     return m ? Number(m[1]) / 1024 : NaN;
   } catch {
     return NaN;
-  }
-}
-
-export function commandLine(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
-  } catch {
-    return '?';
   }
 }
 

@@ -19,8 +19,6 @@ export interface AppDeps {
   logger: Logger;
   /** The API reference's browser bundle, served by the service itself so /docs works offline. */
   docsScript: () => Promise<string>;
-  /** Random bytes for trace ids (Web Crypto everywhere, injected for determinism in tests). */
-  randomBytes?: (n: number) => Uint8Array;
 }
 
 export const SERVICE_TITLE = 'Swiss document service';
@@ -28,12 +26,11 @@ export const SERVICE_VERSION = '0.1.0';
 
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const { config, clock, logger } = deps;
-  const randomBytes = deps.randomBytes ?? ((n: number) => crypto.getRandomValues(new Uint8Array(n)));
   const app = new OpenAPIHono<AppEnv>();
 
   app.use(async (c, next) => {
     const started = clock.now();
-    c.set('traceId', traceIdFor(c.req.header('traceparent'), randomBytes));
+    c.set('traceId', traceIdFor(c.req.header('traceparent')));
     await next();
     // Never log bodies: they are customers' documents.
     logger.log(c.res.status >= 500 ? 'error' : 'info', 'request', {
@@ -79,7 +76,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 }
 
 /** W3C trace context: continue the caller's trace when it sends one, else start a new one. Format as ASP.NET's traceId. */
-function traceIdFor(traceparent: string | undefined, randomBytes: (n: number) => Uint8Array): string {
+function traceIdFor(traceparent: string | undefined): string {
+  const randomBytes = (n: number) => crypto.getRandomValues(new Uint8Array(n));
   const incoming = /^00-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(traceparent ?? '')?.[1];
   const hex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
   return `00-${incoming ?? hex(randomBytes(16))}-${hex(randomBytes(8))}-00`;

@@ -66,7 +66,7 @@ export async function validatePdf(pdf: Uint8Array, options: ValidateOptions): Pr
     if (structure.kind === 'invalid') return reject('invalid-pdf', `The PDF structure is broken: ${structure.message}.`);
     // Only the engine can read it (for example object streams of an encrypted file): take its view.
     if (report.pageCount < 1 || !report.firstAndLastPageLoad) return reject('invalid-pdf', 'The PDF has no loadable pages.');
-    structure = { pageCount: report.pageCount, catalogVersion: report.version, attachmentCount: report.attachmentCount, encrypted: true, repaired: false };
+    structure = { pageCount: report.pageCount, catalogVersion: report.version, attachmentCount: report.attachmentCount, repaired: false };
   }
 
   return {

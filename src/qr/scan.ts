@@ -1,6 +1,6 @@
 import type { Clock } from '../ports.ts';
 import type { EngineRefusal, PageSource, PlacedRaster, Raster } from '../pdf/engine/port.ts';
-import { readQrBill, type QrBill, type QrBillRejection } from './bill.ts';
+import { readQrBill, type QrBill, type QrBillReading, type QrBillRejection } from './bill.ts';
 import type { BarcodeReader } from './reader.ts';
 
 /** What the last page of a document holds, as far as QR-bills go. */
@@ -32,9 +32,9 @@ const PASSES = [
   { kind: 'render', region: 'page', dpi: 300, tryHarder: true },
 ] as const;
 
-/** A QR code on the page: its text and where its top left corner is, as fractions of the page. */
+/** A QR code on the page: what it says as a bill, and where its top left corner is, as fractions of the page. */
 interface FoundCode {
-  text: string;
+  reading: QrBillReading;
   x: number;
   y: number;
 }
@@ -56,23 +56,16 @@ export async function scanLastPage(pdf: Uint8Array, { pages, reader, clock, time
       for (const { placed, tryHarder } of rasters) {
         for (const symbol of await reader.readQrCodes(placed.raster, { tryHarder })) {
           const text = UTF8.decode(symbol.bytes);
-          if (!found.has(text)) found.set(text, { text, x: placed.box.x + symbol.box.x * placed.box.w, y: placed.box.y + symbol.box.y * placed.box.h });
+          if (!found.has(text)) found.set(text, { reading: readQrBill(text), x: placed.box.x + symbol.box.x * placed.box.w, y: placed.box.y + symbol.box.y * placed.box.h });
         }
       }
       if (pass.kind === 'images') continue;
-      for (const code of [...found.values()].sort(readingOrder)) {
-        const reading = readQrBill(code.text);
-        if (reading.ok) return { status: 'found', bill: reading.bill };
-      }
+      const first = [...found.values()].sort(readingOrder).find((code) => code.reading.ok)?.reading;
+      if (first?.ok) return { status: 'found', bill: first.bill };
     }
-    const ordered = [...found.values()].sort(readingOrder);
-    return {
-      status: 'not-found',
-      rejected: ordered.map((code, index) => {
-        const reading = readQrBill(code.text);
-        return { index, reason: reading.ok ? ('not-spc' as const) : reading.reason };
-      }),
-    };
+    // Every render pass ran and none yielded a bill, so no reading here is valid.
+    const rejected = [...found.values()].sort(readingOrder).flatMap(({ reading }, index) => (reading.ok ? [] : [{ index, reason: reading.reason }]));
+    return { status: 'not-found', rejected };
   });
   return opened.status === 'opened' ? opened.value : opened;
 }

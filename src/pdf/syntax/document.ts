@@ -82,8 +82,7 @@ export class PdfDocument {
   }
 
   private loadAt(offset: number, num: number): PdfValue | undefined {
-    for (const base of offset + this.headerOffset === offset ? [offset] : [offset, offset + this.headerOffset]) {
-      if (base < 0 || base >= this.bytes.length) continue;
+    for (const base of this.candidates(offset)) {
       const parser = this.parser(base);
       const header = parser.readObjectHeader();
       if (header?.num !== num) continue;
@@ -129,6 +128,12 @@ export class PdfDocument {
     }
   }
 
+  /** Where an offset from the file may point: as written, and shifted by junk before the header, when there is any. */
+  private candidates(offset: number): number[] {
+    const shifted = this.headerOffset > 0 ? [offset, offset + this.headerOffset] : [offset];
+    return shifted.filter((at) => at >= 0 && at < this.bytes.length);
+  }
+
   private parser(pos: number): PdfParser {
     return new PdfParser(this.bytes, pos, (ref) => {
       const v = this.resolve(ref);
@@ -147,7 +152,8 @@ export class PdfDocument {
     while (offset !== undefined && Number.isInteger(offset) && !seen.has(offset)) {
       this.limits.checkpoint();
       seen.add(offset);
-      const section: PdfDict | undefined = this.readXrefSection(offset) ?? this.readXrefSection(offset + this.headerOffset);
+      let section: PdfDict | undefined;
+      for (const at of this.candidates(offset)) if ((section = this.readXrefSection(at))) break;
       if (!section) return newest?.has('Root') ? newest : undefined;
       newest ??= section;
       const hybrid = section.get('XRefStm');

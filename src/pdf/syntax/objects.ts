@@ -26,7 +26,7 @@ export class PdfStream {
     readonly dict: PdfDict,
     /** Offset of the first data byte in the file or decoded object stream. */
     readonly dataStart: number,
-    /** Encoded bytes; `undefined` when /Length is indirect and must be resolved by the caller. */
+    /** Encoded bytes (an indirect /Length is resolved by the parser, or `endstream` found). */
     readonly data: Uint8Array,
   ) {}
 }

@@ -1,7 +1,7 @@
 import { PdfName, PdfRef, PdfStream, PdfString, PdfSyntaxError, type PdfDict, type PdfValue } from './objects.ts';
 
 /** Containers nested deeper than this are refused, as qpdf does: no real file needs more, and it bounds the work. */
-export const MAX_NESTING = 500;
+const MAX_NESTING = 500;
 
 const WHITESPACE = new Uint8Array(256);
 for (const c of [0x00, 0x09, 0x0a, 0x0c, 0x0d, 0x20]) WHITESPACE[c] = 1;
@@ -189,7 +189,7 @@ function skipEol(b: Uint8Array, pos: number): number {
   return pos;
 }
 
-export function startsWithKeyword(b: Uint8Array, pos: number, keyword: string): boolean {
+function startsWithKeyword(b: Uint8Array, pos: number, keyword: string): boolean {
   for (let i = 0; i < keyword.length; i++) if (b[pos + i] !== keyword.charCodeAt(i)) return false;
   return true;
 }
@@ -212,7 +212,7 @@ export function lastIndexOf(haystack: Uint8Array, needle: Uint8Array, from = hay
   return -1;
 }
 
-export function latin1(b: Uint8Array, start: number, end: number): string {
+function latin1(b: Uint8Array, start: number, end: number): string {
   let s = '';
   for (let i = start; i < end; i++) s += String.fromCharCode(b[i]!);
   return s;

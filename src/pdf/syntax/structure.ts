@@ -7,7 +7,6 @@ export interface PdfStructure {
   /** The catalog's /Version, when it names a version this service knows. */
   catalogVersion: string | undefined;
   attachmentCount: number;
-  encrypted: boolean;
   repaired: boolean;
 }
 
@@ -48,7 +47,6 @@ export function readStructure(bytes: Uint8Array, headerOffset: number, limits: R
     pageCount: countPages(doc, catalog.get('Pages'), limits),
     catalogVersion: version instanceof PdfName && KNOWN_VERSIONS.includes(version.value) ? version.value : undefined,
     attachmentCount: countEmbeddedFiles(doc, catalog, limits),
-    encrypted: doc.encrypted,
     repaired: doc.repaired,
   };
 }
