@@ -37,7 +37,7 @@ export function readHttpConfig(env: Environment, defaults: Partial<HttpConfig> =
   };
 }
 
-function integer(env: Environment, name: string, fallback: number, min: number, max: number): number {
+export function integer(env: Environment, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
