@@ -5,6 +5,8 @@ import type { AppEnv } from './http/env.ts';
 import { Problem, problemResponse } from './http/problems.ts';
 import { extractRoute, registerExtractRoute } from './http/extract-route.ts';
 import { registerValidateRoute, validateRoute } from './http/validate-route.ts';
+import type { EndpointConfig } from './idb/config.ts';
+import { writeWsdl, type WsdlOptions } from './idb/wsdl.ts';
 import type { PdfEngine } from './pdf/engine/port.ts';
 import { MAX_STRUCTURE_STREAM_BYTES } from './pdf/validate.ts';
 import type { Clock, Logger } from './ports.ts';
@@ -13,6 +15,8 @@ import type { QrExtractor } from './qr/extractor.ts';
 /** Everything the app needs from its runtime; each runtime's entry file builds this. */
 export interface AppDeps {
   config: HttpConfig;
+  /** The IIDBService net.tcp endpoint (the bridge's settings) that GET /IDBService?wsdl describes. */
+  endpoint: EndpointConfig;
   engine: PdfEngine;
   qr: QrExtractor;
   clock: Clock;
@@ -47,6 +51,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerExtractRoute(app, { qr: deps.qr, maxBodyBytes: config.maxBodyBytes });
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
+  registerWsdlRoute(app, deps.endpoint);
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: { title: SERVICE_TITLE, version: SERVICE_VERSION, description: 'PDF validation and Swiss QR-bill extraction.' },
@@ -73,6 +78,31 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     return problemResponse(c, config.problemTypeBase, new Problem('internal', 'The request could not be processed. Quote the traceId when reporting it.'));
   });
   return app;
+}
+
+/**
+ * The IIDBService description where WCF publishes it: the service's path with `?wsdl`, or `?singleWsdl` (.NET 4.5),
+ * both the one document with inline XSD here; query names are matched case-insensitively as WCF does (`?WSDL`).
+ * `datatable=anytype` selects the form Mono's svcutil imports. Kept out of the OpenAPI document: it describes the
+ * net.tcp bridge for WCF tooling, not an operation of this HTTP API.
+ */
+function registerWsdlRoute(app: OpenAPIHono<AppEnv>, endpoint: EndpointConfig): void {
+  const documents = new Map<WsdlOptions['dataTable'], string>();
+  app.get('/IDBService', (c) => {
+    const query = new Map(Array.from(new URL(c.req.url).searchParams, ([name, value]) => [name.toLowerCase(), value]));
+    if (!query.has('wsdl') && !query.has('singlewsdl')) {
+      throw new Problem('not-found', `No resource at ${c.req.method} ${c.req.path}. The service description is at ${c.req.path}?wsdl.`);
+    }
+    const requested = query.get('datatable');
+    if (requested !== undefined && requested.toLowerCase() !== 'anytype') {
+      const message = 'datatable must be anytype, or left out for the DataTable form.';
+      throw new Problem('validation', message, { errors: { datatable: [message] } });
+    }
+    const dataTable = requested === undefined ? 'dataset' : 'anytype';
+    const wsdl = documents.get(dataTable) ?? writeWsdl(endpoint, { dataTable });
+    documents.set(dataTable, wsdl);
+    return c.body(wsdl, 200, { 'Content-Type': 'text/xml; charset=utf-8' });
+  });
 }
 
 /** W3C trace context: continue the caller's trace when it sends one, else start a new one. Format as ASP.NET's traceId. */

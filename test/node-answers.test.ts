@@ -4,12 +4,13 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { readHttpConfig } from '../src/config.ts';
+import { readEndpointConfig } from '../src/idb/config.ts';
 import { nodeService } from '../src/runtime/node/deps.ts';
 import { CASES, answerOf, requestOf } from './workers/cases.ts';
 import { NODE_ANSWERS } from './workers/node-answers.ts';
 
 describe('Node answers as recorded for the workerd parity test', async () => {
-  const { app, engine } = await nodeService(readHttpConfig({ LOG_LEVEL: 'error' }), 1);
+  const { app, engine } = await nodeService(readHttpConfig({ LOG_LEVEL: 'error' }), readEndpointConfig({}), 1);
   afterAll(() => engine.close());
 
   it.each(CASES)('$method $path: $name', async (c) => {

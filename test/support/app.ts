@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import { createApp, type AppDeps } from '../../src/app.ts';
 import { readHttpConfig, type Environment } from '../../src/config.ts';
+import { readEndpointConfig } from '../../src/idb/config.ts';
 import type { PdfEngine } from '../../src/pdf/engine/port.ts';
 import type { LogLevel } from '../../src/ports.ts';
 import { inProcessEngines, loadEngineModules, nodeDeps, type EngineModules } from '../../src/runtime/node/deps.ts';
@@ -22,7 +23,7 @@ export async function testApp(env: Environment = {}, overrides: EngineOverrides 
   const config = readHttpConfig(env);
   const engines = { ...(await inProcessEngines(config)), ...overrides };
   const logs: TestApp['logs'] = [];
-  const deps = { ...nodeDeps(config, engines), logger: { log: (level: LogLevel, message: string, fields?: Record<string, unknown>) => void logs.push({ level, message, fields }) } };
+  const deps = { ...nodeDeps(config, readEndpointConfig(env), engines), logger: { log: (level: LogLevel, message: string, fields?: Record<string, unknown>) => void logs.push({ level, message, fields }) } };
   return { app: createApp(deps), logs, engine: engines.engine };
 }
 

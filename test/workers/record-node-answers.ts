@@ -8,10 +8,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import { readHttpConfig } from '../../src/config.ts';
+import { readEndpointConfig } from '../../src/idb/config.ts';
 import { nodeService } from '../../src/runtime/node/deps.ts';
 import { CASES, answerOf, requestOf, type Answer } from './cases.ts';
 
-const { app, engine } = await nodeService(readHttpConfig({ LOG_LEVEL: 'error' }), 1);
+const { app, engine } = await nodeService(readHttpConfig({ LOG_LEVEL: 'error' }), readEndpointConfig({}), 1);
 
 const answers: Record<string, Answer> = {};
 try {

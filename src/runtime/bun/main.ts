@@ -5,10 +5,11 @@
  */
 import { createApp } from '../../app.ts';
 import { readHttpConfig } from '../../config.ts';
+import { readEndpointConfig } from '../../idb/config.ts';
 import { inProcessEngines, nodeDeps } from '../node/deps.ts';
 
 const config = readHttpConfig(process.env);
-const deps = nodeDeps(config, await inProcessEngines(config));
+const deps = nodeDeps(config, readEndpointConfig(process.env), await inProcessEngines(config));
 const app = createApp(deps);
 
 const server = Bun.serve({

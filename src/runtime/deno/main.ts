@@ -5,10 +5,12 @@
  */
 import { createApp } from '../../app.ts';
 import { readHttpConfig } from '../../config.ts';
+import { readEndpointConfig } from '../../idb/config.ts';
 import { inProcessEngines, nodeDeps } from '../node/deps.ts';
 
-const config = readHttpConfig(Deno.env.toObject());
-const deps = nodeDeps(config, await inProcessEngines(config));
+const env = Deno.env.toObject();
+const config = readHttpConfig(env);
+const deps = nodeDeps(config, readEndpointConfig(env), await inProcessEngines(config));
 const app = createApp(deps);
 
 const server = Deno.serve(

@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { createApp } from '../../app.ts';
 import { ConfigError, readHttpConfig } from '../../config.ts';
 import { extractRoute } from '../../http/extract-route.ts';
+import { readEndpointConfig } from '../../idb/config.ts';
 import { validateRoute } from '../../http/validate-route.ts';
 import { jsonLogger } from '../../logger.ts';
 import type { Logger } from '../../ports.ts';
@@ -277,7 +278,8 @@ async function main(argv: string[]): Promise<number> {
   if (options.pretty && inputs.length > 1) return usageError(`--pretty prints one file's result; ${inputs.length} files were found.`);
 
   const logger: Logger = config.logLevel === 'debug' ? jsonLogger('debug', (line) => process.stderr.write(line + '\n')) : { log: () => {} };
-  const app = createApp({ ...nodeDeps(config, await inProcessEngines(config)), logger });
+  // The CLI only validates and extracts, so the bridge's settings (published in the WSDL) do not apply to it.
+  const app = createApp({ ...nodeDeps(config, readEndpointConfig({}), await inProcessEngines(config)), logger });
 
   let exit: number = EXIT.ok;
   for (const input of inputs) {

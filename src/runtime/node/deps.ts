@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { createApp, type AppDeps } from '../../app.ts';
 import type { HttpConfig } from '../../config.ts';
+import type { EndpointConfig } from '../../idb/config.ts';
 import { jsonLogger } from '../../logger.ts';
 import { PdfiumEngine } from '../../pdf/engine/pdfium.ts';
 import type { Clock } from '../../ports.ts';
@@ -33,10 +34,11 @@ export async function inProcessEngines(config: HttpConfig): Promise<Pick<AppDeps
   return { engine, qr: localQrExtractor({ pages: engine, reader: new ZxingReader(modules.zxing), clock, timeoutMs: config.pdfTimeoutMs }) };
 }
 
-export function nodeDeps(config: HttpConfig, engines: Pick<AppDeps, 'engine' | 'qr'>): AppDeps {
+export function nodeDeps(config: HttpConfig, endpoint: EndpointConfig, engines: Pick<AppDeps, 'engine' | 'qr'>): AppDeps {
   let docsScript: Promise<string> | undefined;
   return {
     config,
+    endpoint,
     ...engines,
     clock,
     logger: jsonLogger(config.logLevel, (line) => process.stdout.write(line + '\n')),
@@ -45,8 +47,8 @@ export function nodeDeps(config: HttpConfig, engines: Pick<AppDeps, 'engine' | '
 }
 
 /** The service as `npm start` runs it: the engines in a pool of worker threads (PDF_WORKERS, default one per core). */
-export async function nodeService(config: HttpConfig, workers = availableParallelism()) {
+export async function nodeService(config: HttpConfig, endpoint: EndpointConfig, workers = availableParallelism()) {
   const engine = new WorkerPdfEngine({ modules: await loadEngineModules(), workers, timeoutMs: config.pdfTimeoutMs, memoryLimitBytes: config.pdfEngineMemoryBytes });
-  const deps = nodeDeps(config, { engine, qr: engine });
+  const deps = nodeDeps(config, endpoint, { engine, qr: engine });
   return { app: createApp(deps), deps, engine };
 }

@@ -4,6 +4,7 @@ import zxingWasm from 'zxing-wasm/reader/zxing_reader.wasm';
 import scalarStandalone from '@scalar/api-reference/browser/standalone.js';
 import { createApp, type AppDeps } from '../../app.ts';
 import { ConfigError, readHttpConfig, type Environment } from '../../config.ts';
+import { readEndpointConfig } from '../../idb/config.ts';
 import { jsonLogger } from '../../logger.ts';
 import { PdfiumEngine } from '../../pdf/engine/pdfium.ts';
 import { localQrExtractor } from '../../qr/extractor.ts';
@@ -35,6 +36,7 @@ function build(env: Environment): App {
   const clock = { now: () => performance.now() };
   const deps: AppDeps = {
     config,
+    endpoint: readEndpointConfig(env),
     engine,
     // The package types its .wasm export as a file path (for bundlers' file loaders); wrangler's CompiledWasm rule
     // makes it the compiled module.

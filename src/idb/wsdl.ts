@@ -1,0 +1,377 @@
+/**
+ * The published description of IIDBService (spec/IIDBService.md, "Published description"): one WSDL 1.1 document with
+ * its XSD inline, shaped as .NET's ServiceMetadataBehavior publishes a NetTcpBinding endpoint at `?singleWsdl`, so
+ * that svcutil (and "Add Service Reference") generate the client the existing WCF clients were compiled from.
+ *
+ * The service and the contract share one namespace (SERVICE_NAMESPACE). .NET would split the document into a
+ * wsdl:import when the two differ; with one namespace everything stays in one file, which is what the spec asks for.
+ */
+import { OPERATIONS, type OperationName } from './contract.ts';
+import type { EndpointConfig } from './config.ts';
+import { escapeAttribute, escapeText } from './datatable.ts';
+
+export interface WsdlOptions {
+  /**
+   * How ReturnDatatable's result is described. `dataset`: as .NET describes a DataTable (the ActualType annotation
+   * and the two xs:any of schema and diffgram), from which .NET's svcutil generates a DataTable member. `anytype`:
+   * plain xs:anyType, for Mono's svcutil, which mis-imports the DataTable form.
+   */
+  dataTable: 'dataset' | 'anytype';
+}
+
+const NS = {
+  wsdl: 'http://schemas.xmlsoap.org/wsdl/',
+  xs: 'http://www.w3.org/2001/XMLSchema',
+  soap12: 'http://schemas.xmlsoap.org/wsdl/soap12/',
+  wsp: 'http://schemas.xmlsoap.org/ws/2004/09/policy',
+  wsu: 'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-utility-1.0.xsd',
+  wsaw: 'http://www.w3.org/2006/05/addressing/wsdl',
+  wsa10: 'http://www.w3.org/2005/08/addressing',
+  msb: 'http://schemas.microsoft.com/ws/06/2004/mspolicy/netbinary1',
+  msf: 'http://schemas.microsoft.com/ws/2006/05/framing/policy',
+  sp: 'http://schemas.xmlsoap.org/ws/2005/07/securitypolicy',
+  identity: 'http://schemas.xmlsoap.org/ws/2006/02/addressingidentity',
+  ser: 'http://schemas.microsoft.com/2003/10/Serialization/',
+  dc: 'http://schemas.datacontract.org/2004/07/IDBService.Contracts',
+  systemData: 'http://schemas.datacontract.org/2004/07/System.Data',
+  diffgram: 'urn:schemas-microsoft-com:xml-diffgram-v1',
+} as const;
+
+/** What WCF calls the endpoint's pieces: `<Binding>_<Contract>` for binding and port, the service class's name. */
+const CONTRACT = 'IIDBService';
+const SERVICE = 'IDBService';
+const BINDING = `NetTcpBinding_${CONTRACT}`;
+const POLICY_ID = `${BINDING}_policy`;
+const TCP_TRANSPORT = 'http://schemas.microsoft.com/soap/tcp';
+
+// ---------------------------------------------------------------------------------------------------------------
+// The contract's types, as DataContractSerializer describes them: reference types are nillable, value types not.
+
+/** A type by its qualified name; `item` marks a collection contract and names its item type. */
+interface TypeRef {
+  ns: string;
+  name: string;
+  nillable: boolean;
+  item?: ClassName;
+}
+
+const xs = (name: string, nillable: boolean): TypeRef => ({ ns: NS.xs, name, nillable });
+const T = {
+  boolean: xs('boolean', false),
+  int: xs('int', false),
+  long: xs('long', false),
+  dateTime: xs('dateTime', false),
+  string: xs('string', true),
+  bytes: xs('base64Binary', true),
+  object: xs('anyType', true),
+  guid: { ns: NS.ser, name: 'guid', nillable: false },
+} satisfies Record<string, TypeRef>;
+
+type ClassName = 'QueryParameter' | 'IndexField' | 'FileData' | 'DocumentData' | 'FileIndexData';
+const contract = (name: ClassName): TypeRef => ({ ns: NS.dc, name, nillable: true });
+/** `T[]` is the collection contract `ArrayOfT` in T's namespace, its items named T. */
+const arrayOf = (item: ClassName): TypeRef => ({ ns: NS.dc, name: `ArrayOf${item}`, nillable: true, item });
+
+const CLASSES: Readonly<Record<ClassName, Readonly<Record<string, TypeRef>>>> = {
+  QueryParameter: { Name: T.string, Value: T.object },
+  IndexField: { Name: T.string, Value: T.string },
+  FileData: { Content: T.bytes, ContentType: T.string, CreatedUtc: T.dateTime, FileId: T.guid, FileName: T.string, Length: T.long, ModifiedUtc: T.dateTime, Sha256: T.string },
+  DocumentData: {
+    ContainerId: T.guid,
+    ContentType: T.string,
+    CreatedUtc: T.dateTime,
+    DocumentId: T.guid,
+    Fields: arrayOf('IndexField'),
+    FileId: T.guid,
+    FileName: T.string,
+    Length: T.long,
+    Title: T.string,
+  },
+  FileIndexData: { ContainerId: T.guid, DocumentId: T.guid, Fields: arrayOf('IndexField'), FileId: T.guid, Title: T.string },
+};
+
+/** ReturnDatatable's result: described per WsdlOptions.dataTable. */
+const DATA_TABLE = 'DataTable';
+
+interface Signature {
+  params: readonly (readonly [string, TypeRef])[];
+  result: TypeRef | typeof DATA_TABLE;
+}
+
+const SQL_PARAMS = [['requestId', T.guid], ['sql', T.string], ['parameters', arrayOf('QueryParameter')]] as const;
+
+/** Parameter names and types of each operation, as in the C# contract; keyed by OperationName so none is missing. */
+const SIGNATURES: Readonly<Record<OperationName, Signature>> = {
+  Heartbeat: { params: [], result: T.boolean },
+  CreateDatabaseRequest: { params: [['database', T.string]], result: T.guid },
+  CloseDatabaseRequest: { params: [['requestId', T.guid], ['commit', T.boolean]], result: T.boolean },
+  ReturnDatatable: { params: SQL_PARAMS, result: DATA_TABLE },
+  ReturnScalar: { params: SQL_PARAMS, result: T.object },
+  ExecuteNonQuery: { params: SQL_PARAMS, result: T.int },
+  NewFile: { params: [['file', contract('FileData')]], result: T.guid },
+  UpdateFile: { params: [['file', contract('FileData')]], result: T.boolean },
+  GetFile: { params: [['fileId', T.guid]], result: contract('FileData') },
+  DeleteFile: { params: [['fileId', T.guid]], result: T.boolean },
+  GetDocumentByDocumentId: { params: [['documentId', T.guid]], result: contract('DocumentData') },
+  GetDocumentByContainerId: { params: [['containerId', T.guid]], result: arrayOf('DocumentData') },
+  NewFileIndex: { params: [['index', contract('FileIndexData')]], result: T.guid },
+};
+
+/** The action of an operation (spec: "Names on the wire"), as WCF combines the namespace and the contract name. */
+function actionOf(serviceNamespace: string, operation: OperationName): string {
+  return `${serviceNamespace}${serviceNamespace.endsWith('/') ? '' : '/'}${CONTRACT}/${operation}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// A small XML tree and its writer: attribute values and text are escaped here, once, so configured text (namespace,
+// address, identity) cannot break the document.
+
+interface XmlElement {
+  name: string;
+  attrs: Record<string, string | undefined>;
+  children: XmlNode[];
+}
+type XmlNode = XmlElement | string;
+
+function el(name: string, attrs: Record<string, string | undefined> = {}, ...children: (XmlNode | XmlNode[])[]): XmlElement {
+  return { name, attrs, children: children.flat() };
+}
+
+function render(node: XmlElement, indent = ''): string {
+  const attrs = Object.entries(node.attrs)
+    .filter((a): a is [string, string] => a[1] !== undefined)
+    .map(([k, v]) => ` ${k}="${escapeAttribute(v)}"`)
+    .join('');
+  const open = `${indent}<${node.name}${attrs}`;
+  if (node.children.length === 0) return `${open}/>`;
+  if (node.children.every((c) => typeof c === 'string')) return `${open}>${node.children.map((c) => escapeText(c as string)).join('')}</${node.name}>`;
+  const inner = node.children.map((c) => (typeof c === 'string' ? indent + '  ' + escapeText(c) : render(c, indent + '  '))).join('\n');
+  return `${open}>\n${inner}\n${indent}</${node.name}>`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Schemas
+
+/**
+ * An element declaration of a member or a parameter: always optional (no IsRequired), nillable as its type is.
+ * `qualify` names a type outside the schema's own prefixes; the operation schema declares a fresh `qN` prefix on each
+ * such element, as WCF's exporter writes it.
+ */
+function memberElement(name: string, type: TypeRef, qualify: (type: TypeRef) => { qname: string; xmlns?: [string, string] }): XmlElement {
+  const { qname, xmlns } = qualify(type);
+  return el('xs:element', { ...(xmlns ? { [xmlns[0]]: xmlns[1] } : {}), minOccurs: '0', name, nillable: type.nillable ? 'true' : undefined, type: qname });
+}
+
+/**
+ * DataTable as .NET's DataContractSerializer describes it: the anonymous type of DataTable.GetDataTableSchema (the
+ * inline schema, then the diffgram), annotated with the CLR type it stands for, so svcutil maps it back to DataTable.
+ */
+function dataTableType(): XmlElement {
+  return el(
+    'xs:complexType',
+    {},
+    el('xs:annotation', {}, el('xs:appinfo', {}, el('ActualType', { Name: 'DataTable', Namespace: NS.systemData, xmlns: NS.ser }))),
+    el(
+      'xs:sequence',
+      {},
+      el('xs:any', { minOccurs: '0', maxOccurs: 'unbounded', namespace: NS.xs, processContents: 'lax' }),
+      el('xs:any', { minOccurs: '1', namespace: NS.diffgram, processContents: 'lax' }),
+    ),
+  );
+}
+
+function operationSchema(ns: string, options: WsdlOptions): XmlElement {
+  let q = 0;
+  const qualify = (type: TypeRef) => {
+    if (type.ns === NS.xs) return { qname: `xs:${type.name}` };
+    const prefix = `q${++q}`;
+    return { qname: `${prefix}:${type.name}`, xmlns: [`xmlns:${prefix}`, type.ns] as [string, string] };
+  };
+  const wrapper = (name: string, members: XmlElement[]) => el('xs:element', { name }, el('xs:complexType', {}, el('xs:sequence', {}, members)));
+  const result = (op: OperationName, type: Signature['result']) => {
+    const name = `${op}Result`;
+    if (type !== DATA_TABLE) return memberElement(name, type, qualify);
+    if (options.dataTable === 'anytype') return memberElement(name, T.object, qualify);
+    return el('xs:element', { minOccurs: '0', name, nillable: 'true' }, dataTableType());
+  };
+  return el(
+    'xs:schema',
+    { elementFormDefault: 'qualified', targetNamespace: ns, 'xmlns:xs': NS.xs },
+    el('xs:import', { namespace: NS.ser }),
+    el('xs:import', { namespace: NS.dc }),
+    OPERATIONS.flatMap((op) => {
+      const { params, result: type } = SIGNATURES[op];
+      return [wrapper(op, params.map(([name, t]) => memberElement(name, t, qualify))), wrapper(`${op}Response`, [result(op, type)])];
+    }),
+  );
+}
+
+/** The serialization namespace's own schema, which .NET publishes beside every data contract schema. */
+function serializationSchema(): XmlElement {
+  const primitives = ['anyType', 'anyURI', 'base64Binary', 'boolean', 'byte', 'dateTime', 'decimal', 'double', 'float', 'int', 'long', 'QName', 'short', 'string', 'unsignedByte', 'unsignedInt', 'unsignedLong', 'unsignedShort'];
+  const restricted = (name: string, base: string, ...facets: [string, string][]) => [
+    el('xs:element', { name, nillable: 'true', type: `tns:${name}` }),
+    el('xs:simpleType', { name }, el('xs:restriction', { base }, facets.map(([facet, value]) => el(`xs:${facet}`, { value })))),
+  ];
+  return el(
+    'xs:schema',
+    { attributeFormDefault: 'qualified', elementFormDefault: 'qualified', targetNamespace: NS.ser, 'xmlns:xs': NS.xs, 'xmlns:tns': NS.ser },
+    primitives.map((name) => el('xs:element', { name, nillable: 'true', type: `xs:${name}` })),
+    restricted('char', 'xs:int'),
+    restricted('duration', 'xs:duration', ['pattern', '\\-?P(\\d*D)?(T(\\d*H)?(\\d*M)?(\\d*(\\.\\d*)?S)?)?'], ['minInclusive', '-P10675199DT2H48M5.4775808S'], ['maxInclusive', 'P10675199DT2H48M5.4775807S']),
+    restricted('guid', 'xs:string', ['pattern', '[\\da-fA-F]{8}-[\\da-fA-F]{4}-[\\da-fA-F]{4}-[\\da-fA-F]{4}-[\\da-fA-F]{12}']),
+    el('xs:attribute', { name: 'FactoryType', type: 'xs:QName' }),
+    el('xs:attribute', { name: 'Id', type: 'xs:ID' }),
+    el('xs:attribute', { name: 'Ref', type: 'xs:IDREF' }),
+  );
+}
+
+/**
+ * The data contracts, in the order DataContractSerializer meets them walking the operations (a contract, then what
+ * its members need), each a named complex type plus a top-level element. Members are written in ordinal order, the
+ * serializer's order when no DataMember sets Order.
+ */
+function dataContractSchema(): XmlElement {
+  const prefixes: Record<string, string> = { [NS.xs]: 'xs', [NS.dc]: 'tns', [NS.ser]: 'ser' };
+  const qualify = (type: TypeRef) => ({ qname: `${prefixes[type.ns]}:${type.name}` });
+  const seen = new Set<string>();
+  const items: XmlElement[] = [];
+  const visit = (type: TypeRef) => {
+    if (type.ns !== NS.dc || seen.has(type.name)) return;
+    seen.add(type.name);
+    let members: XmlElement[];
+    const next: TypeRef[] = [];
+    if (type.item !== undefined) {
+      const item = contract(type.item);
+      members = [el('xs:element', { minOccurs: '0', maxOccurs: 'unbounded', name: item.name, nillable: 'true', type: `tns:${item.name}` })];
+      next.push(item);
+    } else {
+      const fields = Object.entries(CLASSES[type.name as ClassName]).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      members = fields.map(([name, t]) => memberElement(name, t, qualify));
+      next.push(...fields.map(([, t]) => t));
+    }
+    items.push(el('xs:complexType', { name: type.name }, el('xs:sequence', {}, members)), el('xs:element', { name: type.name, nillable: 'true', type: `tns:${type.name}` }));
+    next.forEach(visit);
+  };
+  for (const op of OPERATIONS) {
+    const { params, result } = SIGNATURES[op];
+    for (const [, t] of params) visit(t);
+    if (result !== DATA_TABLE) visit(result);
+  }
+  return el(
+    'xs:schema',
+    { elementFormDefault: 'qualified', targetNamespace: NS.dc, 'xmlns:xs': NS.xs, 'xmlns:tns': NS.dc, 'xmlns:ser': NS.ser },
+    el('xs:import', { namespace: NS.ser }),
+    items,
+  );
+}
+
+/** DataTable's own top-level element, which .NET exports in System.Data's namespace beside the annotated type. */
+function systemDataSchema(): XmlElement {
+  return el('xs:schema', { elementFormDefault: 'qualified', targetNamespace: NS.systemData, 'xmlns:xs': NS.xs }, el('xs:element', { name: 'DataTable', nillable: 'true' }, dataTableType()));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Policy: what NetTcpBinding exports. Security mode None leaves the security assertion out (RUN.md: the WSDL declares
+// what the bridge runs), so a generated client's configuration matches the running bridge.
+
+function policy(endpoint: EndpointConfig): XmlElement {
+  const nested = (name: string, ...children: XmlElement[]) => el(name, {}, el('wsp:Policy', {}, children));
+  const transportSecurity =
+    endpoint.security === 'windows'
+      ? el(
+          'sp:TransportBinding',
+          { 'xmlns:sp': NS.sp },
+          el(
+            'wsp:Policy',
+            {},
+            nested('sp:TransportToken', el('msf:WindowsTransportSecurity', { 'xmlns:msf': NS.msf }, el('msf:ProtectionLevel', {}, endpoint.protectionLevel))),
+            nested('sp:AlgorithmSuite', el('sp:Basic256')),
+            nested('sp:Layout', el('sp:Strict')),
+          ),
+        )
+      : [];
+  return el(
+    'wsp:Policy',
+    { 'wsu:Id': POLICY_ID },
+    el('wsp:ExactlyOne', {}, el('wsp:All', {}, el('msb:BinaryEncoding', { 'xmlns:msb': NS.msb }), transportSecurity, el('wsaw:UsingAddressing'))),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+export function writeWsdl(endpoint: EndpointConfig, options: WsdlOptions): string {
+  const ns = endpoint.serviceNamespace;
+  const message = (op: OperationName, dir: 'Input' | 'Output', element: string) =>
+    el('wsdl:message', { name: `${CONTRACT}_${op}_${dir}Message` }, el('wsdl:part', { name: 'parameters', element: `tns:${element}` }));
+  const body = el('soap12:body', { use: 'literal' });
+
+  const definitions = el(
+    'wsdl:definitions',
+    {
+      name: SERVICE,
+      targetNamespace: ns,
+      'xmlns:wsdl': NS.wsdl,
+      'xmlns:xsd': NS.xs,
+      'xmlns:soap12': NS.soap12,
+      'xmlns:wsp': NS.wsp,
+      'xmlns:wsu': NS.wsu,
+      'xmlns:wsaw': NS.wsaw,
+      'xmlns:wsa10': NS.wsa10,
+      'xmlns:tns': ns,
+    },
+    policy(endpoint),
+    el(
+      'wsdl:types',
+      {},
+      operationSchema(ns, options),
+      serializationSchema(),
+      dataContractSchema(),
+      options.dataTable === 'dataset' ? systemDataSchema() : [],
+    ),
+    OPERATIONS.flatMap((op) => [message(op, 'Input', op), message(op, 'Output', `${op}Response`)]),
+    el(
+      'wsdl:portType',
+      { name: CONTRACT },
+      OPERATIONS.map((op) =>
+        el(
+          'wsdl:operation',
+          { name: op },
+          el('wsdl:input', { 'wsaw:Action': actionOf(ns, op), message: `tns:${CONTRACT}_${op}_InputMessage` }),
+          el('wsdl:output', { 'wsaw:Action': `${actionOf(ns, op)}Response`, message: `tns:${CONTRACT}_${op}_OutputMessage` }),
+        ),
+      ),
+    ),
+    el(
+      'wsdl:binding',
+      { name: BINDING, type: `tns:${CONTRACT}` },
+      el('wsp:PolicyReference', { URI: `#${POLICY_ID}` }),
+      el('soap12:binding', { transport: TCP_TRANSPORT }),
+      OPERATIONS.map((op) =>
+        el(
+          'wsdl:operation',
+          { name: op },
+          el('soap12:operation', { soapAction: actionOf(ns, op), style: 'document' }),
+          el('wsdl:input', {}, body),
+          el('wsdl:output', {}, body),
+        ),
+      ),
+    ),
+    el(
+      'wsdl:service',
+      { name: SERVICE },
+      el(
+        'wsdl:port',
+        { name: BINDING, binding: `tns:${BINDING}` },
+        el('soap12:address', { location: endpoint.address }),
+        el(
+          'wsa10:EndpointReference',
+          {},
+          el('wsa10:Address', {}, endpoint.address),
+          el('Identity', { xmlns: NS.identity }, el('Dns', {}, endpoint.dnsIdentity)),
+        ),
+      ),
+    ),
+  );
+  return `<?xml version="1.0" encoding="utf-8"?>\n${render(definitions)}\n`;
+}
