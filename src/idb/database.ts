@@ -1,7 +1,8 @@
 /**
  * The port through which the IIDBService database operations run client SQL (spec/IIDBService.md: database requests,
  * ReturnDatatable / ReturnScalar / ExecuteNonQuery, "Rules users rely on"). Adapters: PostgreSQL through postgres.js
- * (src/runtime/node/postgres-database.ts); SQLite later.
+ * (src/runtime/node/postgres-database.ts); an embedded SQLite file through libsql in worker threads
+ * (src/runtime/node/sqlite-database.ts). src/runtime/node/open-database.ts picks one from a URL.
  *
  * Decisions:
  * - A DatabaseTransaction is one connection holding one open transaction: a database request, or the implicit one of a
@@ -17,6 +18,8 @@
  *   date/time values as the database's text (wall clock, offset for time-zone-aware types), bytes as Uint8Array,
  *   uuid as text. `declaredType` is the type name the database reports (`int4`, `numeric`, `timestamptz`, `integer[]`),
  *   which clrTypeOfDeclared maps; null when there is none (a SQLite expression).
+ * - SQLite has only storage classes: INTEGER is a number when it is a safe integer, else a bigint; REAL a number;
+ *   NUMERIC columns hold integers or reals (no decimal text); booleans are 1/0; dates are whatever text was stored.
  */
 import type { DataCell } from './datatable.ts';
 import type { SqlDialect } from './sql-parameters.ts';
@@ -62,7 +65,14 @@ export interface StatementLimits {
 
 /** One connection holding one open transaction: a database request's unit of work. */
 export interface DatabaseTransaction {
-  /** Runs one statement; throws DatabaseFault. Calls on one transaction run one after the other. */
+  /**
+   * Runs one statement; throws DatabaseFault. Calls on one transaction run one after the other.
+   *
+   * `values` (bound by position, see SqlDialect) are what every backend binds: null (undefined is taken as null),
+   * boolean (SQLite stores 1/0), number (SQLite stores NaN as NULL), bigint (a 64-bit integer), string and Uint8Array
+   * (bytes). Callers convert anything else (dates, decimals, Guids) to one of these first; SQLite refuses other
+   * values as SqlError, PostgreSQL leaves them to postgres.js.
+   */
   run(sql: string, values: unknown[], limits: StatementLimits): Promise<StatementResult>;
   /** Commits and releases the connection; throws DatabaseFault (the transaction is then rolled back and released). */
   commit(): Promise<void>;

@@ -1,0 +1,51 @@
+/**
+ * The Database a URL names (DATABASE_URL and DATABASE_URL_<NAME>):
+ * - `file:./data/idb.sqlite`, `file:/abs/idb.sqlite`, `file:///abs/idb.sqlite`: the embedded SQLite backend. The path
+ *   after `file:` is taken as written and resolved against the working directory; only the `file://` form is a URL
+ *   (percent-decoded). Missing folders are created. No `?query` or `#fragment`: SQLite's URI options (`mode=ro`,
+ *   `cache=shared`, …) would change what the backend relies on.
+ * - `postgres://…` or `postgresql://…`: PostgreSQL.
+ * Anything else is a ConfigError. Messages never repeat the URL itself: it may carry a password.
+ */
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError } from '../../config.ts';
+import type { Database } from '../../idb/database.ts';
+import { createPostgresDatabase } from './postgres-database.ts';
+import { createSqliteDatabase } from './sqlite-database.ts';
+
+export async function openDatabase(url: string): Promise<Database> {
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1]?.toLowerCase();
+  if (scheme === 'file') {
+    const path = sqlitePath(url);
+    try {
+      await mkdir(dirname(path), { recursive: true });
+    } catch (error) {
+      throw new ConfigError(`The folder of the SQLite database ${path} cannot be created: ${(error as Error).message}`);
+    }
+    return createSqliteDatabase({ path });
+  }
+  if (scheme === 'postgres' || scheme === 'postgresql') {
+    if (!URL.canParse(url)) throw new ConfigError('A postgres:// database URL is not a valid URL (postgres://user:password@host:port/database).');
+    return createPostgresDatabase({ url });
+  }
+  throw new ConfigError(
+    `A database URL must be file:<path> (the embedded SQLite database) or postgres://… (PostgreSQL)${scheme === undefined ? '' : `, not ${scheme}:`}.`,
+  );
+}
+
+function sqlitePath(url: string): string {
+  const rest = url.slice('file:'.length);
+  if (/[?#]/.test(rest)) throw new ConfigError(`A file: database URL is a path only, without ?query or #fragment: ${url}`);
+  let path = rest;
+  if (rest.startsWith('//')) {
+    try {
+      path = fileURLToPath(url);
+    } catch (error) {
+      throw new ConfigError(`${url} is not the URL of a local file: ${(error as Error).message}`);
+    }
+  }
+  if (path === '') throw new ConfigError('A file: database URL needs a path, as in file:./data/idb.sqlite.');
+  return resolve(path);
+}
