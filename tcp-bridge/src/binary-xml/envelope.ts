@@ -1,0 +1,51 @@
+/**
+ * A sized-envelope payload of the binary session encoding (application/soap+msbinsession1): the MC-NBFSE string table,
+ * then the MC-NBFX document that may refer to those strings and to every string the same side announced before.
+ */
+
+import { ByteWriter } from '../bytes.ts';
+import { type ReaderSession, type WriterSession } from './dictionary.ts';
+import type { XmlDocument } from './nodes.ts';
+import { decodeDocument, type DecodeOptions } from './reader.ts';
+import { encodeDocument } from './writer.ts';
+
+export interface DecodedEnvelope {
+  /** The strings this envelope announced (they are in the session now). */
+  strings: string[];
+  document: XmlDocument;
+}
+
+/** Reads one envelope payload with the peer's session (one ReaderSession per connection direction). */
+export function decodeEnvelope(
+  payload: Uint8Array,
+  session: ReaderSession,
+  options: Omit<DecodeOptions, 'session'> = {},
+): DecodedEnvelope {
+  const { strings, documentOffset } = session.readTable(payload);
+  const document = decodeDocument(payload.subarray(documentOffset), { ...options, session, offsetBase: documentOffset });
+  return { strings, document };
+}
+
+export interface EncodeEnvelopeOptions {
+  /**
+   * Strings to announce first, in this order, whether or not the document uses them (to replay a captured table;
+   * a decoded tree's odd keys need them). Refused with SessionQuotaExceeded when the session has no room.
+   */
+  strings?: readonly string[];
+  /** As for encodeDocument: find keys for names that have none (static dictionary, then new session strings). */
+  useDictionaries?: boolean;
+}
+
+/** Writes one envelope payload with this side's session (one WriterSession per connection direction). */
+export function encodeEnvelope(document: XmlDocument, session: WriterSession, options: EncodeEnvelopeOptions = {}): Uint8Array {
+  for (const value of options.strings ?? []) session.add(value);
+  const body = encodeDocument(document, {
+    session,
+    ...(options.useDictionaries === undefined ? {} : { useDictionaries: options.useDictionaries }),
+  });
+  const table = new ByteWriter();
+  // Strings added for an envelope that then failed to encode were never sent; they go out here, ids unchanged.
+  for (const value of session.takeNew()) table.string(value);
+  const tableBytes = table.finish();
+  return new ByteWriter(tableBytes.length + body.length + 5).int31(tableBytes.length).bytes(tableBytes).bytes(body).finish();
+}

@@ -1,0 +1,310 @@
+/**
+ * MC-NBFX writer: document tree → bytes. What the tree records (dictionary keys, long forms, text record types,
+ * foldEnd) is written as recorded, so a decoded document writes back to its bytes. What it leaves open is decided as
+ * XmlBinaryWriter decides: the shortest record form for each name, a text record just before its element's end takes
+ * the WithEndElement form, and, with `useDictionaries`, a name is written as a static dictionary reference when
+ * MC-NBFS has it, else as a session string while the session's quota lasts, else literally.
+ *
+ * Throws BinaryXmlError('InvalidDocument') for a tree the records cannot carry (a Chars8 of 300 bytes, a key the
+ * dictionaries do not hold, a folded end after an element, …).
+ */
+
+import { ByteWriter, encodeUtf8, INT31_MAX } from '../bytes.ts';
+import { resolveKey, staticKey, type WriterSession } from './dictionary.ts';
+import type { XmlArray, XmlAttribute, XmlAttributeNode, XmlContent, XmlDocument, XmlElement, XmlText } from './nodes.ts';
+import { ARRAY_ITEMS, ATTRIBUTE_RECORDS, ELEMENT_RECORDS, letterPrefixIndex, Record, TEXT_RECORDS, type NameRecords } from './records.ts';
+import { decimalToBytes, guidToBytes, invalidDocument, UNIQUE_ID_PREFIX } from './values.ts';
+
+export interface EncodeOptions {
+  /** This side's session dictionary: needed for odd keys in the tree, and to add strings with useDictionaries. */
+  session?: WriterSession;
+  /**
+   * Names without a key (and Dictionary / QNameDictionary texts without one) are looked up in the static dictionary,
+   * then added to the session. Default true; false writes them literally, which a decoded tree needs to come back
+   * byte for byte.
+   */
+  useDictionaries?: boolean;
+}
+
+export function encodeDocument(document: XmlDocument, options: EncodeOptions = {}): Uint8Array {
+  const writer = new Writer(options);
+  for (const child of document.children) writer.content(child);
+  return writer.out.finish();
+}
+
+type NameRef = { key: number } | { literal: string };
+
+class Writer {
+  readonly out = new ByteWriter(1024);
+  private readonly auto: boolean;
+
+  constructor(private readonly options: EncodeOptions) {
+    this.auto = options.useDictionaries ?? true;
+  }
+
+  content(node: XmlContent): void {
+    switch (node.kind) {
+      case 'element':
+        return this.element(node);
+      case 'text':
+        return this.text(node, false);
+      case 'comment':
+        this.out.u8(Record.Comment).string(node.value);
+        return;
+      case 'array':
+        return this.array(node);
+    }
+  }
+
+  private element(element: XmlElement): void {
+    this.startElement(element);
+    const children = element.children;
+    const last = children[children.length - 1];
+    const foldable = last?.kind === 'text' && last.type !== 'List';
+    if (element.foldEnd === true && !foldable) {
+      throw invalidDocument(`<${element.localName}> cannot end with its last text record: it has none that can carry the end`);
+    }
+    const fold = foldable && element.foldEnd !== false;
+    for (let i = 0; i < children.length; i++) {
+      const child = children[i]!;
+      if (fold && i === children.length - 1) this.text(child as XmlText, true);
+      else this.content(child);
+    }
+    if (!fold) this.out.u8(Record.EndElement);
+  }
+
+  private startElement(element: XmlElement): void {
+    this.qualifiedName(ELEMENT_RECORDS, element);
+    for (const attribute of element.attributes) this.attribute(attribute);
+  }
+
+  private attribute(node: XmlAttributeNode): void {
+    if (node.kind === 'attribute') {
+      this.qualifiedName(ATTRIBUTE_RECORDS, node);
+      this.text(node.value, false);
+      return;
+    }
+    const uri = this.name(node.uri, node.uriKey);
+    const short = node.prefix === '' && !node.longForm;
+    if ('key' in uri) {
+      if (short) this.out.u8(Record.ShortDictionaryXmlnsAttribute);
+      else this.out.u8(Record.DictionaryXmlnsAttribute).string(node.prefix);
+      this.out.int31(uri.key);
+    } else {
+      if (short) this.out.u8(Record.ShortXmlnsAttribute);
+      else this.out.u8(Record.XmlnsAttribute).string(node.prefix);
+      this.out.string(uri.literal);
+    }
+  }
+
+  /** The record of an element or attribute name, in the shortest form unless the node asks for the long one. */
+  private qualifiedName(forms: NameRecords, node: XmlElement | XmlAttribute): void {
+    const name = this.name(node.localName, node.localNameKey);
+    const dictionary = 'key' in name;
+    const letter = node.longForm ? -1 : letterPrefixIndex(node.prefix);
+    if (node.prefix === '' && !node.longForm) this.out.u8(dictionary ? forms.shortDictionary : forms.short);
+    else if (letter >= 0) this.out.u8((dictionary ? forms.prefixDictionaryA : forms.prefixA) + letter);
+    else this.out.u8(dictionary ? forms.dictionary : forms.general).string(node.prefix);
+    if ('key' in name) this.out.int31(name.key);
+    else this.out.string(name.literal);
+  }
+
+  private array(node: XmlArray): void {
+    if (node.items.length === 0) throw invalidDocument('an Array record needs at least one item');
+    if (node.element.children.length > 0) throw invalidDocument("an array's element has no children of its own");
+    this.out.u8(Record.Array);
+    this.startElement(node.element);
+    this.out.u8(Record.EndElement).u8(ARRAY_ITEMS[node.itemType].record).int31(node.items.length);
+    const out = this.out;
+    switch (node.itemType) {
+      case 'Bool':
+        for (const v of node.items) out.u8(v ? 1 : 0);
+        return;
+      case 'Int16':
+        for (const v of node.items) out.int16(checkInt(v, -0x8000, 0x7fff, 'Int16'));
+        return;
+      case 'Int32':
+        for (const v of node.items) out.int32(checkInt(v, -0x80000000, 0x7fffffff, 'Int32'));
+        return;
+      case 'Float':
+        for (const v of node.items) out.float32(v);
+        return;
+      case 'Double':
+        for (const v of node.items) out.float64(v);
+        return;
+      case 'Int64':
+      case 'TimeSpan':
+        for (const v of node.items) out.int64(checkBig(v, -(2n ** 63n), 2n ** 63n - 1n, node.itemType));
+        return;
+      case 'Decimal':
+        for (const v of node.items) out.bytes(decimal(v));
+        return;
+      case 'Uuid':
+        for (const v of node.items) out.bytes(guid(v));
+        return;
+      case 'DateTime':
+        for (const v of node.items) out.uint64(dateTimeBits(v.ticks, v.dateKind));
+        return;
+    }
+  }
+
+  /** A text record; `end` selects its WithEndElement form. */
+  private text(text: XmlText, end: boolean): void {
+    const out = this.out;
+    const record = (type: keyof typeof TEXT_RECORDS): ByteWriter => out.u8(TEXT_RECORDS[type] + (end ? 1 : 0));
+    switch (text.type) {
+      case 'Zero':
+      case 'One':
+      case 'False':
+      case 'True':
+      case 'Empty':
+        record(text.type);
+        return;
+      case 'Int8':
+        record(text.type).u8(checkInt(text.value, -0x80, 0x7f, 'Int8') & 0xff);
+        return;
+      case 'Int16':
+        record(text.type).int16(checkInt(text.value, -0x8000, 0x7fff, 'Int16'));
+        return;
+      case 'Int32':
+        record(text.type).int32(checkInt(text.value, -0x80000000, 0x7fffffff, 'Int32'));
+        return;
+      case 'Int64':
+      case 'TimeSpan':
+        record(text.type).int64(checkBig(text.value, -(2n ** 63n), 2n ** 63n - 1n, text.type));
+        return;
+      case 'UInt64':
+        record(text.type).uint64(checkBig(text.value, 0n, 2n ** 64n - 1n, 'UInt64'));
+        return;
+      case 'Float':
+        record(text.type).float32(text.value);
+        return;
+      case 'Double':
+        record(text.type).float64(text.value);
+        return;
+      case 'Decimal':
+        record(text.type).bytes(decimal(text.value));
+        return;
+      case 'DateTime':
+        record(text.type).uint64(dateTimeBits(text.ticks, text.dateKind));
+        return;
+      case 'Chars8':
+      case 'Chars16':
+      case 'Chars32':
+        this.sized(record(text.type), text.type, encodeUtf8(text.value));
+        return;
+      case 'UnicodeChars8':
+      case 'UnicodeChars16':
+      case 'UnicodeChars32':
+        this.sized(record(text.type), text.type, utf16(text.value));
+        return;
+      case 'Bytes8':
+      case 'Bytes16':
+      case 'Bytes32':
+        this.sized(record(text.type), text.type, text.value);
+        return;
+      case 'Dictionary': {
+        const name = this.name(text.value, text.key);
+        if ('key' in name) record('Dictionary').int31(name.key);
+        else this.text(charsText(text.value), end);
+        return;
+      }
+      case 'UniqueId': {
+        const bytes = text.value.startsWith(UNIQUE_ID_PREFIX) ? guidToBytes(text.value.slice(UNIQUE_ID_PREFIX.length)) : undefined;
+        if (!bytes) throw invalidDocument(`UniqueId ${JSON.stringify(text.value)} is not urn:uuid:<guid>`);
+        record(text.type).bytes(bytes);
+        return;
+      }
+      case 'Uuid':
+        record(text.type).bytes(guid(text.value));
+        return;
+      case 'Bool':
+        record(text.type).u8(text.value ? 1 : 0);
+        return;
+      case 'QNameDictionary': {
+        const letter = letterPrefixIndex(text.prefix);
+        if (letter < 0) throw invalidDocument(`QName prefix ${JSON.stringify(text.prefix)} is not one letter a-z`);
+        const name = this.name(text.localName, text.key);
+        if ('key' in name) record('QNameDictionary').u8(letter).int31(name.key);
+        else this.text(charsText(`${text.prefix}:${text.localName}`), end);
+        return;
+      }
+      case 'List':
+        if (end) throw invalidDocument('a list cannot carry its element end');
+        out.u8(Record.StartListText);
+        for (const item of text.items) {
+          if (item.type === 'List') throw invalidDocument('a list inside a list');
+          this.text(item, false);
+        }
+        out.u8(Record.EndListText);
+        return;
+    }
+  }
+
+  private sized(out: ByteWriter, type: string, bytes: Uint8Array): void {
+    const width = type.endsWith('8') ? 8 : type.endsWith('16') ? 16 : 32;
+    const max = width === 8 ? 0xff : width === 16 ? 0xffff : INT31_MAX;
+    if (bytes.length > max) throw invalidDocument(`${type} of ${bytes.length} bytes (at most ${max})`);
+    if (width === 8) out.u8(bytes.length);
+    else if (width === 16) out.uint16(bytes.length);
+    else out.int32(bytes.length);
+    out.bytes(bytes);
+  }
+
+  /** How a name is written: a dictionary key (given, or found when allowed) or the literal string. */
+  private name(value: string, key: number | undefined): NameRef {
+    const session = this.options.session;
+    if (key !== undefined) {
+      if (!Number.isInteger(key) || key < 0 || key > INT31_MAX || resolveKey(key, session) !== value) {
+        throw invalidDocument(`dictionary key ${key} does not name ${JSON.stringify(value)}`);
+      }
+      return { key };
+    }
+    if (!this.auto) return { literal: value };
+    const fixed = staticKey(value);
+    if (fixed !== undefined) return { key: fixed };
+    const id = session?.tryAdd(value);
+    return id === undefined ? { literal: value } : { key: id * 2 + 1 };
+  }
+}
+
+function charsText(value: string): XmlText {
+  const length = encodeUtf8(value).length;
+  return { kind: 'text', type: length < 0x100 ? 'Chars8' : length < 0x10000 ? 'Chars16' : 'Chars32', value };
+}
+
+function utf16(value: string): Uint8Array {
+  const out = new Uint8Array(value.length * 2);
+  const view = new DataView(out.buffer);
+  for (let i = 0; i < value.length; i++) view.setUint16(i * 2, value.charCodeAt(i), true);
+  return out;
+}
+
+function checkInt(value: number, min: number, max: number, type: string): number {
+  if (!Number.isInteger(value) || value < min || value > max) throw invalidDocument(`${value} does not fit ${type}`);
+  return value;
+}
+
+function checkBig(value: bigint, min: bigint, max: bigint, type: string): bigint {
+  if (typeof value !== 'bigint' || value < min || value > max) throw invalidDocument(`${value} does not fit ${type}`);
+  return value;
+}
+
+function decimal(value: string): Uint8Array {
+  const bytes = decimalToBytes(value);
+  if (!bytes) throw invalidDocument(`${JSON.stringify(value)} is not a System.Decimal`);
+  return bytes;
+}
+
+function guid(value: string): Uint8Array {
+  const bytes = guidToBytes(value);
+  if (!bytes) throw invalidDocument(`${JSON.stringify(value)} is not a Guid`);
+  return bytes;
+}
+
+function dateTimeBits(ticks: bigint, dateKind: number): bigint {
+  if (typeof ticks !== 'bigint' || ticks < 0n || ticks >= 1n << 62n || ![0, 1, 2, 3].includes(dateKind)) {
+    throw invalidDocument(`DateTime ticks ${ticks} kind ${dateKind} do not fit 62 + 2 bits`);
+  }
+  return ticks | (BigInt(dateKind) << 62n);
+}

@@ -1,0 +1,4 @@
+export * from './records.ts';
+export * from './faults.ts';
+export * from './writer.ts';
+export * from './decoder.ts';
