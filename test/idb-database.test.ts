@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config.ts';
 import { clrTypeOfDeclared } from '../src/idb/column-types.ts';
-import { DatabaseFault, type Database, type DatabaseTransaction, type StatementLimits } from '../src/idb/database.ts';
+import { DatabaseFault, type Database, type DatabaseTransaction, type SqlValue, type StatementLimits } from '../src/idb/database.ts';
 import { bindParameters } from '../src/idb/sql-parameters.ts';
 import { openDatabase } from '../src/runtime/node/open-database.ts';
 import { createPostgresDatabase } from '../src/runtime/node/postgres-database.ts';
@@ -134,7 +134,7 @@ describe.each([sqlite, postgres])('Database: $name', (b) => {
         LIMITS,
       );
       await t.run('INSERT INTO types (i) VALUES (NULL)', [], LIMITS);
-      await t.run('INSERT INTO types (i, y) VALUES (1, $1)', [big], LIMITS);
+      await t.run('INSERT INTO types (i, y) VALUES (1, $1)', [{ type: 'base64Binary', value: big }], LIMITS);
       return t.run('SELECT * FROM types ORDER BY i NULLS LAST', [], LIMITS);
     });
     const declared = result.columns.map((c) => c.declaredType);
@@ -185,7 +185,7 @@ describe.each([sqlite, postgres])('Database: $name', (b) => {
         LIMITS,
       );
       await t.run('INSERT INTO types (i) VALUES (NULL)', [], LIMITS);
-      await t.run('INSERT INTO types (i, y, x) VALUES (1, ?1, ?2)', [big, -(2n ** 62n)], LIMITS);
+      await t.run('INSERT INTO types (i, y, x) VALUES (1, ?1, ?2)', [{ type: 'base64Binary', value: big }, { type: 'long', value: -(2n ** 62n) }], LIMITS);
       return t.run('SELECT *, i + 1 AS e FROM types ORDER BY i NULLS LAST', [], LIMITS);
     });
     const declared = result.columns.map((c) => c.declaredType);
@@ -221,15 +221,15 @@ describe.each([sqlite, postgres])('Database: $name', (b) => {
   });
 
   it.runIf(b.name === 'postgres')('binds parameters from bindParameters, null included', async () => {
-    const bound = bindParameters(
+    const bound = bindParameters<SqlValue>(
       'SELECT @a::int + 1 AS a, @b::text AS b, @c::numeric AS c, @nothing::text AS n, @when::timestamptz AS w, @big::int8 AS g, @a::int AS again',
       [
-        { name: 'a', value: 41 },
-        { name: '@B', value: 'x @a y' },
-        { name: 'c', value: '1.10' },
+        { name: 'a', value: { type: 'int', value: 41 } },
+        { name: '@B', value: { type: 'string', value: 'x @a y' } },
+        { name: 'c', value: { type: 'decimal', value: '1.10' } },
         { name: 'nothing', value: null },
-        { name: 'when', value: new Date('2024-01-02T03:04:05.678Z') },
-        { name: 'big', value: 2n ** 62n },
+        { name: 'when', value: { type: 'dateTime', value: '2024-01-02T03:04:05.678Z' } },
+        { name: 'big', value: { type: 'long', value: 2n ** 62n } },
       ],
       'postgres',
     );
@@ -241,18 +241,18 @@ describe.each([sqlite, postgres])('Database: $name', (b) => {
 
   it.runIf(onSqlite)('binds parameters from bindParameters: null, booleans, non-ASCII text, bigint and a 1 MiB blob', async () => {
     const blob = new Uint8Array(1024 * 1024 + 3).map((_, i) => (i * 13) & 0xff).subarray(3); // a view with an offset
-    const bound = bindParameters(
+    const bound = bindParameters<SqlValue>(
       `SELECT @a + 1 AS a, @b AS b, @nothing AS n, typeof(@nothing) AS nt, @yes AS yes, @no AS no, @big AS g, @half AS h,
         @blob AS blob, length(@blob) AS len, typeof(@blob) AS bt, @a AS again, '@a' AS literal`,
       [
-        { name: 'a', value: 41 },
-        { name: '@B', value: 'x @a y Grüße 😀 日本' },
+        { name: 'a', value: { type: 'int', value: 41 } },
+        { name: '@B', value: { type: 'string', value: 'x @a y Grüße 😀 日本' } },
         { name: 'nothing', value: null },
-        { name: 'yes', value: true },
-        { name: 'no', value: false },
-        { name: 'big', value: 2n ** 62n },
-        { name: 'half', value: 0.5 },
-        { name: 'blob', value: blob },
+        { name: 'yes', value: { type: 'boolean', value: true } },
+        { name: 'no', value: { type: 'boolean', value: false } },
+        { name: 'big', value: { type: 'long', value: 2n ** 62n } },
+        { name: 'half', value: { type: 'double', value: 0.5 } },
+        { name: 'blob', value: { type: 'base64Binary', value: blob } },
       ],
       'sqlite',
     );
@@ -264,27 +264,24 @@ describe.each([sqlite, postgres])('Database: $name', (b) => {
     expect(row!.slice(9)).toEqual([1024 * 1024, 'blob', 41, '@a']);
     expect(result.columns.every((c) => c.declaredType === null)).toBe(true);
 
-    // Values outside the port's list are refused before they reach SQLite, and the transaction is aborted.
+    // A value SQLite cannot hold is refused before it reaches SQLite, and the transaction is aborted.
     const t = await db.begin('read');
-    const refused = await fault(t.run('SELECT ?1', [new Date()], LIMITS));
+    const refused = await fault(t.run('SELECT ?1', [{ type: 'long', value: 2n ** 63n }], LIMITS));
     expect(refused).toMatchObject({ fault: 'SqlError', transactionAborted: true });
-    expect(refused.message).toMatch(/\?1 is a Date/);
+    expect(refused.message).toMatch(/64-bit/);
     expect((await fault(t.run('SELECT 1', [], LIMITS))).message).toMatch(/aborted/);
     await t.rollback();
-    await inTransaction('read', async (r) => {
-      expect((await fault(r.run('SELECT ?1', [2n ** 63n], LIMITS))).message).toMatch(/64-bit/);
-    });
   });
 
   it('makes committed writes visible to other transactions, rolled back ones never', async () => {
     const writer = await db.begin('write');
-    await writer.run(b.sql('INSERT INTO items VALUES ($1, $2)'), [1, 'committed'], LIMITS);
+    await writer.run(b.sql('INSERT INTO items VALUES ($1, $2)'), [{ type: 'int', value: 1 }, { type: 'string', value: 'committed' }], LIMITS);
     expect(await count('id = 1')).toBe(b.count(0)); // not visible before the commit
     await writer.commit();
     expect(await count('id = 1')).toBe(b.count(1));
 
     const undone = await db.begin('write');
-    await undone.run(b.sql('INSERT INTO items VALUES ($1, $2)'), [2, 'rolled back'], LIMITS);
+    await undone.run(b.sql('INSERT INTO items VALUES ($1, $2)'), [{ type: 'int', value: 2 }, { type: 'string', value: 'rolled back' }], LIMITS);
     await undone.rollback();
     await undone.rollback(); // a second rollback does nothing
     expect(await count('id = 2')).toBe(b.count(0));
@@ -321,7 +318,7 @@ describe.each([sqlite, postgres])('Database: $name', (b) => {
 
   it("refuses a 'read' transaction's writes as AccessDenied", async () => {
     const t = await db.begin('read');
-    const refused = await fault(t.run(b.sql('INSERT INTO items VALUES (10, $1)'), ['reader'], LIMITS));
+    const refused = await fault(t.run(b.sql('INSERT INTO items VALUES (10, $1)'), [{ type: 'string', value: 'reader' }], LIMITS));
     expect(refused.fault).toBe('AccessDenied');
     expect(refused.transactionAborted).toBe(true);
     expect(refused.message).toMatch(onSqlite ? /attempt to write a readonly database/ : /read-only transaction/);

@@ -56,7 +56,7 @@ const MiB = 1024 * 1024;
 
 export function readEndpointConfig(env: Environment): EndpointConfig {
   const serviceNamespace = env.SERVICE_NAMESPACE || 'http://tempuri.org/';
-  if (!/^[a-z][a-z0-9+.-]*:\S+$/i.test(serviceNamespace)) throw new ConfigError(`SERVICE_NAMESPACE must be an absolute URI, not "${serviceNamespace}"`);
+  if (!/^[a-z][a-z0-9+.-]*:[^\s<>"{}|\\^`\x00-\x1f\x7f]+$/i.test(serviceNamespace)) throw new ConfigError(`SERVICE_NAMESPACE must be an absolute URI, not "${serviceNamespace}"`);
   const security = env.BRIDGE_SECURITY || 'windows';
   if (security !== 'windows' && security !== 'none') throw new ConfigError(`BRIDGE_SECURITY must be windows or none, not "${security}"`);
   const protectionLevel = env.BRIDGE_PROTECTION_LEVEL || 'EncryptAndSign';

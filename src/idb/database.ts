@@ -21,10 +21,22 @@
  * - SQLite has only storage classes: INTEGER is a number when it is a safe integer, else a bigint; REAL a number;
  *   NUMERIC columns hold integers or reals (no decimal text); booleans are 1/0; dates are whatever text was stored.
  */
+import type { ClrValue } from './contract.ts';
 import type { DataCell } from './datatable.ts';
 import type { SqlDialect } from './sql-parameters.ts';
 
 export type { SqlDialect } from './sql-parameters.ts';
+
+/**
+ * A bound value: a QueryParameter's value with its .NET type, or null. Each backend binds it as its own type:
+ * - PostgreSQL types the parameter (int int4, short int2, long int8, decimal numeric, float float4, double float8,
+ *   boolean bool, base64Binary bytea, guid uuid, dateTime timestamptz with an offset or `Z`, else timestamp), so
+ *   `SELECT @x` answers the type the client sent, as SQL Server does; a string stays untyped and takes the type its
+ *   use asks for, like a literal.
+ * - SQLite has no such types: integers as INTEGER, float and double as REAL, boolean as 1/0, bytes as BLOB, and
+ *   decimal, dateTime, guid and string as TEXT (a decimal keeps its digits; a NUMERIC column converts it).
+ */
+export type SqlValue = ClrValue | null;
 
 export interface ResultColumn {
   name: string;
@@ -68,12 +80,9 @@ export interface DatabaseTransaction {
   /**
    * Runs one statement; throws DatabaseFault. Calls on one transaction run one after the other.
    *
-   * `values` (bound by position, see SqlDialect) are what every backend binds: null (undefined is taken as null),
-   * boolean (SQLite stores 1/0), number (SQLite stores NaN as NULL), bigint (a 64-bit integer), string and Uint8Array
-   * (bytes). Callers convert anything else (dates, decimals, Guids) to one of these first; SQLite refuses other
-   * values as SqlError, PostgreSQL leaves them to postgres.js.
+   * `values` are bound by position (see SqlDialect) and carry the .NET type the client sent (see SqlValue).
    */
-  run(sql: string, values: unknown[], limits: StatementLimits): Promise<StatementResult>;
+  run(sql: string, values: readonly SqlValue[], limits: StatementLimits): Promise<StatementResult>;
   /** Commits and releases the connection; throws DatabaseFault (the transaction is then rolled back and released). */
   commit(): Promise<void>;
   /** Rolls back and releases the connection; never throws; a second call (or one after commit) does nothing. */

@@ -47,13 +47,13 @@
 export type SqlDialect = 'sqlite' | 'postgres';
 
 /** QueryParameter as it comes off the wire; Name may be nil there. */
-export interface SqlParameter {
+export interface SqlParameter<V = unknown> {
   name: string | null;
-  value: unknown;
+  value: V;
 }
 
-export type BoundSql =
-  | { ok: true; sql: string; values: unknown[] }
+export type BoundSql<V = unknown> =
+  | { ok: true; sql: string; values: V[] }
   | { ok: false; fault: 'InvalidArgument'; message: string };
 
 /** A marker's name, read at the character after the `@`. */
@@ -63,8 +63,8 @@ const WHOLE_NAME = /^[\p{L}_][\p{L}\p{M}\p{N}_]*$/u;
 const DOLLAR_TAG = /\$(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/y;
 
 /** Rewrites the `@name` markers of `sql` for `dialect` and lists the values to bind by position. */
-export function bindParameters(sql: string, parameters: readonly SqlParameter[], dialect: SqlDialect): BoundSql {
-  const byKey = new Map<string, SqlParameter>();
+export function bindParameters<V>(sql: string, parameters: readonly SqlParameter<V>[], dialect: SqlDialect): BoundSql<V> {
+  const byKey = new Map<string, SqlParameter<V>>();
   for (const parameter of parameters) {
     const name = parameter.name;
     const bare = typeof name === 'string' && name.startsWith('@') ? name.slice(1) : name;
@@ -78,7 +78,7 @@ export function bindParameters(sql: string, parameters: readonly SqlParameter[],
 
   const postgres = dialect === 'postgres';
   const numbers = new Map<string, number>();
-  const values: unknown[] = [];
+  const values: V[] = [];
   const n = sql.length;
   let out = '';
   let copied = 0; // sql[copied..i) is yet to be appended to out
@@ -258,4 +258,4 @@ function quoted(value: string, max = 40): string {
   return `"${chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : value}"`;
 }
 
-const invalid = (message: string): BoundSql => ({ ok: false, fault: 'InvalidArgument', message });
+const invalid = (message: string): BoundSql<never> => ({ ok: false, fault: 'InvalidArgument', message });

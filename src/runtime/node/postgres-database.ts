@@ -23,7 +23,8 @@
  *   types, arrays) is looked up once per Database with `format_type` on the statement's own connection.
  */
 import postgres from 'postgres';
-import { DatabaseFault, type Database, type DatabaseFaultName, type DatabaseTransaction, type ResultColumn, type StatementLimits, type StatementResult } from '../../idb/database.ts';
+import type { ClrValueType } from '../../idb/contract.ts';
+import { DatabaseFault, type Database, type DatabaseFaultName, type DatabaseTransaction, type ResultColumn, type SqlValue, type StatementLimits, type StatementResult } from '../../idb/database.ts';
 import type { DataCell } from '../../idb/datatable.ts';
 
 export interface PostgresDatabaseOptions {
@@ -160,7 +161,7 @@ class PostgresTransaction implements DatabaseTransaction {
     private readonly declaredTypes: (conn: Reserved, oids: number[]) => Promise<(string | null)[]>,
   ) {}
 
-  run(sql: string, values: unknown[], limits: StatementLimits): Promise<StatementResult> {
+  run(sql: string, values: readonly SqlValue[], limits: StatementLimits): Promise<StatementResult> {
     return this.serialize(() => this.runNow(sql, values, limits));
   }
 
@@ -219,7 +220,7 @@ class PostgresTransaction implements DatabaseTransaction {
     if (this.state === 'ended') throw new DatabaseFault('SqlError', 'The transaction has already ended.', true);
   }
 
-  private async runNow(text: string, values: unknown[], limits: StatementLimits): Promise<StatementResult> {
+  private async runNow(text: string, values: readonly SqlValue[], limits: StatementLimits): Promise<StatementResult> {
     this.checkOpen();
     const timeoutMs = Math.max(1, Math.ceil(limits.timeoutMs));
     const maxRows = Math.max(0, Math.floor(limits.maxRows));
@@ -233,7 +234,7 @@ class PostgresTransaction implements DatabaseTransaction {
       const query = this.conn
         .unsafe(
           text,
-          values.map((v) => (v === undefined ? null : v)) as postgres.ParameterOrJSON<never>[],
+          values.map((v) => parameter(this.conn, v)) as postgres.ParameterOrJSON<never>[],
           // `simple` is no typed option, but postgres.js honours it: false forces the extended protocol.
           { prepare: false, simple: false } as postgres.UnsafeQueryOptions,
         )
@@ -266,6 +267,39 @@ class PostgresTransaction implements DatabaseTransaction {
 }
 
 class RowCapReached extends Error {}
+
+/** Parameter type OIDs per .NET type (see SqlValue); 0 leaves the type to the server, as for a literal. */
+const PARAMETER_TYPES: Readonly<Record<ClrValueType, number>> = {
+  int: 23,
+  short: 21,
+  long: 20,
+  decimal: 1700,
+  float: 700,
+  double: 701,
+  boolean: 16,
+  string: 0,
+  dateTime: 1114,
+  base64Binary: 17,
+  guid: 2950,
+};
+
+function parameter(conn: Reserved, value: SqlValue): unknown {
+  if (value === null) return null;
+  switch (value.type) {
+    case 'string':
+      return value.value;
+    case 'base64Binary':
+      return value.value; // postgres.js sends a Uint8Array as bytea
+    case 'boolean':
+      return conn.typed(value.value, 16);
+    case 'dateTime':
+      // With an offset or Z the value is an instant (timestamptz), else a wall-clock time (timestamp).
+      return conn.typed(value.value, /(?:Z|[+-]\d\d:?\d\d)$/i.test(value.value) ? 1184 : 1114);
+    default:
+      // As text: NaN and ±Infinity are spelled as PostgreSQL reads them, a bigint keeps every digit.
+      return conn.typed(String(value.value), PARAMETER_TYPES[value.type]);
+  }
+}
 
 function rowsAffected(command: string | undefined, count: number | null | undefined): number {
   switch (command) {

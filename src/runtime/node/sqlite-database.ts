@@ -36,7 +36,7 @@ import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { ConfigError } from '../../config.ts';
-import { DatabaseFault, type Database, type DatabaseFaultName, type DatabaseTransaction, type StatementLimits, type StatementResult } from '../../idb/database.ts';
+import { DatabaseFault, type Database, type DatabaseFaultName, type DatabaseTransaction, type SqlValue, type StatementLimits, type StatementResult } from '../../idb/database.ts';
 import type { DataCell } from '../../idb/datatable.ts';
 import type { BindValue, WireResult, WorkerData, WorkerReply, WorkerRequest } from './sqlite-worker.ts';
 
@@ -227,7 +227,7 @@ class SqliteTransaction implements DatabaseTransaction {
     private readonly busyTimeoutMs: number,
   ) {}
 
-  run(sql: string, values: unknown[], limits: StatementLimits): Promise<StatementResult> {
+  run(sql: string, values: readonly SqlValue[], limits: StatementLimits): Promise<StatementResult> {
     return this.serialize(() => this.runNow(sql, values, limits));
   }
 
@@ -270,7 +270,7 @@ class SqliteTransaction implements DatabaseTransaction {
     return next;
   }
 
-  private async runNow(sql: string, values: unknown[], limits: StatementLimits): Promise<StatementResult> {
+  private async runNow(sql: string, values: readonly SqlValue[], limits: StatementLimits): Promise<StatementResult> {
     if (this.state !== 'open') throw this.refusal(ABORTED);
     const timeoutMs = Math.max(1, Math.ceil(limits.timeoutMs));
     const maxRows = Math.max(0, Math.floor(limits.maxRows));
@@ -303,26 +303,17 @@ class SqliteTransaction implements DatabaseTransaction {
   }
 }
 
-/** The port's values (see run in database.ts) as SQLite binds them; anything else is refused before it is sent. */
-function bindValue(value: unknown, index: number): BindValue {
-  switch (typeof value) {
-    case 'undefined':
-      return null;
+/** A value as SQLite binds it (see SqlValue in database.ts). */
+function bindValue(value: SqlValue, index: number): BindValue {
+  if (value === null) return null;
+  switch (value.type) {
     case 'boolean':
-      return value ? 1 : 0;
-    case 'number':
-    case 'string':
-      return value;
-    case 'bigint':
-      if (value >= INT64_MIN && value <= INT64_MAX) return value;
-      throw new DatabaseFault('SqlError', `Parameter ?${index + 1} (${value}) does not fit a 64-bit integer.`, true);
+      return value.value ? 1 : 0;
+    case 'long':
+      if (value.value >= INT64_MIN && value.value <= INT64_MAX) return value.value;
+      throw new DatabaseFault('SqlError', `Parameter ?${index + 1} (${value.value}) does not fit a 64-bit integer.`, true);
     default:
-      if (value === null || value instanceof Uint8Array) return value;
-      throw new DatabaseFault(
-        'SqlError',
-        `Parameter ?${index + 1} is ${value instanceof Date ? 'a Date' : `of type ${typeof value}`}, which SQLite cannot bind: pass null, a boolean, number, bigint, string or Uint8Array.`,
-        true,
-      );
+      return value.value;
   }
 }
 

@@ -1,0 +1,403 @@
+/**
+ * The 13 IIDBService operations (spec/IIDBService.md) over the ports: databases, file store, roles, clock. Transport
+ * free: a front end (the tcp-bridge's SOAP layer) decodes a call into `call(operation, caller, args)` and encodes the
+ * result or the IdbFault it throws.
+ *
+ * Decisions:
+ * - Authorization first, before any argument is looked at: a caller without the role learns nothing else.
+ * - SQL with `requestId == Guid.Empty` runs in its own transaction on the default database: read-only for a reader
+ *   (the database refuses the write: AccessDenied), a write transaction committed after the statement for a writer
+ *   (ReturnScalar may carry `INSERT … RETURNING`).
+ * - The service's own statements use `@name` markers and bindParameters too: one path for all SQL.
+ * - File contents go to the store under a fresh content key before the database row that points at them is committed;
+ *   the old key is deleted only after the commit. A rollback, a failed commit or a crash leaves at most an unreferenced
+ *   content object, never a row whose content is gone or changed (file-store.ts).
+ * - GetFile reads the row, then the content: if an UpdateFile or DeleteFile committed in between and removed the
+ *   content, the row is read again, so a reader sees the old file, the new one or none, never an error.
+ * - Store failures and contents that no longer match their sha256 are InternalError (the service's fault); nothing of
+ *   the content is sent.
+ */
+import type { Logger } from '../ports.ts';
+import type { DatabaseLimits } from './config.ts';
+import { DEFAULT_DATABASE } from './config.ts';
+import { EMPTY_GUID, IdbFault, type Caller, type ClrValue, type DocumentData, type FileData, type FileIndexData, type IndexField, type OperationName, type Operations, type SqlArgs } from './contract.ts';
+import { DatabaseFault, type Database, type DatabaseTransaction, type SqlValue, type StatementLimits, type StatementResult } from './database.ts';
+import { formatCell } from './datatable.ts';
+import { StoreError, type FileStore } from './file-store.ts';
+import { DatabaseRequests } from './requests.ts';
+import { dataTableXml, scalarOf } from './results.ts';
+import type { Roles } from './roles.ts';
+import { migrate } from './schema.ts';
+import { bindParameters, type SqlParameter } from './sql-parameters.ts';
+
+export interface IdbServiceDeps {
+  /** Logical databases by lower-case name; DEFAULT_DATABASE must be there (it holds the idb_ tables). */
+  databases: ReadonlyMap<string, Database>;
+  files: FileStore;
+  roles: Roles;
+  limits: DatabaseLimits;
+  /** Wall-clock time for CreatedUtc and ModifiedUtc. */
+  utcNow: () => Date;
+  /** A fresh random Guid, canonical lower case. */
+  newId: () => string;
+  logger: Logger;
+}
+
+export interface IdbService {
+  call<K extends OperationName>(operation: K, caller: Caller, args: Operations[K]['args']): Promise<Operations[K]['result']>;
+  /** The connection `connectionId` ended; without a clean close its database requests are rolled back. */
+  connectionClosed(connectionId: string, clean: boolean): Promise<void>;
+  /** Rolls back open database requests and closes the databases. */
+  close(): Promise<void>;
+}
+
+type Handlers = { [K in OperationName]: (caller: Caller, args: Operations[K]['args']) => Promise<Operations[K]['result']> };
+
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Migrates the default database's idb_ tables, then serves; the service owns the databases from here on. */
+export async function openIdbService(deps: IdbServiceDeps): Promise<IdbService> {
+  const main = deps.databases.get(DEFAULT_DATABASE);
+  if (main === undefined) throw new Error(`no "${DEFAULT_DATABASE}" database`);
+  try {
+    const transaction = await main.begin('write');
+    try {
+      await migrate(transaction, main.dialect);
+      await transaction.commit();
+    } finally {
+      await transaction.rollback();
+    }
+  } catch (error) {
+    // The service owns its databases: one that cannot start closes them.
+    await Promise.all([...new Set(deps.databases.values())].map((db) => db.close()));
+    throw error;
+  }
+  return new Service(deps, main);
+}
+
+class Service implements IdbService {
+  private readonly requests: DatabaseRequests;
+  private readonly limits: StatementLimits;
+  private readonly handlers: Handlers;
+
+  constructor(
+    private readonly deps: IdbServiceDeps,
+    private readonly main: Database,
+  ) {
+    this.limits = { timeoutMs: deps.limits.statementTimeoutMs, maxRows: deps.limits.maxRows };
+    this.requests = new DatabaseRequests({
+      idleMs: deps.limits.requestIdleMs,
+      maxPerIdentity: deps.limits.maxRequestsPerIdentity,
+      newId: deps.newId,
+      onAbandoned: (reason, owner) => deps.logger.log('warn', 'database request rolled back', { reason, owner }),
+    });
+    this.handlers = {
+      Heartbeat: async () => true,
+      CreateDatabaseRequest: (caller, { database }) => this.requests.create(caller, this.database(database)),
+      CloseDatabaseRequest: (caller, { requestId, commit }) => this.requests.close(guid(requestId, 'requestId'), caller, commit),
+      ReturnDatatable: (caller, args) => this.sql(caller, args, (r) => ({ xml: dataTableXml(r) })),
+      ReturnScalar: (caller, args) => this.sql(caller, args, scalarOf),
+      ExecuteNonQuery: (caller, args) => this.sql(caller, args, (r) => r.rowsAffected),
+      NewFile: (_, { file }) => this.newFile(file),
+      UpdateFile: (_, { file }) => this.updateFile(file),
+      GetFile: (_, { fileId }) => this.getFile(guid(fileId, 'fileId')),
+      DeleteFile: (_, { fileId }) => this.deleteFile(guid(fileId, 'fileId')),
+      GetDocumentByDocumentId: async (_, { documentId }) => (await this.documents('document_id', guid(documentId, 'documentId')))[0] ?? null,
+      GetDocumentByContainerId: (_, { containerId }) => this.documents('container_id', guid(containerId, 'containerId')),
+      NewFileIndex: (_, { index }) => this.newFileIndex(index),
+    };
+  }
+
+  async call<K extends OperationName>(operation: K, caller: Caller, args: Operations[K]['args']): Promise<Operations[K]['result']> {
+    if (!this.deps.roles.allows(caller, operation)) {
+      this.deps.logger.log('warn', 'access denied', { operation, caller: caller.name });
+      throw new IdbFault('AccessDenied', `${caller.name} is not allowed to call ${operation}.`);
+    }
+    try {
+      return await (this.handlers[operation] as Handlers[K])(caller, args);
+    } catch (error) {
+      const fault = toFault(error);
+      if (fault.code === 'Receiver') this.deps.logger.log('error', 'operation failed', { operation, fault: fault.fault, error: describe(error) });
+      throw fault;
+    }
+  }
+
+  connectionClosed(connectionId: string, clean: boolean): Promise<void> {
+    return this.requests.connectionClosed(connectionId, clean);
+  }
+
+  async close(): Promise<void> {
+    await this.requests.closeAll();
+    await Promise.all([...new Set(this.deps.databases.values())].map((db) => db.close()));
+  }
+
+  private database(name: string | null): Database {
+    const key = (name ?? '').trim().toLowerCase() || DEFAULT_DATABASE;
+    const database = this.deps.databases.get(key);
+    if (database === undefined) throw new IdbFault('UnknownDatabase', `There is no database named '${name}'.`);
+    return database;
+  }
+
+  /** Client SQL: in the caller's database request, or in a transaction of its own on the default database. */
+  private async sql<T>(caller: Caller, args: SqlArgs, answer: (result: StatementResult) => T): Promise<T> {
+    if (typeof args.sql !== 'string' || args.sql.trim() === '') throw new IdbFault('InvalidArgument', 'The SQL text is empty.');
+    const parameters: SqlParameter<SqlValue>[] = (args.parameters ?? []).map((p) => {
+      if (p == null) throw new IdbFault('InvalidArgument', 'A parameter is nil.');
+      return { name: p.Name, value: p.Value };
+    });
+    const run = async (transaction: DatabaseTransaction, database: Database) => answer(await transaction.run(...this.bind(database, args.sql!, parameters)));
+    const requestId = guid(args.requestId, 'requestId');
+    if (requestId !== EMPTY_GUID) return this.requests.use(requestId, caller, run);
+    const writer = this.deps.roles.rolesOf(caller).has('writer');
+    return this.inTransaction(this.main, writer ? 'write' : 'read', (t) => run(t, this.main));
+  }
+
+  private bind(database: Database, sql: string, parameters: readonly SqlParameter<SqlValue>[]): [string, SqlValue[], StatementLimits] {
+    const bound = bindParameters(sql, parameters, database.dialect);
+    if (!bound.ok) throw new IdbFault(bound.fault, bound.message);
+    return [bound.sql, bound.values, this.limits];
+  }
+
+  /** Runs `work` in a transaction of its own: committed when it is a write and `work` succeeds, else rolled back. */
+  private async inTransaction<T>(database: Database, access: 'read' | 'write', work: (t: DatabaseTransaction) => Promise<T>): Promise<T> {
+    const transaction = await database.begin(access);
+    try {
+      const result = await work(transaction);
+      if (access === 'write') await transaction.commit();
+      return result;
+    } finally {
+      await transaction.rollback();
+    }
+  }
+
+  /** One of the service's own statements on the default database. */
+  private query(transaction: DatabaseTransaction, sql: string, parameters: Record<string, ClrValue | null>): Promise<StatementResult> {
+    const list = Object.entries(parameters).map(([name, value]) => ({ name, value }));
+    return transaction.run(...this.bind(this.main, sql, list));
+  }
+
+  private async newFile(file: FileData | null): Promise<string> {
+    const fileId = this.deps.newId();
+    await this.withNewContent(file, (row) =>
+      this.inTransaction(this.main, 'write', (t) =>
+        this.query(t, 'INSERT INTO idb_files (file_id, content_key, file_name, content_type, length, sha256, created_utc, modified_utc) VALUES (@id, @key, @name, @type, @length, @sha, @now, @now)', {
+          id: guidValue(fileId),
+          ...row,
+        }),
+      ),
+    );
+    return fileId;
+  }
+
+  private async updateFile(file: FileData | null): Promise<boolean> {
+    if (file == null) throw new IdbFault('InvalidArgument', 'The file is nil.');
+    const fileId = guid(file.FileId, 'FileId');
+    const { result: oldKey, contentKey } = await this.withNewContent(file, (row) =>
+      this.inTransaction(this.main, 'write', async (t) => {
+        const old = await this.query(t, `SELECT content_key FROM idb_files WHERE file_id = @id${this.forUpdate()}`, { id: guidValue(fileId) });
+        if (old.rows.length === 0) return undefined;
+        await this.query(t, 'UPDATE idb_files SET content_key = @key, file_name = @name, content_type = @type, length = @length, sha256 = @sha, modified_utc = @now WHERE file_id = @id', {
+          id: guidValue(fileId),
+          ...row,
+        });
+        return guidText(old.rows[0]![0]);
+      }),
+    );
+    // The content no row points at any more: the old one after an update, the new one when there was no such file.
+    await this.discard(oldKey ?? contentKey);
+    return oldKey !== undefined;
+  }
+
+  /**
+   * Puts the file's content under a fresh key, then runs `write` with the columns of its idb_files row; if `write`
+   * fails, the new content is deleted again.
+   */
+  private async withNewContent<T>(file: FileData | null, write: (row: Record<string, ClrValue | null>) => Promise<T>): Promise<{ result: T; contentKey: string }> {
+    if (file == null) throw new IdbFault('InvalidArgument', 'The file is nil.');
+    if (file.Content == null) throw new IdbFault('InvalidArgument', 'The file has no Content; a 0-byte file has an empty array.');
+    const contentKey = this.deps.newId();
+    const stored = await this.deps.files.put(contentKey, file.Content);
+    try {
+      const result = await write({
+        key: guidValue(contentKey),
+        name: text(file.FileName),
+        type: text(file.ContentType),
+        length: { type: 'long', value: BigInt(stored.length) },
+        sha: { type: 'string', value: stored.sha256 },
+        now: { type: 'dateTime', value: utc(this.deps.utcNow()) },
+      });
+      return { result, contentKey };
+    } catch (error) {
+      await this.discard(contentKey);
+      throw error;
+    }
+  }
+
+  private async getFile(fileId: string): Promise<FileData | null> {
+    let previousKey: string | undefined;
+    for (;;) {
+      const found = await this.inTransaction(this.main, 'read', (t) =>
+        this.query(t, 'SELECT content_key, file_name, content_type, length, sha256, created_utc, modified_utc FROM idb_files WHERE file_id = @id', { id: guidValue(fileId) }),
+      );
+      const row = found.rows[0];
+      if (row === undefined) return null;
+      const [key, name, type, length, sha256, created, modified] = row;
+      const contentKey = guidText(key);
+      const content = await this.deps.files.get(contentKey, String(sha256));
+      if (content === undefined) {
+        // Replaced or deleted since the row was read: read the row again. The same key missing twice is lost content.
+        if (previousKey === contentKey) throw new IdbFault('InternalError', `The content of file ${fileId} is missing from the file store.`);
+        previousKey = contentKey;
+        continue;
+      }
+      return {
+        Content: content,
+        ContentType: nullableText(type),
+        CreatedUtc: utcCell(created),
+        FileId: fileId,
+        FileName: nullableText(name),
+        Length: BigInt(length as number | bigint),
+        ModifiedUtc: utcCell(modified),
+        Sha256: String(sha256),
+      };
+    }
+  }
+
+  private async deleteFile(fileId: string): Promise<boolean> {
+    const id = { id: guidValue(fileId) };
+    const oldKey = await this.inTransaction(this.main, 'write', async (t) => {
+      const old = await this.query(t, `SELECT content_key FROM idb_files WHERE file_id = @id${this.forUpdate()}`, id);
+      if (old.rows.length === 0) return undefined;
+      // The foreign keys cascade to the file's documents and their index fields.
+      await this.query(t, 'DELETE FROM idb_files WHERE file_id = @id', id);
+      return guidText(old.rows[0]![0]);
+    });
+    if (oldKey === undefined) return false;
+    await this.discard(oldKey);
+    return true;
+  }
+
+  private async documents(by: 'document_id' | 'container_id', id: string): Promise<DocumentData[]> {
+    const [documents, fields] = await this.inTransaction(this.main, 'read', async (t) => {
+      const where = { id: guidValue(id) };
+      return [
+        await this.query(
+          t,
+          `SELECT d.document_id, d.container_id, d.file_id, d.title, d.created_utc, f.file_name, f.content_type, f.length
+             FROM idb_documents d JOIN idb_files f ON f.file_id = d.file_id
+            WHERE d.${by} = @id ORDER BY d.created_utc, d.document_id`,
+          where,
+        ),
+        await this.query(t, `SELECT document_id, name, value FROM idb_index_fields WHERE document_id IN (SELECT document_id FROM idb_documents WHERE ${by} = @id) ORDER BY document_id, position`, where),
+      ] as const;
+    });
+    const fieldsOf = new Map<string, IndexField[]>();
+    for (const [documentId, name, value] of fields.rows) {
+      const key = guidText(documentId);
+      if (!fieldsOf.has(key)) fieldsOf.set(key, []);
+      fieldsOf.get(key)!.push({ Name: nullableText(name), Value: nullableText(value) });
+    }
+    return documents.rows.map(([documentId, containerId, fileId, title, created, name, type, length]) => ({
+      ContainerId: guidText(containerId),
+      ContentType: nullableText(type),
+      CreatedUtc: utcCell(created),
+      DocumentId: guidText(documentId),
+      Fields: fieldsOf.get(guidText(documentId)) ?? [],
+      FileId: guidText(fileId),
+      FileName: nullableText(name),
+      Length: BigInt(length as number | bigint),
+      Title: nullableText(title),
+    }));
+  }
+
+  private async newFileIndex(index: FileIndexData | null): Promise<string> {
+    if (index == null) throw new IdbFault('InvalidArgument', 'The index is nil.');
+    const fileId = guid(index.FileId, 'FileId');
+    const containerId = guid(index.ContainerId, 'ContainerId');
+    const requested = guid(index.DocumentId, 'DocumentId');
+    const documentId = requested === EMPTY_GUID ? this.deps.newId() : requested;
+    const fields = index.Fields ?? [];
+    if (fields.some((f) => f == null)) throw new IdbFault('InvalidArgument', 'An index field is nil.');
+    await this.inTransaction(this.main, 'write', async (t) => {
+      const file = await this.query(t, `SELECT 1 FROM idb_files WHERE file_id = @id${this.forUpdate()}`, { id: guidValue(fileId) });
+      if (file.rows.length === 0) throw new IdbFault('FileNotFound', `There is no file ${fileId}.`);
+      // An upsert, so a retried call with the same DocumentId (or two at once) replaces instead of failing.
+      await this.query(
+        t,
+        `INSERT INTO idb_documents (document_id, container_id, file_id, title, created_utc) VALUES (@doc, @container, @file, @title, @now)
+         ON CONFLICT (document_id) DO UPDATE SET container_id = excluded.container_id, file_id = excluded.file_id, title = excluded.title`,
+        { doc: guidValue(documentId), container: guidValue(containerId), file: guidValue(fileId), title: text(index.Title), now: { type: 'dateTime', value: utc(this.deps.utcNow()) } },
+      );
+      await this.query(t, 'DELETE FROM idb_index_fields WHERE document_id = @doc', { doc: guidValue(documentId) });
+      for (const [position, field] of fields.entries()) {
+        await this.query(t, 'INSERT INTO idb_index_fields (document_id, position, name, value) VALUES (@doc, @position, @name, @value)', {
+          doc: guidValue(documentId),
+          position: { type: 'int', value: position },
+          name: text(field.Name),
+          value: text(field.Value),
+        });
+      }
+    });
+    return documentId;
+  }
+
+  /** Row locks for read-then-write on PostgreSQL; SQLite's write transaction already holds the database. */
+  private forUpdate(): string {
+    return this.main.dialect === 'postgres' ? ' FOR UPDATE' : '';
+  }
+
+  /** Deletes content no row points at (any more); a failure leaves an orphan for a sweep, so it is only logged. */
+  private async discard(key: string): Promise<void> {
+    try {
+      await this.deps.files.delete(key);
+    } catch (error) {
+      this.deps.logger.log('warn', 'file content not deleted', { key, error: describe(error) });
+    }
+  }
+}
+
+function guid(value: string | null | undefined, name: string): string {
+  const id = typeof value === 'string' ? value.toLowerCase() : '';
+  if (!GUID.test(id)) throw new IdbFault('InvalidArgument', `${name} is not a Guid.`);
+  return id;
+}
+
+function guidValue(id: string): ClrValue {
+  return { type: 'guid', value: id };
+}
+
+function text(value: string | null): ClrValue | null {
+  return value == null ? null : { type: 'string', value };
+}
+
+/** A Guid cell as the database returns it (PostgreSQL uuid text, SQLite text), canonical lower case. */
+function guidText(cell: unknown): string {
+  return formatCell({ name: 'id', type: 'Guid' }, cell as string);
+}
+
+function nullableText(cell: unknown): string | null {
+  return cell == null ? null : String(cell);
+}
+
+/** xs:dateTime of a UTC time with `Z`, as .NET writes a Kind Utc DateTime. */
+function utc(date: Date): string {
+  return date.toISOString();
+}
+
+/** A timestamptz cell (PostgreSQL `… +00`, SQLite ISO text) as xs:dateTime in UTC. */
+function utcCell(cell: unknown): string {
+  return formatCell({ name: 'at', type: 'DateTime', dateTimeMode: 'Utc' }, cell as string);
+}
+
+function toFault(error: unknown): IdbFault {
+  if (error instanceof IdbFault) return error;
+  if (error instanceof DatabaseFault) return new IdbFault(error.fault, error.message);
+  if (error instanceof StoreError) {
+    return error.kind === 'invalid-argument' ? new IdbFault('InvalidArgument', error.message) : new IdbFault('InternalError', 'The file store failed; try again later.');
+  }
+  return new IdbFault('InternalError', 'The service failed to complete the operation.');
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
