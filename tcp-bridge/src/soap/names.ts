@@ -1,0 +1,37 @@
+/**
+ * The namespaces, prefixes and actions of IIDBService messages (spec/IIDBService.md "Names on the wire";
+ * notes/nettcp-wire.md): SOAP 1.2, WS-Addressing 1.0, XML Schema, the DataContract namespaces.
+ */
+import type { OperationName } from '../../../src/idb/contract.ts';
+
+export const SOAP_NS = 'http://www.w3.org/2003/05/soap-envelope';
+export const WSA_NS = 'http://www.w3.org/2005/08/addressing';
+export const XSI_NS = 'http://www.w3.org/2001/XMLSchema-instance';
+export const XSD_NS = 'http://www.w3.org/2001/XMLSchema';
+/** Guid (and char, duration, …) as DataContractSerializer names them. */
+export const SER_NS = 'http://schemas.microsoft.com/2003/10/Serialization/';
+/** The data contracts QueryParameter, IndexField, FileData, DocumentData, FileIndexData and their arrays. */
+export const CONTRACTS_NS = 'http://schemas.datacontract.org/2004/07/IDBService.Contracts';
+export const XML_NS = 'http://www.w3.org/XML/1998/namespace';
+
+export const ANONYMOUS = `${WSA_NS}/anonymous`;
+/** WS-Addressing 1.0's default fault action, which WCF puts on every fault it sends. */
+export const FAULT_ACTION = `${WSA_NS}/soap/fault`;
+/** SOAP 1.2 roles a header may target; a header for any other role is not ours to understand. */
+export const OUR_ROLES: ReadonlySet<string> = new Set(['', `${SOAP_NS}/role/next`, `${SOAP_NS}/role/ultimateReceiver`]);
+
+const CONTRACT = 'IIDBService';
+
+/** `{ns}IIDBService/` when ns ends in '/', else `{ns}/IIDBService/`: what an operation name follows in its action. */
+export function actionPrefix(serviceNamespace: string): string {
+  return `${serviceNamespace}${serviceNamespace.endsWith('/') ? '' : '/'}${CONTRACT}/`;
+}
+
+export const actionOf = (serviceNamespace: string, operation: OperationName): string => actionPrefix(serviceNamespace) + operation;
+export const replyActionOf = (serviceNamespace: string, operation: OperationName): string => `${actionOf(serviceNamespace, operation)}Response`;
+
+/** What the SOAP layer needs of the configuration (EndpointConfig has it). */
+export interface SoapOptions {
+  /** SERVICE_NAMESPACE: the namespace of the actions, the operation elements and the contract's fault names. */
+  serviceNamespace: string;
+}

@@ -1,0 +1,107 @@
+/**
+ * Reading NBFX trees by namespace: an element's names are resolved through the xmlns declarations in scope (kept
+ * here, not taken from the reader's `namespace` fields, so hand-built trees read the same), as are QName values
+ * such as `i:type="b:int"`. Anything that does not fit (an undeclared prefix, text where elements belong) is the
+ * contract's InvalidArgument.
+ */
+import { textToString, type XmlContent, type XmlElement, type XmlText } from '../binary-xml/index.ts';
+import { IdbFault } from '../../../src/idb/contract.ts';
+import { XML_NS, XSI_NS } from './names.ts';
+import type { QualifiedName } from './fault.ts';
+
+/** Prefix → namespace URI; '' is the default namespace. */
+export type Scope = ReadonlyMap<string, string>;
+
+export const ROOT_SCOPE: Scope = new Map([['xml', XML_NS]]);
+
+export const invalid = (message: string): IdbFault => new IdbFault('InvalidArgument', message);
+
+/** The scope inside `element`: its own xmlns declarations added (they apply to its name and attributes too). */
+export function enterScope(scope: Scope, element: XmlElement): Scope {
+  let inner: Map<string, string> | undefined;
+  for (const node of element.attributes) {
+    if (node.kind !== 'xmlns') continue;
+    inner ??= new Map(scope);
+    inner.set(node.prefix, node.uri);
+  }
+  return inner ?? scope;
+}
+
+function resolve(scope: Scope, prefix: string, what: string): string {
+  const uri = scope.get(prefix);
+  if (uri !== undefined) return uri;
+  if (prefix === '') return '';
+  throw invalid(`The prefix '${prefix}' of ${what} is not declared.`);
+}
+
+/** An element's expanded name; `scope` is the one inside it (enterScope). */
+export function nameOf(element: XmlElement, scope: Scope): QualifiedName {
+  return { name: element.localName, namespace: resolve(scope, element.prefix, `<${element.localName}>`) };
+}
+
+export function is(element: XmlElement, scope: Scope, namespace: string, localName: string): boolean {
+  return element.localName === localName && nameOf(element, scope).namespace === namespace;
+}
+
+/** The text of an attribute by expanded name (an unprefixed attribute has no namespace). */
+export function attributeText(element: XmlElement, scope: Scope, namespace: string, localName: string): XmlText | undefined {
+  for (const node of element.attributes) {
+    if (node.kind !== 'attribute' || node.localName !== localName) continue;
+    if ((node.prefix === '' ? '' : resolve(scope, node.prefix, `attribute ${node.localName}`)) === namespace) return node.value;
+  }
+  return undefined;
+}
+
+/** The child elements; comments and whitespace between them are passed over, other text is refused. */
+export function childElements(element: XmlElement): XmlElement[] {
+  const out: XmlElement[] = [];
+  for (const child of element.children) {
+    if (child.kind === 'element') out.push(child);
+    else if (!ignorable(child)) throw invalid(`<${element.localName}> holds ${child.kind === 'array' ? 'an array record' : 'text'} where elements belong.`);
+  }
+  return out;
+}
+
+function ignorable(node: XmlContent): boolean {
+  return node.kind === 'comment' || (node.kind === 'text' && textToString(node).trim() === '');
+}
+
+/** The text records of a simple-content element (comments passed over); an element inside is refused. */
+export function textRecords(element: XmlElement): XmlText[] {
+  const out: XmlText[] = [];
+  for (const child of element.children) {
+    if (child.kind === 'text') out.push(child);
+    else if (child.kind !== 'comment') throw invalid(`<${element.localName}> holds ${child.kind === 'array' ? 'an array record' : 'an element'} where text belongs.`);
+  }
+  return out;
+}
+
+/** The characters of a simple-content element: its text records concatenated, as an XML reader reports them. */
+export const textContent = (element: XmlElement): string => textRecords(element).map(textToString).join('');
+
+/** xs:boolean (whitespace collapsed, as XmlConvert reads it); undefined when the text is none of its four forms. */
+export function xsBoolean(text: string): boolean | undefined {
+  const value = text.trim();
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  return undefined;
+}
+
+/** A QName value (`prefix:local`, or `local` in the default namespace) resolved in `scope`. */
+export function qnameValue(text: string, scope: Scope): QualifiedName {
+  const value = text.trim();
+  const colon = value.indexOf(':');
+  const prefix = colon < 0 ? '' : value.slice(0, colon);
+  const name = value.slice(colon + 1);
+  if (name === '' || name.includes(':') || /\s/.test(value)) throw invalid(`'${value}' is not a qualified name.`);
+  return { name, namespace: resolve(scope, prefix, `'${value}'`) };
+}
+
+/** `i:nil="true"` (or "1") on an element. */
+export function isNil(element: XmlElement, scope: Scope): boolean {
+  const nil = attributeText(element, scope, XSI_NS, 'nil');
+  if (nil === undefined) return false;
+  const value = xsBoolean(textToString(nil));
+  if (value === undefined) throw invalid(`i:nil="${textToString(nil)}" on <${element.localName}> is not a boolean.`);
+  return value;
+}
