@@ -1,0 +1,28 @@
+/**
+ * Settings of the tcp-bridge: IIDBService's (src/idb/config.ts, names from spec/RUN.md) plus the connection limits
+ * WCF has as binding settings. Added here (RUN.md allows more settings): BRIDGE_INIT_TIMEOUT_MS (WCF's
+ * ChannelInitializationTimeout, 30 s), BRIDGE_IDLE_TIMEOUT_MS (WCF's ReceiveTimeout, 10 min), BRIDGE_SHUTDOWN_MS (how
+ * long a shutdown waits for calls in flight), BRIDGE_MAX_CALLS_PER_CONNECTION.
+ */
+import { integer, type Environment } from '../../src/config.ts';
+import { readIdbConfig, type IdbConfig } from '../../src/idb/config.ts';
+
+export interface BridgeConfig extends IdbConfig {
+  /** From accepting a connection to its PreambleEnd. */
+  initTimeoutMs: number;
+  /** A connection with no call in flight and no byte received for this long is closed. */
+  idleTimeoutMs: number;
+  shutdownMs: number;
+  /** Calls of one connection worked on at once; reading pauses beyond (a client may pipeline calls on a channel). */
+  maxCallsPerConnection: number;
+}
+
+export function readBridgeConfig(env: Environment): BridgeConfig {
+  return {
+    ...readIdbConfig(env),
+    initTimeoutMs: integer(env, 'BRIDGE_INIT_TIMEOUT_MS', 30_000, 100, 600_000),
+    idleTimeoutMs: integer(env, 'BRIDGE_IDLE_TIMEOUT_MS', 600_000, 100, 86_400_000),
+    shutdownMs: integer(env, 'BRIDGE_SHUTDOWN_MS', 10_000, 0, 600_000),
+    maxCallsPerConnection: integer(env, 'BRIDGE_MAX_CALLS_PER_CONNECTION', 16, 1, 1024),
+  };
+}

@@ -1,0 +1,233 @@
+/**
+ * One net.tcp connection: the framing state machine fed with the connection's bytes, the binary session dictionaries
+ * of each direction, and calls handed to `dispatch` with the connection's caller. Knows nothing of sockets (a
+ * ByteStream is anything that writes bytes), so the NegotiateStream upgrade can later slide in beneath it.
+ *
+ * Decisions:
+ * - Envelopes are decoded in arrival order (the session dictionary is stateful) and dispatched at once: a client may
+ *   pipeline calls on one channel, and replies go out as they finish, matched by RelatesTo. Each reply is encoded and
+ *   written in one step, so the writer's session strings reach the client in the order they were added. More than
+ *   `maxCallsInFlight` calls pause reading.
+ * - A framing refusal with a fault string is written as a Fault record, then the stream ends; one without (a record
+ *   out of place, a bad size) and a broken session dictionary abort it, as WCF does.
+ * - "Clean" for the database requests opened on this connection (spec: a clean channel close keeps them) means the
+ *   client ended its session with an End record and nothing of a new session had begun when the stream closed. Any
+ *   other end (reset, time-out, framing or dictionary error) rolls them back.
+ * - Time-outs: until PreambleEnd, the init time-out (WCF's ChannelInitializationTimeout); afterwards the idle time-out
+ *   runs whenever no call is in flight.
+ * - The server sends End in answer to the client's End (WCF does; Mono's server just closes) and keeps reading: .NET
+ *   pools connections and may start a new session on the same socket.
+ */
+import type { Caller } from '../../src/idb/contract.ts';
+import type { Logger } from '../../src/ports.ts';
+import { BinaryXmlError, decodeEnvelope, encodeEnvelope, ReaderSession, WriterSession, type XmlDocument } from './binary-xml/index.ts';
+import { END_RECORD, FramingFault, faultRecord, PREAMBLE_ACK, ServerFramingDecoder, sizedEnvelope, type FramingEvent, type FramingFaultName, type ServerDecoderOptions } from './framing/index.ts';
+
+/** Where the connection's answers go: the socket, or later the NegotiateStream over it. */
+export interface ByteStream {
+  write(bytes: Uint8Array): void;
+  /** Flushes what was written, then closes. */
+  end(): void;
+  /** Closes at once. */
+  destroy(): void;
+  pause(): void;
+  resume(): void;
+}
+
+/** Turns a decoded request into the reply to send (a SOAP fault included); never rejects. */
+export type Dispatch = (request: XmlDocument, caller: Caller) => Promise<XmlDocument>;
+
+export interface ConnectionOptions {
+  caller: Caller;
+  dispatch: Dispatch;
+  decoder: ServerDecoderOptions;
+  initTimeoutMs: number;
+  idleTimeoutMs: number;
+  maxCallsInFlight: number;
+  /** Answer this framing fault at PreambleEnd instead of serving (ServerTooBusy when over the connection cap). */
+  refuseWith?: FramingFaultName;
+  logger: Logger;
+  /** Called once when the connection is over; `clean` as described above. */
+  onClosed: (clean: boolean) => void;
+}
+
+export class BridgeConnection {
+  private readonly decoder: ServerFramingDecoder;
+  private readerSession = new ReaderSession();
+  private writerSession = new WriterSession();
+  private inFlight = 0;
+  private paused = false;
+  private sessionOpen = false;
+  private closed = false;
+  private draining = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly stream: ByteStream,
+    private readonly options: ConnectionOptions,
+  ) {
+    this.decoder = new ServerFramingDecoder(options.decoder);
+    this.arm(options.initTimeoutMs, 'init');
+  }
+
+  /** Bytes from the client. */
+  receive(chunk: Uint8Array): void {
+    if (this.closed) return;
+    let events: FramingEvent[];
+    try {
+      events = this.decoder.push(chunk);
+    } catch (error) {
+      this.refuse(error);
+      return;
+    }
+    for (const event of events) {
+      if (this.closed) return;
+      this.handle(event);
+    }
+    if (this.decoder.state === 'envelopes' && this.inFlight === 0) this.arm(this.options.idleTimeoutMs, 'idle');
+  }
+
+  /** The stream closed under us (the client closed or reset it). */
+  streamClosed(): void {
+    this.finish(!this.sessionOpen && this.decoder.state === 'version');
+  }
+
+  /** Graceful shutdown: no new calls; the stream closes once the calls in flight have answered. */
+  drain(): void {
+    this.draining = true;
+    this.stream.pause();
+    if (this.inFlight === 0) this.close(false);
+  }
+
+  /** Closes now; the database requests opened here are rolled back. */
+  abort(): void {
+    if (this.closed) return;
+    this.stream.destroy();
+    this.finish(false);
+  }
+
+  private handle(event: FramingEvent): void {
+    switch (event.type) {
+      case 'version':
+        // A new session: both dictionaries start empty, as WCF makes a new session encoder per preamble.
+        this.sessionOpen = true;
+        this.readerSession = new ReaderSession();
+        this.writerSession = new WriterSession();
+        return;
+      case 'mode':
+      case 'via':
+      case 'encoding':
+        return;
+      case 'upgradeRequest':
+        // acceptUpgrade offers none until Windows security exists, so the decoder refuses before this.
+        this.refuse(new FramingFault('UpgradeInvalid', `upgrade ${event.contentType} is not offered`, this.decoder.position));
+        return;
+      case 'preambleEnd':
+        if (this.options.refuseWith !== undefined) {
+          this.options.logger.log('warn', 'connection refused', { reason: this.options.refuseWith });
+          this.stream.write(faultRecord(this.options.refuseWith));
+          this.close(false);
+          return;
+        }
+        this.stream.write(PREAMBLE_ACK);
+        this.arm(this.options.idleTimeoutMs, 'idle');
+        return;
+      case 'sizedEnvelope':
+        this.call(event.payload);
+        return;
+      case 'end':
+        this.sessionOpen = false;
+        this.stream.write(END_RECORD);
+        return;
+    }
+  }
+
+  private call(payload: Uint8Array): void {
+    let request: XmlDocument;
+    try {
+      request = decodeEnvelope(payload, this.readerSession).document;
+    } catch (error) {
+      // Nothing to relate a reply to, and a broken session table spoils every later message: WCF aborts too.
+      this.options.logger.log('warn', 'unreadable message, connection aborted', { error: error instanceof BinaryXmlError ? error.code : String(error) });
+      this.abort();
+      return;
+    }
+    this.inFlight++;
+    this.disarm();
+    if (this.inFlight >= this.options.maxCallsInFlight && !this.paused) {
+      this.paused = true;
+      this.stream.pause();
+    }
+    void this.options.dispatch(request, this.options.caller).then(
+      (reply) => this.reply(reply),
+      (error: unknown) => {
+        // dispatch answers faults itself; reaching here is a bug, and the client would wait for its reply forever.
+        this.options.logger.log('error', 'dispatch failed, connection aborted', { error: String(error) });
+        this.abort();
+      },
+    );
+  }
+
+  private reply(reply: XmlDocument): void {
+    this.inFlight--;
+    if (this.closed) return;
+    try {
+      this.stream.write(sizedEnvelope(encodeEnvelope(reply, this.writerSession)));
+    } catch (error) {
+      this.options.logger.log('error', 'reply could not be encoded, connection aborted', { error: String(error) });
+      this.abort();
+      return;
+    }
+    if (this.draining) {
+      if (this.inFlight === 0) this.close(false);
+      return;
+    }
+    if (this.paused && this.inFlight < this.options.maxCallsInFlight) {
+      this.paused = false;
+      this.stream.resume();
+    }
+    if (this.inFlight === 0) this.arm(this.options.idleTimeoutMs, 'idle');
+  }
+
+  private refuse(error: unknown): void {
+    if (error instanceof FramingFault) {
+      this.options.logger.log('warn', 'framing refused', { code: error.code, position: error.position });
+      if (error.faultString !== undefined) {
+        this.stream.write(faultRecord(error.faultString));
+        this.close(false);
+        return;
+      }
+    } else {
+      this.options.logger.log('error', 'framing failed', { error: String(error) });
+    }
+    this.abort();
+  }
+
+  private arm(ms: number, reason: 'init' | 'idle'): void {
+    this.disarm();
+    this.timer = setTimeout(() => {
+      this.options.logger.log('info', 'connection timed out', { reason });
+      this.abort();
+    }, ms);
+    this.timer.unref?.();
+  }
+
+  private disarm(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Ends the stream after what was written. */
+  private close(clean: boolean): void {
+    if (this.closed) return;
+    this.stream.end();
+    this.finish(clean);
+  }
+
+  private finish(clean: boolean): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.disarm();
+    this.options.onClosed(clean);
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * The net.tcp listener: accepts sockets, gives each a BridgeConnection, and tells the service when a connection is
+ * over (so the database requests it opened are rolled back unless it ended cleanly).
+ *
+ * Decisions:
+ * - Over BRIDGE_MAX_CONNECTIONS a connection still gets its preamble read, then the ServerTooBusy framing fault, so the
+ *   client raises ServerTooBusyException instead of seeing a reset; past twice the cap sockets are closed at once.
+ * - Shutdown stops accepting, lets every connection finish the calls in flight (up to `shutdownMs`), then aborts what
+ *   is left and closes the service, which rolls back open database requests.
+ * - Security mode None: every caller is the anonymous identity. The Windows upgrade (NegotiateStream) will establish a
+ *   caller per connection at the `upgradeRequest` seam of BridgeConnection.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { ConfigError } from '../../src/config.ts';
+import type { IdbService } from '../../src/idb/service.ts';
+import type { Logger } from '../../src/ports.ts';
+import { BridgeConnection } from './connection.ts';
+import type { BridgeConfig } from './config.ts';
+import { soapDispatch } from './dispatch.ts';
+
+export interface RunningBridge {
+  /** The port actually bound (BRIDGE_PORT 0 picks a free one). */
+  port: number;
+  connections(): number;
+  /** Graceful: finishes calls in flight, rolls back open database requests, closes the databases. */
+  close(): Promise<void>;
+}
+
+/** Refuses what this version cannot serve, before anything is opened. */
+export function checkSecurity(config: BridgeConfig): void {
+  if (config.endpoint.security !== 'none') {
+    throw new ConfigError('BRIDGE_SECURITY=windows needs NegotiateStream, which this version does not have yet: set BRIDGE_SECURITY=none (clients configured with SecurityMode.None).');
+  }
+}
+
+export async function startBridge(config: BridgeConfig, service: IdbService, logger: Logger): Promise<RunningBridge> {
+  checkSecurity(config);
+  const dispatch = soapDispatch(service, { serviceNamespace: config.endpoint.serviceNamespace, logger });
+  const path = new URL(config.endpoint.address.replace(/^net\.tcp:/, 'http:')).pathname;
+  const live = new Set<BridgeConnection>();
+  const sockets = new Set<Socket>();
+  let refused = 0;
+
+  const server: Server = createServer({ noDelay: true }, (socket: Socket) => {
+    const over = live.size >= config.maxConnections;
+    if (over && refused >= config.maxConnections) {
+      socket.destroy();
+      return;
+    }
+    if (over) refused++;
+    sockets.add(socket);
+    const connectionId = randomUUID();
+    const connection = new BridgeConnection(
+      {
+        write: (bytes) => void socket.write(bytes),
+        end: () => socket.end(),
+        destroy: () => socket.destroy(),
+        pause: () => socket.pause(),
+        resume: () => socket.resume(),
+      },
+      {
+        caller: { name: 'anonymous', anonymous: true, connectionId },
+        dispatch,
+        decoder: {
+          maxMessageSize: config.maxMessageBytes,
+          // WCF matches the via's path against the endpoint's, whatever host name the client used.
+          acceptVia: (via) => viaPath(via) === path.toLowerCase(),
+        },
+        initTimeoutMs: config.initTimeoutMs,
+        idleTimeoutMs: config.idleTimeoutMs,
+        maxCallsInFlight: config.maxCallsPerConnection,
+        ...(over ? { refuseWith: 'ServerTooBusy' as const } : {}),
+        logger,
+        onClosed: (clean) => {
+          if (over) refused--;
+          else live.delete(connection);
+          logger.log('debug', 'connection closed', { connectionId, clean });
+          void service.connectionClosed(connectionId, clean);
+        },
+      },
+    );
+    if (!over) live.add(connection);
+    socket.on('data', (chunk: Buffer) => connection.receive(chunk));
+    socket.on('close', () => {
+      sockets.delete(socket);
+      connection.streamClosed();
+    });
+    socket.on('error', () => connection.abort());
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.endpoint.port, config.endpoint.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  logger.log('info', 'bridge listening', { url: `net.tcp://${config.endpoint.host}:${port}${path}`, security: config.endpoint.security });
+
+  return {
+    port,
+    connections: () => live.size,
+    async close() {
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const connection of live) connection.drain();
+      const deadline = Date.now() + config.shutdownMs;
+      while (live.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      for (const connection of live) connection.abort();
+      // Connections that ended their side may still wait for the client's; the listener closes only without them.
+      for (const socket of sockets) socket.destroy();
+      await stopped;
+      await service.close();
+    },
+  };
+}
+
+function viaPath(via: string): string | undefined {
+  try {
+    return new URL(via.replace(/^net\.tcp:/i, 'http:')).pathname.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
