@@ -7,6 +7,7 @@
  * wsdl:import when the two differ; with one namespace everything stays in one file, which is what the spec asks for.
  */
 import { OPERATIONS, type OperationName } from './contract.ts';
+import { actionOf, CLASSES, CONTRACT_NAME as CONTRACT, isArray, isClass, isValueType, itemOf, replyActionOf, SIGNATURES, type DcType } from './contract-shapes.ts';
 import type { EndpointConfig } from './config.ts';
 import { escapeAttribute, escapeText } from './datatable.ts';
 
@@ -38,88 +39,27 @@ const NS = {
 } as const;
 
 /** What WCF calls the endpoint's pieces: `<Binding>_<Contract>` for binding and port, the service class's name. */
-const CONTRACT = 'IIDBService';
 const SERVICE = 'IDBService';
 const BINDING = `NetTcpBinding_${CONTRACT}`;
 const POLICY_ID = `${BINDING}_policy`;
 const TCP_TRANSPORT = 'http://schemas.microsoft.com/soap/tcp';
 
 // ---------------------------------------------------------------------------------------------------------------
-// The contract's types, as DataContractSerializer describes them: reference types are nillable, value types not.
+// The contract's types (contract-shapes.ts) as XSD type references.
 
-/** A type by its qualified name; `item` marks a collection contract and names its item type. */
 interface TypeRef {
   ns: string;
   name: string;
   nillable: boolean;
-  item?: ClassName;
 }
 
-const xs = (name: string, nillable: boolean): TypeRef => ({ ns: NS.xs, name, nillable });
-const T = {
-  boolean: xs('boolean', false),
-  int: xs('int', false),
-  long: xs('long', false),
-  dateTime: xs('dateTime', false),
-  string: xs('string', true),
-  bytes: xs('base64Binary', true),
-  object: xs('anyType', true),
-  guid: { ns: NS.ser, name: 'guid', nillable: false },
-} satisfies Record<string, TypeRef>;
-
-type ClassName = 'QueryParameter' | 'IndexField' | 'FileData' | 'DocumentData' | 'FileIndexData';
-const contract = (name: ClassName): TypeRef => ({ ns: NS.dc, name, nillable: true });
-/** `T[]` is the collection contract `ArrayOfT` in T's namespace, its items named T. */
-const arrayOf = (item: ClassName): TypeRef => ({ ns: NS.dc, name: `ArrayOf${item}`, nillable: true, item });
-
-const CLASSES: Readonly<Record<ClassName, Readonly<Record<string, TypeRef>>>> = {
-  QueryParameter: { Name: T.string, Value: T.object },
-  IndexField: { Name: T.string, Value: T.string },
-  FileData: { Content: T.bytes, ContentType: T.string, CreatedUtc: T.dateTime, FileId: T.guid, FileName: T.string, Length: T.long, ModifiedUtc: T.dateTime, Sha256: T.string },
-  DocumentData: {
-    ContainerId: T.guid,
-    ContentType: T.string,
-    CreatedUtc: T.dateTime,
-    DocumentId: T.guid,
-    Fields: arrayOf('IndexField'),
-    FileId: T.guid,
-    FileName: T.string,
-    Length: T.long,
-    Title: T.string,
-  },
-  FileIndexData: { ContainerId: T.guid, DocumentId: T.guid, Fields: arrayOf('IndexField'), FileId: T.guid, Title: T.string },
-};
-
-/** ReturnDatatable's result: described per WsdlOptions.dataTable. */
-const DATA_TABLE = 'DataTable';
-
-interface Signature {
-  params: readonly (readonly [string, TypeRef])[];
-  result: TypeRef | typeof DATA_TABLE;
-}
-
-const SQL_PARAMS = [['requestId', T.guid], ['sql', T.string], ['parameters', arrayOf('QueryParameter')]] as const;
-
-/** Parameter names and types of each operation, as in the C# contract; keyed by OperationName so none is missing. */
-const SIGNATURES: Readonly<Record<OperationName, Signature>> = {
-  Heartbeat: { params: [], result: T.boolean },
-  CreateDatabaseRequest: { params: [['database', T.string]], result: T.guid },
-  CloseDatabaseRequest: { params: [['requestId', T.guid], ['commit', T.boolean]], result: T.boolean },
-  ReturnDatatable: { params: SQL_PARAMS, result: DATA_TABLE },
-  ReturnScalar: { params: SQL_PARAMS, result: T.object },
-  ExecuteNonQuery: { params: SQL_PARAMS, result: T.int },
-  NewFile: { params: [['file', contract('FileData')]], result: T.guid },
-  UpdateFile: { params: [['file', contract('FileData')]], result: T.boolean },
-  GetFile: { params: [['fileId', T.guid]], result: contract('FileData') },
-  DeleteFile: { params: [['fileId', T.guid]], result: T.boolean },
-  GetDocumentByDocumentId: { params: [['documentId', T.guid]], result: contract('DocumentData') },
-  GetDocumentByContainerId: { params: [['containerId', T.guid]], result: arrayOf('DocumentData') },
-  NewFileIndex: { params: [['index', contract('FileIndexData')]], result: T.guid },
-};
-
-/** The action of an operation (spec: "Names on the wire"), as WCF combines the namespace and the contract name. */
-function actionOf(serviceNamespace: string, operation: OperationName): string {
-  return `${serviceNamespace}${serviceNamespace.endsWith('/') ? '' : '/'}${CONTRACT}/${operation}`;
+/**
+ * DataContractSerializer's XSD name of a type: reference types are nillable, value types not. DataTable has no name
+ * of its own here (memberElement describes it per WsdlOptions).
+ */
+function typeRef(type: Exclude<DcType, 'DataTable'>): TypeRef {
+  const ns = isClass(type) || isArray(type) ? NS.dc : type === 'guid' ? NS.ser : NS.xs;
+  return { ns, name: type, nillable: !isValueType(type) };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -153,13 +93,15 @@ function render(node: XmlElement, indent = ''): string {
 // Schemas
 
 /**
- * An element declaration of a member or a parameter: always optional (no IsRequired), nillable as its type is.
- * `qualify` names a type outside the schema's own prefixes; the operation schema declares a fresh `qN` prefix on each
- * such element, as WCF's exporter writes it.
+ * An element declaration of a member, a parameter or a result: always optional (no IsRequired), nillable as its type
+ * is; a DataTable as WsdlOptions.dataTable asks. `qualify` names a type outside the schema's own prefixes; the
+ * operation schema declares a fresh `qN` prefix on each such element, as WCF's exporter writes it.
  */
-function memberElement(name: string, type: TypeRef, qualify: (type: TypeRef) => { qname: string; xmlns?: [string, string] }): XmlElement {
-  const { qname, xmlns } = qualify(type);
-  return el('xs:element', { ...(xmlns ? { [xmlns[0]]: xmlns[1] } : {}), minOccurs: '0', name, nillable: type.nillable ? 'true' : undefined, type: qname });
+function memberElement(name: string, type: DcType, qualify: (type: TypeRef) => { qname: string; xmlns?: [string, string] }, options: WsdlOptions): XmlElement {
+  if (type === 'DataTable' && options.dataTable === 'dataset') return el('xs:element', { minOccurs: '0', name, nillable: 'true' }, dataTableType());
+  const ref = typeRef(type === 'DataTable' ? 'anyType' : type);
+  const { qname, xmlns } = qualify(ref);
+  return el('xs:element', { ...(xmlns ? { [xmlns[0]]: xmlns[1] } : {}), minOccurs: '0', name, nillable: ref.nillable ? 'true' : undefined, type: qname });
 }
 
 /**
@@ -188,12 +130,6 @@ function operationSchema(ns: string, options: WsdlOptions): XmlElement {
     return { qname: `${prefix}:${type.name}`, xmlns: [`xmlns:${prefix}`, type.ns] as [string, string] };
   };
   const wrapper = (name: string, members: XmlElement[]) => el('xs:element', { name }, el('xs:complexType', {}, el('xs:sequence', {}, members)));
-  const result = (op: OperationName, type: Signature['result']) => {
-    const name = `${op}Result`;
-    if (type !== DATA_TABLE) return memberElement(name, type, qualify);
-    if (options.dataTable === 'anytype') return memberElement(name, T.object, qualify);
-    return el('xs:element', { minOccurs: '0', name, nillable: 'true' }, dataTableType());
-  };
   return el(
     'xs:schema',
     { elementFormDefault: 'qualified', targetNamespace: ns, 'xmlns:xs': NS.xs },
@@ -201,7 +137,7 @@ function operationSchema(ns: string, options: WsdlOptions): XmlElement {
     el('xs:import', { namespace: NS.dc }),
     OPERATIONS.flatMap((op) => {
       const { params, result: type } = SIGNATURES[op];
-      return [wrapper(op, params.map(([name, t]) => memberElement(name, t, qualify))), wrapper(`${op}Response`, [result(op, type)])];
+      return [wrapper(op, params.map(([name, t]) => memberElement(name, t, qualify, options))), wrapper(`${op}Response`, [memberElement(`${op}Result`, type, qualify, options)])];
     }),
   );
 }
@@ -228,35 +164,34 @@ function serializationSchema(): XmlElement {
 
 /**
  * The data contracts, in the order DataContractSerializer meets them walking the operations (a contract, then what
- * its members need), each a named complex type plus a top-level element. Members are written in ordinal order, the
- * serializer's order when no DataMember sets Order.
+ * its members need), each a named complex type plus a top-level element. Members keep CLASSES' order, which is the
+ * serializer's.
  */
-function dataContractSchema(): XmlElement {
+function dataContractSchema(options: WsdlOptions): XmlElement {
   const prefixes: Record<string, string> = { [NS.xs]: 'xs', [NS.dc]: 'tns', [NS.ser]: 'ser' };
   const qualify = (type: TypeRef) => ({ qname: `${prefixes[type.ns]}:${type.name}` });
   const seen = new Set<string>();
   const items: XmlElement[] = [];
-  const visit = (type: TypeRef) => {
-    if (type.ns !== NS.dc || seen.has(type.name)) return;
-    seen.add(type.name);
+  const visit = (type: DcType) => {
+    if (!(isClass(type) || isArray(type)) || seen.has(type)) return;
+    seen.add(type);
     let members: XmlElement[];
-    const next: TypeRef[] = [];
-    if (type.item !== undefined) {
-      const item = contract(type.item);
-      members = [el('xs:element', { minOccurs: '0', maxOccurs: 'unbounded', name: item.name, nillable: 'true', type: `tns:${item.name}` })];
-      next.push(item);
+    let next: DcType[];
+    if (isArray(type)) {
+      const item = itemOf(type);
+      members = [el('xs:element', { minOccurs: '0', maxOccurs: 'unbounded', name: item, nillable: 'true', type: `tns:${item}` })];
+      next = [item];
     } else {
-      const fields = Object.entries(CLASSES[type.name as ClassName]).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-      members = fields.map(([name, t]) => memberElement(name, t, qualify));
-      next.push(...fields.map(([, t]) => t));
+      members = CLASSES[type].map(([name, t]) => memberElement(name, t, qualify, options));
+      next = CLASSES[type].map(([, t]) => t);
     }
-    items.push(el('xs:complexType', { name: type.name }, el('xs:sequence', {}, members)), el('xs:element', { name: type.name, nillable: 'true', type: `tns:${type.name}` }));
+    items.push(el('xs:complexType', { name: type }, el('xs:sequence', {}, members)), el('xs:element', { name: type, nillable: 'true', type: `tns:${type}` }));
     next.forEach(visit);
   };
   for (const op of OPERATIONS) {
     const { params, result } = SIGNATURES[op];
     for (const [, t] of params) visit(t);
-    if (result !== DATA_TABLE) visit(result);
+    visit(result);
   }
   return el(
     'xs:schema',
@@ -326,7 +261,7 @@ export function writeWsdl(endpoint: EndpointConfig, options: WsdlOptions): strin
       {},
       operationSchema(ns, options),
       serializationSchema(),
-      dataContractSchema(),
+      dataContractSchema(options),
       options.dataTable === 'dataset' ? systemDataSchema() : [],
     ),
     OPERATIONS.flatMap((op) => [message(op, 'Input', op), message(op, 'Output', `${op}Response`)]),
@@ -338,7 +273,7 @@ export function writeWsdl(endpoint: EndpointConfig, options: WsdlOptions): strin
           'wsdl:operation',
           { name: op },
           el('wsdl:input', { 'wsaw:Action': actionOf(ns, op), message: `tns:${CONTRACT}_${op}_InputMessage` }),
-          el('wsdl:output', { 'wsaw:Action': `${actionOf(ns, op)}Response`, message: `tns:${CONTRACT}_${op}_OutputMessage` }),
+          el('wsdl:output', { 'wsaw:Action': replyActionOf(ns, op), message: `tns:${CONTRACT}_${op}_OutputMessage` }),
         ),
       ),
     ),

@@ -2,7 +2,6 @@
  * The namespaces, prefixes and actions of IIDBService messages (spec/IIDBService.md "Names on the wire";
  * notes/nettcp-wire.md): SOAP 1.2, WS-Addressing 1.0, XML Schema, the DataContract namespaces.
  */
-import type { OperationName } from '../../../src/idb/contract.ts';
 
 export const SOAP_NS = 'http://www.w3.org/2003/05/soap-envelope';
 export const WSA_NS = 'http://www.w3.org/2005/08/addressing';
@@ -20,15 +19,8 @@ export const FAULT_ACTION = `${WSA_NS}/soap/fault`;
 /** SOAP 1.2 roles a header may target; a header for any other role is not ours to understand. */
 export const OUR_ROLES: ReadonlySet<string> = new Set(['', `${SOAP_NS}/role/next`, `${SOAP_NS}/role/ultimateReceiver`]);
 
-const CONTRACT = 'IIDBService';
-
-/** `{ns}IIDBService/` when ns ends in '/', else `{ns}/IIDBService/`: what an operation name follows in its action. */
-export function actionPrefix(serviceNamespace: string): string {
-  return `${serviceNamespace}${serviceNamespace.endsWith('/') ? '' : '/'}${CONTRACT}/`;
-}
-
-export const actionOf = (serviceNamespace: string, operation: OperationName): string => actionPrefix(serviceNamespace) + operation;
-export const replyActionOf = (serviceNamespace: string, operation: OperationName): string => `${actionOf(serviceNamespace, operation)}Response`;
+/** Shared with the WSDL's wsaw:Action and soapAction, so the published actions are the ones a request is routed by. */
+export { actionOf, actionPrefix, replyActionOf } from '../../../src/idb/contract-shapes.ts';
 
 /** What the SOAP layer needs of the configuration (EndpointConfig has it). */
 export interface SoapOptions {
