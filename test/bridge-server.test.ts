@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringText } from '../tcp-bridge/src/binary-xml/index.ts';
 import { readBridgeConfig, type BridgeConfig } from '../tcp-bridge/src/config.ts';
 import { framing, sizedEnvelope } from '../tcp-bridge/src/framing/index.ts';
-import { startBridge, type RunningBridge } from '../tcp-bridge/src/server.ts';
+import { securityBackends, startBridge, type RunningBridge } from '../tcp-bridge/src/server.ts';
 import { openNodeIdbService } from '../src/runtime/node/idb-service.ts';
 import { NetTcpTestClient, type ServerRecord } from './support/nettcp.ts';
 import { child, param, path, request, textOf } from './support/soap.ts';
@@ -179,7 +179,10 @@ describe('tcp-bridge server (security none, SQLite)', () => {
     await closing;
   });
 
-  it('refuses to start with Windows security, which needs NegotiateStream', async () => {
-    await expect(bridge({ BRIDGE_SECURITY: 'windows' })).rejects.toThrow(/NegotiateStream/);
+  it('refuses to start with Windows security and nothing to accept with, or a users file others can read', async () => {
+    expect(() => securityBackends(readBridgeConfig({}))).toThrow(/BRIDGE_NTLM_USERS/);
+    const users = join(folder, 'users');
+    await writeFile(users, 'TESTDOM:alice:Secret123!\n', { mode: 0o644 });
+    expect(() => securityBackends(readBridgeConfig({ BRIDGE_NTLM_USERS: users }))).toThrow(/BRIDGE_NTLM_USERS/);
   });
 });

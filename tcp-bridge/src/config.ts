@@ -15,6 +15,10 @@ export interface BridgeConfig extends IdbConfig {
   shutdownMs: number;
   /** Calls of one connection worked on at once; reading pauses beyond (a client may pipeline calls on a channel). */
   maxCallsPerConnection: number;
+  /** BRIDGE_NTLM_USERS: local NTLM accounts (Windows security). */
+  ntlmUsersFile: string | undefined;
+  /** KRB5_KTNAME: the keytab for host/<dns identity> (Windows security with Kerberos). */
+  keytab: string | undefined;
 }
 
 export function readBridgeConfig(env: Environment): BridgeConfig {
@@ -24,5 +28,7 @@ export function readBridgeConfig(env: Environment): BridgeConfig {
     idleTimeoutMs: integer(env, 'BRIDGE_IDLE_TIMEOUT_MS', 600_000, 100, 86_400_000),
     shutdownMs: integer(env, 'BRIDGE_SHUTDOWN_MS', 10_000, 0, 600_000),
     maxCallsPerConnection: integer(env, 'BRIDGE_MAX_CALLS_PER_CONNECTION', 16, 1, 1024),
+    ntlmUsersFile: env.BRIDGE_NTLM_USERS || undefined,
+    keytab: env.KRB5_KTNAME || undefined,
   };
 }

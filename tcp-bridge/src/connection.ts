@@ -1,7 +1,7 @@
 /**
- * One net.tcp connection: the framing state machine fed with the connection's bytes, the binary session dictionaries
- * of each direction, and calls handed to `dispatch` with the connection's caller. Knows nothing of sockets (a
- * ByteStream is anything that writes bytes), so the NegotiateStream upgrade can later slide in beneath it.
+ * One net.tcp connection: the framing state machine fed with the connection's bytes (or, after the Windows security
+ * upgrade, with NegotiateStream's plaintext), the binary session dictionaries of each direction, and calls handed to
+ * `dispatch` with the connection's caller. Knows nothing of sockets: a ByteStream is anything that writes bytes.
  *
  * Decisions:
  * - Envelopes are decoded in arrival order (the session dictionary is stateful) and dispatched at once: a client may
@@ -21,7 +21,8 @@
 import type { Caller } from '../../src/idb/contract.ts';
 import type { Logger } from '../../src/ports.ts';
 import { BinaryXmlError, decodeEnvelope, encodeEnvelope, ReaderSession, WriterSession, type XmlDocument } from './binary-xml/index.ts';
-import { END_RECORD, FramingFault, faultRecord, PREAMBLE_ACK, ServerFramingDecoder, sizedEnvelope, type FramingEvent, type FramingFaultName, type ServerDecoderOptions } from './framing/index.ts';
+import { END_RECORD, FramingFault, faultRecord, NEGOTIATE_UPGRADE, PREAMBLE_ACK, ServerFramingDecoder, sizedEnvelope, UPGRADE_RESPONSE, type FramingEvent, type FramingFaultName, type ServerDecoderOptions } from './framing/index.ts';
+import { NegotiateStreamServer, type NegotiateStreamOptions } from './negotiate/index.ts';
 
 /** Where the connection's answers go: the socket, or later the NegotiateStream over it. */
 export interface ByteStream {
@@ -38,7 +39,12 @@ export interface ByteStream {
 export type Dispatch = (request: XmlDocument, caller: Caller) => Promise<XmlDocument>;
 
 export interface ConnectionOptions {
-  caller: Caller;
+  connectionId: string;
+  /**
+   * Windows security: the client must upgrade to NegotiateStream (application/negotiate) before PreambleEnd, and the
+   * identity it authenticates as is the caller. Without it (security mode None) every caller is anonymous.
+   */
+  security?: Omit<NegotiateStreamOptions, 'connectionId' | 'logger'>;
   dispatch: Dispatch;
   decoder: ServerDecoderOptions;
   initTimeoutMs: number;
@@ -53,6 +59,10 @@ export interface ConnectionOptions {
 
 export class BridgeConnection {
   private readonly decoder: ServerFramingDecoder;
+  /** Where replies go: the socket, or the NegotiateStream over it once established. */
+  private out: ByteStream;
+  private negotiate: NegotiateStreamServer | undefined;
+  private caller: Caller | undefined;
   private readerSession = new ReaderSession();
   private writerSession = new WriterSession();
   private inFlight = 0;
@@ -66,12 +76,22 @@ export class BridgeConnection {
     private readonly stream: ByteStream,
     private readonly options: ConnectionOptions,
   ) {
-    this.decoder = new ServerFramingDecoder(options.decoder);
+    const secured = options.security !== undefined;
+    this.decoder = new ServerFramingDecoder({ ...options.decoder, requireUpgrade: secured, acceptUpgrade: (type) => secured && type === NEGOTIATE_UPGRADE });
+    this.out = stream;
+    if (!secured) this.caller = { name: 'anonymous', anonymous: true, connectionId: options.connectionId };
     this.arm(options.initTimeoutMs, 'init');
   }
 
-  /** Bytes from the client. */
+  /** Bytes from the socket. */
   receive(chunk: Uint8Array): void {
+    if (this.closed) return;
+    if (this.negotiate !== undefined) this.negotiate.receive(chunk);
+    else this.framed(chunk);
+  }
+
+  /** Bytes of the framing stream: the socket's, or NegotiateStream's plaintext. */
+  private framed(chunk: Uint8Array): void {
     if (this.closed) return;
     let events: FramingEvent[];
     try {
@@ -89,6 +109,7 @@ export class BridgeConnection {
 
   /** The stream closed under us (the client closed or reset it). */
   streamClosed(): void {
+    this.negotiate?.transportClosed();
     this.finish(!this.sessionOpen && this.decoder.state === 'version');
   }
 
@@ -119,17 +140,16 @@ export class BridgeConnection {
       case 'encoding':
         return;
       case 'upgradeRequest':
-        // acceptUpgrade offers none until Windows security exists, so the decoder refuses before this.
-        this.refuse(new FramingFault('UpgradeInvalid', `upgrade ${event.contentType} is not offered`, this.decoder.position));
+        this.upgrade(event.rest);
         return;
       case 'preambleEnd':
         if (this.options.refuseWith !== undefined) {
           this.options.logger.log('warn', 'connection refused', { reason: this.options.refuseWith });
-          this.stream.write(faultRecord(this.options.refuseWith));
+          this.out.write(faultRecord(this.options.refuseWith));
           this.close(false);
           return;
         }
-        this.stream.write(PREAMBLE_ACK);
+        this.out.write(PREAMBLE_ACK);
         this.arm(this.options.idleTimeoutMs, 'idle');
         return;
       case 'sizedEnvelope':
@@ -137,7 +157,7 @@ export class BridgeConnection {
         return;
       case 'end':
         this.sessionOpen = false;
-        this.stream.write(END_RECORD);
+        this.out.write(END_RECORD);
         return;
     }
   }
@@ -158,7 +178,7 @@ export class BridgeConnection {
       this.paused = true;
       this.stream.pause();
     }
-    void this.options.dispatch(request, this.options.caller).then(
+    void this.options.dispatch(request, this.caller!).then(
       (reply) => this.reply(reply),
       (error: unknown) => {
         // dispatch answers faults itself; reaching here is a bug, and the client would wait for its reply forever.
@@ -172,7 +192,7 @@ export class BridgeConnection {
     this.inFlight--;
     if (this.closed) return;
     try {
-      this.stream.write(sizedEnvelope(encodeEnvelope(reply, this.writerSession)));
+      this.out.write(sizedEnvelope(encodeEnvelope(reply, this.writerSession)));
     } catch (error) {
       this.options.logger.log('error', 'reply could not be encoded, connection aborted', { error: String(error) });
       this.abort();
@@ -193,7 +213,7 @@ export class BridgeConnection {
     if (error instanceof FramingFault) {
       this.options.logger.log('warn', 'framing refused', { code: error.code, position: error.position });
       if (error.faultString !== undefined) {
-        this.stream.write(faultRecord(error.faultString));
+        this.out.write(faultRecord(error.faultString));
         this.close(false);
         return;
       }
@@ -201,6 +221,30 @@ export class BridgeConnection {
       this.options.logger.log('error', 'framing failed', { error: String(error) });
     }
     this.abort();
+  }
+
+  /**
+   * NegotiateStream over the socket: the handshake, then the framing stream continues as its plaintext. The init
+   * time-out keeps running through the handshake until PreambleEnd.
+   */
+  private upgrade(rest: Uint8Array): void {
+    const security = this.options.security!;
+    this.stream.write(UPGRADE_RESPONSE);
+    this.negotiate = new NegotiateStreamServer(
+      this.stream,
+      { ...security, connectionId: this.options.connectionId, logger: this.options.logger },
+      {
+        established: (peer, plaintext) => {
+          this.caller = { name: peer.name, anonymous: false, connectionId: this.options.connectionId };
+          this.out = plaintext;
+          this.options.logger.log('info', 'authenticated', { connectionId: this.options.connectionId, caller: peer.name, mechanism: peer.mechanismName, protection: peer.protectionLevel });
+          this.decoder.upgradeComplete();
+        },
+        data: (plain) => this.framed(plain),
+        failed: () => this.finish(false),
+      },
+    );
+    this.negotiate.receive(rest);
   }
 
   private arm(ms: number, reason: 'init' | 'idle'): void {

@@ -3,15 +3,15 @@ import { readHttpConfig } from '../../src/config.ts';
 import { jsonLogger } from '../../src/logger.ts';
 import { openNodeIdbService } from '../../src/runtime/node/idb-service.ts';
 import { readBridgeConfig } from './config.ts';
-import { checkSecurity, startBridge } from './server.ts';
+import { securityBackends, startBridge } from './server.ts';
 
 const logger = jsonLogger(readHttpConfig(process.env).logLevel, (line) => process.stdout.write(line + '\n'));
 
 try {
   const config = readBridgeConfig(process.env);
-  checkSecurity(config);
+  const backends = securityBackends(config);
   const service = await openNodeIdbService(config, logger);
-  const bridge = await startBridge(config, service, logger).catch(async (error: unknown) => {
+  const bridge = await startBridge(config, service, logger, backends).catch(async (error: unknown) => {
     await service.close();
     throw error;
   });

@@ -7,12 +7,14 @@
  *   client raises ServerTooBusyException instead of seeing a reset; past twice the cap sockets are closed at once.
  * - Shutdown stops accepting, lets every connection finish the calls in flight (up to `shutdownMs`), then aborts what
  *   is left and closes the service, which rolls back open database requests.
- * - Security mode None: every caller is the anonymous identity. The Windows upgrade (NegotiateStream) will establish a
- *   caller per connection at the `upgradeRequest` seam of BridgeConnection.
+ * - Security mode None: every caller is the anonymous identity. Windows security (the default): a connection must
+ *   upgrade to NegotiateStream before its preamble ends (else the UpgradeInvalid framing fault), and the identity it
+ *   authenticates as is its caller.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { ConfigError } from '../../src/config.ts';
+import { NtlmAccounts, NtlmBackend, type SecurityBackend } from './negotiate/index.ts';
 import type { IdbService } from '../../src/idb/service.ts';
 import type { Logger } from '../../src/ports.ts';
 import { BridgeConnection } from './connection.ts';
@@ -27,15 +29,22 @@ export interface RunningBridge {
   close(): Promise<void>;
 }
 
-/** Refuses what this version cannot serve, before anything is opened. */
-export function checkSecurity(config: BridgeConfig): void {
-  if (config.endpoint.security !== 'none') {
-    throw new ConfigError('BRIDGE_SECURITY=windows needs NegotiateStream, which this version does not have yet: set BRIDGE_SECURITY=none (clients configured with SecurityMode.None).');
+/**
+ * The acceptor backends Windows security offers, from the configuration; undefined in security mode None. Throws
+ * ConfigError before anything is opened when Windows security has nothing to accept with, or a secret file is
+ * readable by others.
+ */
+export function securityBackends(config: BridgeConfig): SecurityBackend[] | undefined {
+  if (config.endpoint.security === 'none') return undefined;
+  const backends: SecurityBackend[] = [];
+  if (config.ntlmUsersFile !== undefined) backends.push(new NtlmBackend({ accounts: NtlmAccounts.load(config.ntlmUsersFile), dnsIdentity: config.endpoint.dnsIdentity }));
+  if (backends.length === 0) {
+    throw new ConfigError('BRIDGE_SECURITY=windows needs accounts to accept: set BRIDGE_NTLM_USERS (local NTLM accounts), or BRIDGE_SECURITY=none for clients configured with SecurityMode.None.');
   }
+  return backends;
 }
 
-export async function startBridge(config: BridgeConfig, service: IdbService, logger: Logger): Promise<RunningBridge> {
-  checkSecurity(config);
+export async function startBridge(config: BridgeConfig, service: IdbService, logger: Logger, backends = securityBackends(config)): Promise<RunningBridge> {
   const dispatch = soapDispatch(service, { serviceNamespace: config.endpoint.serviceNamespace, logger });
   const path = new URL(config.endpoint.address.replace(/^net\.tcp:/, 'http:')).pathname;
   const live = new Set<BridgeConnection>();
@@ -60,7 +69,8 @@ export async function startBridge(config: BridgeConfig, service: IdbService, log
         resume: () => socket.resume(),
       },
       {
-        caller: { name: 'anonymous', anonymous: true, connectionId },
+        connectionId,
+        ...(backends === undefined ? {} : { security: { backends, protectionLevel: config.endpoint.protectionLevel, remoteAddress: socket.remoteAddress ?? '' } }),
         dispatch,
         decoder: {
           maxMessageSize: config.maxMessageBytes,

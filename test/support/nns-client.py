@@ -4,8 +4,11 @@ gss-ntlmssp (python3-gssapi), and impacket's NTLM client (no MIC). It speaks NNS
 Framing): the test server on the other end runs tcp-bridge/src/negotiate/stream.ts and echoes the plaintext.
 
 usage: nns-client.py PORT MODE [--sign-only] [--message HEX]... [--pattern N]... [--record FILE] [--replay FILE]
+                     [--preamble HEX]
 modes:
   echo      handshake, then send each --message and read its echo
+  nettcp    the bridge itself: --preamble (framing records up to the UpgradeRequest) in the clear, UpgradeResponse,
+            handshake, then each --message (framing records) sealed, reading one data frame back for each
   tamper    handshake, one good message, then a sealed message with one byte flipped
   reorder   handshake, then two wrapped messages sent in the wrong order
   replay    send the NEGOTIATE and AUTHENTICATE recorded by an earlier `echo --record FILE`
@@ -132,6 +135,26 @@ def run_echo(args):
     return {"result": "ok", "replies": replies, "encrypted_flag": bool(ctx.actual_flags & 16)}
 
 
+def run_nettcp(args):
+    sock = connect(args.port)
+    sock.sendall(bytes.fromhex(args.preamble))
+    answer = recv_exact(sock, 1)
+    if answer != b"\x0a":
+        return {"result": "framing", "record": answer.hex() if answer else None}
+    ctx, failure = gss_handshake(sock, args.sign_only, None)
+    if failure:
+        return failure
+    replies = []
+    for hex_message in args.message:
+        send_data(sock, wrap(ctx, bytes.fromhex(hex_message), args.sign_only))
+        payload = read_data(sock)
+        if payload is None:
+            return {"result": "closed", "replies": replies}
+        replies.append(ctx.unwrap(payload).message.hex())
+    sock.close()
+    return {"result": "ok", "replies": replies, "encrypted_flag": bool(ctx.actual_flags & 16)}
+
+
 def run_tamper(args):
     sock = connect(args.port)
     ctx, failure = gss_handshake(sock, args.sign_only, None)
@@ -212,11 +235,14 @@ def main():
     parser.add_argument("--replay")
     parser.add_argument("--user", default="")
     parser.add_argument("--password", default="")
+    parser.add_argument("--preamble", default="")
     args = parser.parse_args()
     try:
         args.message += [bytes((i * 7) & 0xFF for i in range(n)).hex() for n in args.pattern]
         if args.mode == "echo":
             result = run_echo(args)
+        elif args.mode == "nettcp":
+            result = run_nettcp(args)
         elif args.mode == "tamper":
             result = run_tamper(args)
         elif args.mode == "reorder":

@@ -1,0 +1,125 @@
+/**
+ * The bridge with Windows security (the default): a real GSSAPI initiator (MIT SPNEGO + gss-ntlmssp, through
+ * support/nns-client.py) upgrades the net.tcp stream to NegotiateStream and carries binary SOAP calls of the contract
+ * through the sealed (or signed) stream; the identity it authenticated as is checked against the roles file.
+ *
+ * Needs /usr/bin/python3 with gssapi and gss-ntlmssp (Debian python3-gssapi gss-ntlmssp, which .ci/run installs);
+ * without them the suite is skipped and says so.
+ */
+import { chmodSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeEnvelope, encodeEnvelope, ReaderSession, stringText, WriterSession, type XmlDocument } from '../tcp-bridge/src/binary-xml/index.ts';
+import { readBridgeConfig } from '../tcp-bridge/src/config.ts';
+import { clientPreamble, framing, NEGOTIATE_UPGRADE, sizedEnvelope } from '../tcp-bridge/src/framing/index.ts';
+import { securityBackends, startBridge, type RunningBridge } from '../tcp-bridge/src/server.ts';
+import { readInt31 } from '../tcp-bridge/src/bytes.ts';
+import { openNodeIdbService } from '../src/runtime/node/idb-service.ts';
+import { initiatorsAvailable, runNnsClient } from './support/negotiate-echo.ts';
+import { NetTcpTestClient } from './support/nettcp.ts';
+import { param, path, request, textOf } from './support/soap.ts';
+
+const available = initiatorsAvailable();
+if (!available.gssapi) console.warn('[bridge windows] /usr/bin/python3 with gssapi and gss-ntlmssp not found: the Windows security suite is skipped.');
+
+const VIA = 'net.tcp://localhost:8808/IDBService';
+const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
+const EMPTY = '00000000-0000-0000-0000-000000000000';
+
+/** The calls of one session as framing bytes, and a reader of the server's answers in the same order. */
+function session(calls: XmlDocument[]) {
+  const writer = new WriterSession();
+  const messages = [framing().preambleEnd().finish(), ...calls.map((call) => sizedEnvelope(encodeEnvelope(call, writer)))];
+  const read = (replies: string[]) => {
+    expect(replies[0]).toBe('0b'); // PreambleAck
+    const reader = new ReaderSession();
+    return replies.slice(1).map((reply) => {
+      const bytes = Buffer.from(reply, 'hex');
+      expect(bytes[0]).toBe(0x06);
+      const size = readInt31(bytes, 1);
+      if (typeof size !== 'object') throw new Error('bad envelope size');
+      return decodeEnvelope(bytes.subarray(1 + size.size), reader).document;
+    });
+  };
+  return { args: ['--preamble', hex(clientPreamble(VIA, NEGOTIATE_UPGRADE)), ...messages.flatMap((m) => ['--message', hex(m)])], read };
+}
+
+const body = (document: XmlDocument) => path(document, 'Envelope', 'Body');
+const result = (document: XmlDocument, operation: string) => textOf(path(document, 'Envelope', 'Body', `${operation}Response`, `${operation}Result`));
+const faultName = (document: XmlDocument) => textOf(path(body(document), 'Fault', 'Code', 'Subcode', 'Value')).replace(/^\w+:/, '');
+const sql = (operation: string, text: string) => request(operation, [param('requestId', [stringText(EMPTY)]), param('sql', [stringText(text)]), param('parameters', [])]);
+
+describe.skipIf(!available.gssapi)('tcp-bridge with Windows security (NTLM through NegotiateStream)', () => {
+  let folder: string;
+  const bridges = new Map<'EncryptAndSign' | 'Sign', RunningBridge>();
+  const as = async (line: string) => {
+    const file = join(folder, `client-${Math.random().toString(36).slice(2)}`);
+    await writeFile(file, `${line}\n`, { mode: 0o600 });
+    return { NTLM_USER_FILE: file };
+  };
+
+  beforeAll(async () => {
+    folder = await mkdtemp(join(tmpdir(), 'bridge-windows-'));
+    const users = join(folder, 'users');
+    await writeFile(users, 'TESTDOM:alice:Secret123!\nTESTDOM:bob:Reader456!\n');
+    chmodSync(users, 0o600);
+    await writeFile(join(folder, 'roles.json'), JSON.stringify({ writer: ['TESTDOM\\alice'], reader: ['TESTDOM\\bob'] }));
+    for (const level of ['EncryptAndSign', 'Sign'] as const) {
+      const config = readBridgeConfig({
+        BRIDGE_PORT: '0',
+        BRIDGE_NTLM_USERS: users,
+        BRIDGE_PROTECTION_LEVEL: level,
+        BRIDGE_ROLES_FILE: join(folder, 'roles.json'),
+        DATABASE_URL: `file:${join(folder, `${level}.sqlite`)}`,
+        FILES_URL: `file:${join(folder, 'files')}`,
+      });
+      const logger = { log: () => {} };
+      bridges.set(level, await startBridge(config, await openNodeIdbService(config, logger), logger, securityBackends(config)));
+    }
+  }, 30_000);
+
+  afterAll(async () => {
+    for (const bridge of bridges.values()) await bridge.close();
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  it('carries calls of the contract through the sealed stream, as the authenticated writer', async () => {
+    const calls = session([request('Heartbeat', []), sql('ExecuteNonQuery', 'CREATE TABLE sealed (v text)'), sql('ExecuteNonQuery', "INSERT INTO sealed VALUES ('Grüße')"), sql('ReturnScalar', 'SELECT v FROM sealed')]);
+    const outcome = await runNnsClient(bridges.get('EncryptAndSign')!.port, 'nettcp', calls.args, await as('TESTDOM:alice:Secret123!'));
+    expect(outcome).toMatchObject({ result: 'ok', encrypted_flag: true });
+    const [heartbeat, created, inserted, scalar] = calls.read(outcome.replies as string[]);
+    expect(result(heartbeat!, 'Heartbeat')).toBe('true');
+    expect(result(created!, 'ExecuteNonQuery')).toBe('-1');
+    expect(result(inserted!, 'ExecuteNonQuery')).toBe('1');
+    expect(result(scalar!, 'ReturnScalar')).toBe('Grüße');
+  });
+
+  it("answers a reader's writer operation with AccessDenied, and the session goes on", async () => {
+    const calls = session([sql('ExecuteNonQuery', 'DROP TABLE sealed'), request('Heartbeat', []), sql('ReturnScalar', 'SELECT count(*) FROM sealed')]);
+    const outcome = await runNnsClient(bridges.get('EncryptAndSign')!.port, 'nettcp', calls.args, await as('TESTDOM:bob:Reader456!'));
+    expect(outcome).toMatchObject({ result: 'ok' });
+    const [denied, heartbeat, count] = calls.read(outcome.replies as string[]);
+    expect(faultName(denied!)).toBe('AccessDenied');
+    expect(result(heartbeat!, 'Heartbeat')).toBe('true');
+    expect(result(count!, 'ReturnScalar')).toBe('1');
+  });
+
+  it('refuses a wrong password with logon denied, and a sign-only client unless BRIDGE_PROTECTION_LEVEL=Sign', async () => {
+    const calls = session([request('Heartbeat', [])]);
+    const wrong = await runNnsClient(bridges.get('EncryptAndSign')!.port, 'nettcp', calls.args, await as('TESTDOM:alice:nope'));
+    expect(wrong).toMatchObject({ result: 'refused', status: '0c0309808009030c' });
+    const signOnly = await runNnsClient(bridges.get('EncryptAndSign')!.port, 'nettcp', ['--sign-only', ...calls.args], await as('TESTDOM:alice:Secret123!'));
+    expect(signOnly).toMatchObject({ result: 'refused' });
+    const signed = await runNnsClient(bridges.get('Sign')!.port, 'nettcp', ['--sign-only', ...calls.args], await as('TESTDOM:alice:Secret123!'));
+    expect(signed).toMatchObject({ result: 'ok' });
+    expect(result(calls.read(signed.replies as string[])[0]!, 'Heartbeat')).toBe('true');
+  });
+
+  it('refuses a client that skips the upgrade with the UpgradeInvalid framing fault', async () => {
+    const client = await NetTcpTestClient.open(bridges.get('EncryptAndSign')!.port);
+    expect(await client.preamble(VIA)).toEqual({ type: 'fault', fault: 'http://schemas.microsoft.com/ws/2006/05/framing/faults/UpgradeInvalid' });
+    client.close();
+  });
+});
