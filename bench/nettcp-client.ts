@@ -1,0 +1,521 @@
+/**
+ * A net.tcp client of IIDBService written here, for the benchmark: Mono's WCF client spends about 50 ms per call
+ * whatever the server does (../shared/notes/nettcp-wire.md), so throughput is measured with this one instead. It speaks
+ * what NetTcpBinding with SecurityMode.None speaks:
+ * - MC-NMF: `Version 1.0 | Mode duplex | Via | KnownEncoding 8 | PreambleEnd`, the server's PreambleAck, then
+ *   SizedEnvelopes both ways and End (tcp-bridge/src/framing writes the records; the few the server sends are read
+ *   here);
+ * - each envelope: an MC-NBFSE string table and an MC-NBFX SOAP 1.2 document with WS-Addressing 1.0 headers
+ *   (tcp-bridge/src/binary-xml, one WriterSession / ReaderSession per connection direction, so names go out as
+ *   session strings the way a .NET client sends them).
+ *
+ * A channel is one connection; calls on it may overlap and are matched to replies by RelatesTo (in order when a reply
+ * carries none, as Mono's faults do). `runLoad` drives N channels in parallel, one call in flight each, and reports
+ * calls/s and latency percentiles.
+ *
+ * Run directly for a quick measurement:
+ *   npx tsx bench/nettcp-client.ts net.tcp://127.0.0.1:8808/IDBService [--channels 8] [--seconds 5] [--op Heartbeat|ReturnScalar] [--sql "SELECT 42"]
+ */
+import { randomUUID } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+import { pathToFileURL } from 'node:url';
+import type { ClrValue } from '../src/idb/contract.ts';
+import {
+  attribute,
+  boolText,
+  bytesText,
+  decimalText,
+  decodeEnvelope,
+  dictionaryText,
+  doubleText,
+  element,
+  encodeEnvelope,
+  intText,
+  qnameText,
+  ReaderSession,
+  stringText,
+  textToString,
+  uniqueIdText,
+  uuidText,
+  WriterSession,
+  xmlns,
+  type XmlContent,
+  type XmlElement,
+  type XmlText,
+} from '../tcp-bridge/src/binary-xml/index.ts';
+import { decodeUtf8, readInt31 } from '../tcp-bridge/src/bytes.ts';
+import { clientPreamble, END_RECORD, RecordType, sizedEnvelope } from '../tcp-bridge/src/framing/index.ts';
+import { percentile } from './stats.ts';
+
+export const SOAP12 = 'http://www.w3.org/2003/05/soap-envelope';
+export const WSA10 = 'http://www.w3.org/2005/08/addressing';
+const ANONYMOUS = 'http://www.w3.org/2005/08/addressing/anonymous';
+const XSI = 'http://www.w3.org/2001/XMLSchema-instance';
+const XSD = 'http://www.w3.org/2001/XMLSchema';
+const SER = 'http://schemas.microsoft.com/2003/10/Serialization/';
+const DATA_CONTRACTS = 'http://schemas.datacontract.org/2004/07/IDBService.Contracts';
+export const EMPTY_GUID = '00000000-0000-0000-0000-000000000000';
+
+export interface NetTcpChannelOptions {
+  /** The service namespace of actions and body elements (default `http://tempuri.org/`). */
+  serviceNamespace?: string;
+  /** Connect plus PreambleAck (default 10 s). */
+  openTimeoutMs?: number;
+  /** Per call (default 60 s); a call that times out ends the channel, as WCF faults it. */
+  callTimeoutMs?: number;
+  /** Largest reply accepted (default 64 MiB, the binding's MaxReceivedMessageSize). */
+  maxMessageBytes?: number;
+}
+
+/** A SOAP 1.2 fault reply: `code` Sender/Receiver, `subcode` the contract's name (FileNotFound, SqlError, …). */
+export class SoapFaultError extends Error {
+  override name = 'SoapFaultError';
+  constructor(
+    readonly code: string,
+    readonly subcode: string | undefined,
+    readonly reason: string,
+    readonly action: string | undefined,
+  ) {
+    super(`${code}${subcode ? `/${subcode}` : ''}: ${reason}`);
+  }
+}
+
+/** The channel failed: framing fault record, closed connection, time-out, unreadable reply. */
+export class NetTcpChannelError extends Error {
+  override name = 'NetTcpChannelError';
+}
+
+export interface SoapReply {
+  action: string | undefined;
+  relatesTo: string | undefined;
+  /** The Body's one element (`<HeartbeatResponse>`). */
+  body: XmlElement;
+}
+
+/** ReturnScalar's object: its `i:type` local name (int, long, string, …) and the value's XML text; null for nil. */
+export interface ScalarValue {
+  type: string;
+  text: string;
+}
+
+export interface QueryParameterValue {
+  name: string;
+  value: ClrValue | null;
+}
+
+interface Pending {
+  messageId: string;
+  resolve: (reply: SoapReply) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** One net.tcp session (one TCP connection) to an IIDBService endpoint. */
+export class NetTcpChannel {
+  private readonly writer = new WriterSession();
+  private readonly reader = new ReaderSession();
+  private readonly pending = new Map<string, Pending>();
+  private readonly chunks: Buffer[] = [];
+  private buffered = 0;
+  /** Bytes the next record needs before it can be parsed (0: unknown, try now). */
+  private needed = 0;
+  private acked = false;
+  private failure: Error | undefined;
+  private ended: (() => void) | undefined;
+  private readonly namespace: string;
+  private readonly callTimeoutMs: number;
+  private readonly maxMessageBytes: number;
+
+  private constructor(
+    private readonly socket: Socket,
+    readonly endpoint: string,
+    options: NetTcpChannelOptions,
+  ) {
+    this.namespace = options.serviceNamespace ?? 'http://tempuri.org/';
+    this.callTimeoutMs = options.callTimeoutMs ?? 60_000;
+    this.maxMessageBytes = options.maxMessageBytes ?? 64 * 1024 * 1024;
+  }
+
+  /** Connects, sends the preamble and waits for PreambleAck. */
+  static open(endpoint: string, options: NetTcpChannelOptions = {}): Promise<NetTcpChannel> {
+    const url = new URL(endpoint);
+    if (url.protocol !== 'net.tcp:') throw new TypeError(`${endpoint} is not a net.tcp URL`);
+    const socket = connect({ host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 808) });
+    socket.setNoDelay(true);
+    const channel = new NetTcpChannel(socket, endpoint, options);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => fail(new NetTcpChannelError(`no PreambleAck from ${endpoint} within ${options.openTimeoutMs ?? 10_000} ms`)), options.openTimeoutMs ?? 10_000);
+      const fail = (error: Error) => {
+        clearTimeout(timer);
+        channel.fail(error);
+        reject(error);
+      };
+      channel.onAck = () => {
+        clearTimeout(timer);
+        resolve(channel);
+      };
+      channel.onOpenFailure = fail;
+      socket.on('connect', () => socket.write(clientPreamble(endpoint)));
+      socket.on('data', (chunk) => channel.receive(chunk));
+      socket.on('error', (error) => channel.fail(new NetTcpChannelError(`${endpoint}: ${error.message}`)));
+      socket.on('close', () => {
+        channel.fail(new NetTcpChannelError(`${endpoint}: the connection closed`));
+        channel.ended?.();
+      });
+    });
+  }
+
+  private onAck: (() => void) | undefined;
+  private onOpenFailure: ((error: Error) => void) | undefined;
+
+  get closed(): boolean {
+    return this.failure !== undefined;
+  }
+
+  /**
+   * Sends one request: `<operation xmlns="{ns}">children</operation>` with Action `{ns}IIDBService/{operation}`.
+   * Resolves with the reply; rejects with SoapFaultError for a fault reply, NetTcpChannelError when the channel fails.
+   */
+  call(operation: string, children: XmlContent[] = []): Promise<SoapReply> {
+    if (this.failure) return Promise.reject(this.failure);
+    const messageId = `urn:uuid:${randomUUID()}`;
+    const action = `${this.namespace}${this.namespace.endsWith('/') ? '' : '/'}IIDBService/${operation}`;
+    const mustUnderstand = attribute('s', 'mustUnderstand', '1');
+    const envelope = element('s', 'Envelope', [xmlns('s', SOAP12), xmlns('a', WSA10)], [
+      element('s', 'Header', [], [
+        element('a', 'Action', [mustUnderstand], [stringText(action)]),
+        element('a', 'MessageID', [], [uniqueIdText(messageId)]),
+        element('a', 'ReplyTo', [], [element('a', 'Address', [], [dictionaryText(ANONYMOUS)])]),
+        element('a', 'To', [mustUnderstand], [stringText(this.endpoint)]),
+      ]),
+      element('s', 'Body', [], [element('', operation, [xmlns('', this.namespace)], children)]),
+    ]);
+    const payload = encodeEnvelope({ children: [envelope] }, this.writer);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => this.fail(new NetTcpChannelError(`${operation}: no reply within ${this.callTimeoutMs} ms`)), this.callTimeoutMs);
+      this.pending.set(messageId, { messageId, resolve, reject, timer });
+      this.socket.write(sizedEnvelope(payload));
+    });
+  }
+
+  async heartbeat(): Promise<boolean> {
+    const reply = await this.call('Heartbeat');
+    return elementText(child(reply.body, 'HeartbeatResult')) === 'true';
+  }
+
+  /** ReturnScalar(requestId, sql, parameters): nil parameters when none are given, as a .NET client sends null. */
+  async returnScalar(sql: string, parameters?: readonly QueryParameterValue[], requestId = EMPTY_GUID): Promise<ScalarValue | null> {
+    const reply = await this.call('ReturnScalar', [
+      element('', 'requestId', [], [uuidText(requestId)]),
+      element('', 'sql', [], [stringText(sql)]),
+      parametersElement(parameters),
+    ]);
+    const result = child(reply.body, 'ReturnScalarResult');
+    const attr = (name: string) => result.attributes.find((a) => a.kind === 'attribute' && a.localName === name && a.namespace === XSI);
+    const nil = attr('nil');
+    if (nil?.kind === 'attribute' && textToString(nil.value) === 'true') return null;
+    const type = attr('type');
+    const typeName = type?.kind === 'attribute' ? textToString(type.value) : 'string';
+    return { type: typeName.includes(':') ? typeName.slice(typeName.indexOf(':') + 1) : typeName, text: elementText(result) };
+  }
+
+  /** Sends End and waits for the server's End (or the close); a clean close keeps the session's database requests. */
+  async close(timeoutMs = 5000): Promise<void> {
+    if (this.failure) return;
+    const done = new Promise<void>((resolve) => {
+      this.ended = resolve;
+    });
+    this.socket.write(END_RECORD);
+    const timer = setTimeout(() => this.socket.destroy(), timeoutMs);
+    await done;
+    clearTimeout(timer);
+  }
+
+  /** Drops the connection at once (a client crash, as far as the server can tell). */
+  destroy(): void {
+    this.fail(new NetTcpChannelError('the channel was destroyed'));
+  }
+
+  private fail(error: Error): void {
+    if (this.failure) return;
+    this.failure = error;
+    for (const p of this.pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(error);
+    }
+    this.pending.clear();
+    this.onOpenFailure?.(error);
+    this.socket.destroy();
+  }
+
+  private receive(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.buffered += chunk.length;
+    if (this.buffered < this.needed) return;
+    let bytes = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.buffered);
+    let at = 0;
+    try {
+      for (;;) {
+        this.needed = 0;
+        const consumed = this.record(bytes, at);
+        if (consumed === 0) break;
+        at += consumed;
+        if (this.failure) return;
+      }
+    } catch (error) {
+      this.fail(error instanceof Error ? error : new NetTcpChannelError(String(error)));
+      return;
+    }
+    bytes = bytes.subarray(at);
+    this.chunks.length = 0;
+    if (bytes.length > 0) this.chunks.push(bytes);
+    this.buffered = bytes.length;
+  }
+
+  /** Parses one server record at `at`; returns the bytes it took, 0 when more are needed (this.needed says how many). */
+  private record(bytes: Buffer, at: number): number {
+    if (at >= bytes.length) return 0;
+    const type = bytes[at]!;
+    switch (type) {
+      case RecordType.PreambleAck:
+        if (this.acked) throw new NetTcpChannelError('a second PreambleAck');
+        this.acked = true;
+        this.onOpenFailure = undefined;
+        this.onAck?.();
+        return 1;
+      case RecordType.End:
+        this.ended?.();
+        this.fail(new NetTcpChannelError('the server ended the session'));
+        return 1;
+      case RecordType.Fault: {
+        const read = this.sized(bytes, at);
+        if (read === undefined) return 0;
+        const fault = decodeUtf8(read.payload) ?? '(not UTF-8)';
+        throw new NetTcpChannelError(`framing fault ${fault}`);
+      }
+      case RecordType.SizedEnvelope: {
+        if (!this.acked) throw new NetTcpChannelError('an envelope before PreambleAck');
+        const read = this.sized(bytes, at);
+        if (read === undefined) return 0;
+        this.reply(read.payload);
+        return read.size;
+      }
+      default:
+        throw new NetTcpChannelError(`unexpected record type 0x${type.toString(16)} from the server`);
+    }
+  }
+
+  /** A record of type byte + MultiByteInt31 length + payload, when all of it is there. */
+  private sized(bytes: Buffer, at: number): { payload: Buffer; size: number } | undefined {
+    const length = readInt31(bytes, at + 1);
+    if (length === 'short') return undefined;
+    if (length === 'invalid') throw new NetTcpChannelError('an invalid record length');
+    if (length.value > this.maxMessageBytes) throw new NetTcpChannelError(`a ${length.value}-byte message, more than ${this.maxMessageBytes}`);
+    const size = 1 + length.size + length.value;
+    if (bytes.length - at < size) {
+      // receive() keeps the bytes from `at` on: the record is complete once that many are buffered.
+      this.needed = size;
+      return undefined;
+    }
+    return { payload: bytes.subarray(at + 1 + length.size, at + size), size };
+  }
+
+  private reply(payload: Buffer): void {
+    const { document } = decodeEnvelope(payload, this.reader);
+    const envelope = document.children.find((c): c is XmlElement => c.kind === 'element');
+    if (!envelope || envelope.localName !== 'Envelope' || envelope.namespace !== SOAP12) throw new NetTcpChannelError('a reply that is no SOAP 1.2 envelope');
+    const header = envelope.children.find((c): c is XmlElement => c.kind === 'element' && c.localName === 'Header');
+    const headerText = (name: string) => {
+      const h = header?.children.find((c): c is XmlElement => c.kind === 'element' && c.localName === name && c.namespace === WSA10);
+      return h ? elementText(h) : undefined;
+    };
+    const action = headerText('Action');
+    const relatesTo = headerText('RelatesTo');
+    const bodyElement = envelope.children.find((c): c is XmlElement => c.kind === 'element' && c.localName === 'Body');
+    const body = bodyElement?.children.find((c): c is XmlElement => c.kind === 'element');
+    if (!body) throw new NetTcpChannelError('a reply without a body element');
+    // By RelatesTo; a reply without one (Mono's faults) answers the oldest call.
+    const pending = relatesTo !== undefined ? this.pending.get(relatesTo) : this.pending.values().next().value;
+    if (!pending) throw new NetTcpChannelError(`a reply to no call in flight (RelatesTo ${relatesTo ?? 'missing'})`);
+    this.pending.delete(pending.messageId);
+    clearTimeout(pending.timer);
+    if (body.localName === 'Fault' && body.namespace === SOAP12) pending.reject(readFault(body, action));
+    else pending.resolve({ action, relatesTo, body });
+  }
+}
+
+function child(parent: XmlElement, localName: string): XmlElement {
+  const found = parent.children.find((c): c is XmlElement => c.kind === 'element' && c.localName === localName);
+  if (!found) throw new NetTcpChannelError(`<${parent.localName}> has no <${localName}>`);
+  return found;
+}
+
+/** The text an element holds directly (consecutive text records concatenate). */
+export function elementText(e: XmlElement): string {
+  return e.children.map((c) => (c.kind === 'text' ? textToString(c) : '')).join('');
+}
+
+function readFault(fault: XmlElement, action: string | undefined): SoapFaultError {
+  const find = (parent: XmlElement | undefined, name: string) => parent?.children.find((c): c is XmlElement => c.kind === 'element' && c.localName === name);
+  const localPart = (qname: string) => qname.slice(qname.indexOf(':') + 1);
+  const code = find(fault, 'Code');
+  const value = find(code, 'Value');
+  const subcode = find(find(code, 'Subcode'), 'Value');
+  const reason = find(find(fault, 'Reason'), 'Text');
+  return new SoapFaultError(value ? localPart(elementText(value)) : '?', subcode ? localPart(elementText(subcode)) : undefined, reason ? elementText(reason) : '', action);
+}
+
+/** The `parameters` element as DataContractSerializer writes a QueryParameter[] (nil for none). */
+function parametersElement(parameters: readonly QueryParameterValue[] | undefined): XmlElement {
+  if (parameters === undefined) return element('', 'parameters', [attribute('i', 'nil', boolText(true)), xmlns('i', XSI)]);
+  const items = parameters.map((p) =>
+    element('b', 'QueryParameter', [], [
+      element('b', 'Name', [], [stringText(p.name)]),
+      p.value === null
+        ? element('b', 'Value', [attribute('i', 'nil', boolText(true))])
+        : element('b', 'Value', [attribute('i', 'type', qnameText(p.value.type === 'guid' ? 'd' : 'c', p.value.type)), xmlns(p.value.type === 'guid' ? 'd' : 'c', p.value.type === 'guid' ? SER : XSD)], [valueText(p.value)]),
+    ]),
+  );
+  return element('', 'parameters', [xmlns('b', DATA_CONTRACTS), xmlns('i', XSI)], items);
+}
+
+function valueText(value: ClrValue): XmlText {
+  switch (value.type) {
+    case 'int':
+    case 'short':
+    case 'long':
+      return intText(value.value);
+    case 'decimal':
+      return decimalText(value.value);
+    case 'float':
+      return { kind: 'text', type: 'Float', value: value.value };
+    case 'double':
+      return doubleText(value.value);
+    case 'boolean':
+      return boolText(value.value);
+    case 'string':
+    case 'dateTime':
+      return stringText(value.value);
+    case 'base64Binary':
+      return bytesText(value.value);
+    case 'guid':
+      return uuidText(value.value);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Load
+
+export interface LoadOptions extends NetTcpChannelOptions {
+  endpoint: string;
+  /** Channels (connections) in parallel, each with one call in flight. */
+  channels: number;
+  /** Measure for this long (default 3000 ms)… */
+  durationMs?: number;
+  /** …or stop each channel after this many calls. */
+  callsPerChannel?: number;
+  /** Untimed calls per channel first (default 5). */
+  warmupCalls?: number;
+  operation?: 'Heartbeat' | 'ReturnScalar';
+  /** For ReturnScalar (default `SELECT 42`). */
+  sql?: string;
+  parameters?: QueryParameterValue[];
+}
+
+export interface LoadResult {
+  endpoint: string;
+  operation: string;
+  channels: number;
+  calls: number;
+  errors: number;
+  /** The first error seen, for the report. */
+  firstError?: string;
+  seconds: number;
+  callsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+/** Opens `channels` channels, calls in a loop on each until the time or count is reached, closes them. */
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const operation = options.operation ?? 'Heartbeat';
+  const sql = options.sql ?? 'SELECT 42';
+  const one = (c: NetTcpChannel): Promise<unknown> => (operation === 'Heartbeat' ? c.heartbeat() : c.returnScalar(sql, options.parameters));
+  // Opened one after another: setup, not measured, and gentler on servers that accept slowly (Mono's ServiceHost takes
+  // 0.1 to 2 s per connection while others are open).
+  const channels: NetTcpChannel[] = [];
+  try {
+    for (let i = 0; i < options.channels; i++) channels.push(await NetTcpChannel.open(options.endpoint, { openTimeoutMs: 30_000, ...options }));
+  } catch (error) {
+    for (const c of channels) c.destroy();
+    throw error;
+  }
+  const latencies: number[] = [];
+  let errors = 0;
+  let firstError: string | undefined;
+  try {
+    await Promise.all(
+      channels.map(async (c) => {
+        for (let i = 0; i < (options.warmupCalls ?? 5); i++) await one(c);
+      }),
+    );
+    const started = performance.now();
+    const deadline = started + (options.durationMs ?? 3000);
+    await Promise.all(
+      channels.map(async (c) => {
+        for (let n = 0; options.callsPerChannel === undefined ? performance.now() < deadline : n < options.callsPerChannel; n++) {
+          const t = performance.now();
+          try {
+            await one(c);
+            latencies.push(performance.now() - t);
+          } catch (error) {
+            errors++;
+            firstError ??= error instanceof Error ? error.message : String(error);
+            if (c.closed) return;
+          }
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    return {
+      endpoint: options.endpoint,
+      operation,
+      channels: options.channels,
+      calls: latencies.length,
+      errors,
+      ...(firstError === undefined ? {} : { firstError }),
+      seconds,
+      callsPerSecond: latencies.length / seconds,
+      p50Ms: percentile(latencies, 0.5),
+      p99Ms: percentile(latencies, 0.99),
+      maxMs: latencies.length ? Math.max(...latencies) : NaN,
+    };
+  } finally {
+    await Promise.all(channels.map((c) => c.close().catch(() => c.destroy())));
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const endpoint = argv[0];
+  if (!endpoint) throw new Error('usage: tsx bench/nettcp-client.ts net.tcp://host:port/IDBService [--channels N] [--seconds S] [--op Heartbeat|ReturnScalar] [--sql TEXT]');
+  const flag = (name: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const result = await runLoad({
+    endpoint,
+    channels: Number(flag('channels') ?? 8),
+    durationMs: Number(flag('seconds') ?? 5) * 1000,
+    operation: (flag('op') as LoadOptions['operation']) ?? 'Heartbeat',
+    ...(flag('sql') ? { sql: flag('sql')! } : {}),
+  });
+  console.log(JSON.stringify(result));
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}
