@@ -240,15 +240,19 @@ class PostgresTransaction implements DatabaseTransaction {
         )
         .raw();
       this.running = query as unknown as postgres.PendingQuery<postgres.Row[]>;
+      let batchColumns: postgres.ColumnList<string> | undefined;
       const result = await query.cursor(this.batchRows, (batch) => {
         if (raw.length + batch.length > maxRows) {
           overCap = true;
           // Thrown out of the callback: postgres.js sends Sync and rejects; the portal is dropped.
           throw new RowCapReached();
         }
+        // The columns ride on the batches: once a result spans a whole batch, the final result no longer has them.
+        const described = batch as unknown as { statement?: { columns: postgres.ColumnList<string> }; columns?: postgres.ColumnList<string> };
+        batchColumns ??= described.statement?.columns ?? described.columns;
         for (const row of batch) raw.push(row as (Buffer | null)[]);
       });
-      const described = result.statement?.columns ?? result.columns ?? [];
+      const described = batchColumns ?? result.statement?.columns ?? result.columns ?? [];
       const declared = await this.declaredTypes(
         this.conn,
         described.map((c) => c.type),
