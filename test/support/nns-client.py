@@ -14,8 +14,24 @@ modes:
   replay    send the NEGOTIATE and AUTHENTICATE recorded by an earlier `echo --record FILE`
   impacket  impacket NTLMv2 (no MIC) inside SPNEGO
   impacket-v1  impacket NTLMv1 inside SPNEGO
-The credentials of gssapi modes come from NTLM_USER_FILE (gss-ntlmssp takes its first line); impacket modes take
---user DOMAIN\\user --password P. Prints one JSON object: {"result": "ok" | "refused" | "closed", ...}.
+The credentials of gssapi modes come from NTLM_USER_FILE (gss-ntlmssp takes its first line), or with --krb5 from the
+Kerberos ticket cache KRB5CCNAME (after kinit); impacket modes take --user DOMAIN\\user --password P. Prints one JSON
+object: {"result": "ok" | "refused" | "closed", ...}.
+
+Kerberos options (with --krb5):
+  --target NAME     the service, host-based (default host@localhost)
+  --no-mutual       do not ask for mutual authentication
+  --dotnet-flags    ask for what .NET's NegotiateStream asks for: Confidentiality + MutualAuth (EncryptAndSign), or
+                    Integrity + ReplayDetect + SequenceDetect + MutualAuth (--sign-only)
+  --no-ci-flags     keep MIT from adding Confidentiality and Integrity on its own (GSS_KRB5_CRED_NO_CI_FLAGS_X), as a
+                    Windows client asking for Sign only
+  --spnego-ms       build the SPNEGO NegTokenInit here, listing the Microsoft Kerberos OID first (as Windows does)
+                    around the raw krb5 token; --ms-inner-oid also puts that OID in the inner token's header
+  --raw-krb5        no SPNEGO: the raw krb5 tokens (RFC 2743 framing)
+  --rrc N           rotate each wrap token sent by N bytes (RFC 4121 RRC; Windows sends 28 when sealing)
+  --other-mech-first  a NegTokenInit listing NTLM first: the server picks Kerberos with request-mic and both sides
+                    exchange mechListMICs (--tamper-mic spoils ours)
+mode krb5-tokens (PORT ignored): prints {"tokens": [hex...]}, --count initial krb5 tokens for host@localhost
 """
 
 import argparse
@@ -71,15 +87,103 @@ def connect(port):
     return sock
 
 
-def gss_handshake(sock, sign_only, record):
+SPNEGO_OID = "1.3.6.1.5.5.2"
+NTLM_OID = "1.3.6.1.4.1.311.2.2.10"
+KRB5_OID = "1.2.840.113554.1.2.2"
+KRB5_MS_OID = "1.2.840.48018.1.2.2"
+
+
+def der(tag, content):
+    n = len(content)
+    if n < 0x80:
+        length = bytes([n])
+    else:
+        raw = n.to_bytes((n.bit_length() + 7) // 8, "big")
+        length = bytes([0x80 | len(raw)]) + raw
+    return bytes([tag]) + length + content
+
+
+def der_oid(dotted):
+    parts = [int(p) for p in dotted.split(".")]
+    out = bytes([parts[0] * 40 + parts[1]])
+    for p in parts[2:]:
+        chunk = [p & 0x7F]
+        p >>= 7
+        while p:
+            chunk.insert(0, 0x80 | (p & 0x7F))
+            p >>= 7
+        out += bytes(chunk)
+    return der(0x06, out)
+
+
+def der_read(data, at=0):
+    """(tag, content, next offset) of the DER element at `at`."""
+    tag = data[at]
+    n = data[at + 1]
+    at += 2
+    if n & 0x80:
+        count = n & 0x7F
+        n = int.from_bytes(data[at : at + count], "big")
+        at += count
+    return tag, data[at : at + n], at + n
+
+
+def neg_token_init(mech_types, mech_token):
+    mechs = der(0x30, b"".join(der_oid(m) for m in mech_types))
+    body = der(0x30, der(0xA0, mechs) + der(0xA2, der(0x04, mech_token)))
+    return der(0x60, der_oid(SPNEGO_OID) + der(0xA0, body))
+
+
+def neg_token_resp_fields(token):
+    """The fields of a NegTokenResp: {0: negState, 1: supportedMech bytes, 2: responseToken, 3: mechListMIC}."""
+    tag, body, _ = der_read(token)
+    assert tag == 0xA1, "not a NegTokenResp"
+    tag, seq, _ = der_read(body)
+    fields = {}
+    at = 0
+    while at < len(seq):
+        tag, content, at = der_read(seq, at)
+        _, inner, _ = der_read(content)
+        fields[tag & 0x1F] = inner
+    return fields
+
+
+def krb5_context(args, mech):
+    import gssapi
+    import gssapi.raw
+
+    F = gssapi.RequirementFlag
+    if args.dotnet_flags:
+        wanted = [F.mutual_authentication] + ([F.integrity, F.replay_detection, F.out_of_sequence_detection] if args.sign_only else [F.confidentiality])
+    else:
+        wanted = [F.integrity, F.out_of_sequence_detection, F.replay_detection]
+        wanted += [] if args.sign_only else [F.confidentiality]
+        wanted += [] if args.no_mutual else [F.mutual_authentication]
+    flags = wanted[0]
+    for flag in wanted[1:]:
+        flags |= flag
+    # The credential for the context's own mechanism: SPNEGO passes its options on to krb5 under it.
+    creds = gssapi.Credentials(usage="initiate", mechs=[gssapi.OID.from_int_seq(mech)])
+    if args.no_ci_flags:
+        gssapi.raw.set_cred_option(gssapi.OID.from_int_seq("1.2.752.43.13.29"), creds)
+    name = gssapi.Name(args.target, gssapi.NameType.hostbased_service)
+    return gssapi.SecurityContext(name=name, mech=gssapi.OID.from_int_seq(mech), usage="initiate", flags=flags, creds=creds)
+
+
+def gss_handshake(sock, sign_only, record, args=None):
     import gssapi
 
-    spnego = gssapi.OID.from_int_seq("1.3.6.1.5.5.2")
-    flags = gssapi.RequirementFlag.integrity | gssapi.RequirementFlag.out_of_sequence_detection | gssapi.RequirementFlag.replay_detection
-    if not sign_only:
-        flags |= gssapi.RequirementFlag.confidentiality
-    name = gssapi.Name("host@localhost", gssapi.NameType.hostbased_service)
-    ctx = gssapi.SecurityContext(name=name, mech=spnego, usage="initiate", flags=flags)
+    if args is not None and args.krb5 and (args.spnego_ms or args.raw_krb5 or args.other_mech_first):
+        return krb5_handshake(sock, args, record)
+    spnego = gssapi.OID.from_int_seq(SPNEGO_OID)
+    if args is not None and args.krb5:
+        ctx = krb5_context(args, SPNEGO_OID)
+    else:
+        flags = gssapi.RequirementFlag.integrity | gssapi.RequirementFlag.out_of_sequence_detection | gssapi.RequirementFlag.replay_detection
+        if not sign_only:
+            flags |= gssapi.RequirementFlag.confidentiality
+        name = gssapi.Name("host@localhost", gssapi.NameType.hostbased_service)
+        ctx = gssapi.SecurityContext(name=name, mech=spnego, usage="initiate", flags=flags)
     token = ctx.step()
     sent = []
     while True:
@@ -103,8 +207,110 @@ def gss_handshake(sock, sign_only, record):
     return ctx, None
 
 
-def wrap(ctx, data, sign_only):
-    return ctx.wrap(data, not sign_only).message
+def krb5_handshake(sock, args, record):
+    """Kerberos without MIT's SPNEGO: the raw krb5 tokens (--raw-krb5), or a NegTokenInit built here listing the
+    Microsoft OID first (--spnego-ms), as Windows' SSPI does."""
+    ctx = krb5_context(args, KRB5_OID)
+    token = ctx.step()
+    if args.ms_inner_oid:
+        # The RFC 2743 header's OID: 1.2.840.113554.1.2.2 and 1.2.840.48018.1.2.2 have the same length.
+        tag, inner, _ = der_read(token)
+        oid_at = len(token) - len(inner)
+        assert token[oid_at : oid_at + 11] == der_oid(KRB5_OID)
+        token = token[:oid_at] + der_oid(KRB5_MS_OID) + token[oid_at + 11 :]
+    if args.other_mech_first:
+        return krb5_second_choice(sock, args, ctx, token)
+    first = token if args.raw_krb5 else neg_token_init([KRB5_MS_OID, KRB5_OID], token)
+    if record:
+        with open(record, "w") as f:
+            json.dump([first.hex()], f)
+    send_handshake(sock, 0x16, first)
+    message_id, payload = read_handshake(sock)
+    if message_id is None:
+        return None, {"result": "closed"}
+    if message_id == 0x15:
+        return None, refused(payload)
+    if message_id != 0x14:
+        return None, {"result": "incomplete", "message_id": message_id}
+    if args.raw_krb5:
+        answer = payload
+    else:
+        fields = neg_token_resp_fields(payload)
+        if fields.get(0) != b"\x00":
+            return None, {"result": "incomplete", "negState": fields.get(0, b"").hex()}
+        if fields.get(1) != der_oid(KRB5_MS_OID)[2:]:
+            return None, {"result": "error", "error": "supportedMech " + fields.get(1, b"").hex()}
+        answer = fields.get(2, b"")
+    if answer and args.ms_inner_oid and answer[:2] == b"\x60" + answer[1:2]:
+        # The acceptor answers under the OID it was given; MIT's initiator only knows the one it sent.
+        tag, inner, _ = der_read(answer)
+        oid_at = len(answer) - len(inner)
+        if answer[oid_at : oid_at + 11] == der_oid(KRB5_MS_OID):
+            answer = answer[:oid_at] + der_oid(KRB5_OID) + answer[oid_at + 11 :]
+    if answer:
+        ctx.step(answer)
+    if not ctx.complete:
+        return None, {"result": "incomplete"}
+    return ctx, None
+
+
+def neg_token_resp(response_token=None, mech_list_mic=None):
+    fields = b""
+    if response_token is not None:
+        fields += der(0xA2, der(0x04, response_token))
+    if mech_list_mic is not None:
+        fields += der(0xA3, der(0x04, mech_list_mic))
+    return der(0xA1, der(0x30, fields))
+
+
+def krb5_second_choice(sock, args, ctx, token):
+    """SPNEGO listing NTLM first (which the server does not offer here): the server picks Kerberos with request-mic,
+    so both sides must exchange mechListMICs (RFC 4178 section 5), made with the Kerberos context."""
+    mech_types = [NTLM_OID, KRB5_MS_OID, KRB5_OID]
+    mech_types_der = der(0x30, b"".join(der_oid(m) for m in mech_types))
+    send_handshake(sock, 0x16, der(0x60, der_oid(SPNEGO_OID) + der(0xA0, der(0x30, der(0xA0, mech_types_der)))))
+    message_id, payload = read_handshake(sock)
+    if message_id != 0x16:
+        return None, refused(payload) if message_id == 0x15 else {"result": "closed"}
+    fields = neg_token_resp_fields(payload)
+    if fields.get(0) != b"\x03" or fields.get(1) != der_oid(KRB5_MS_OID)[2:]:
+        return None, {"result": "error", "error": "expected request-mic for the Microsoft Kerberos OID: " + payload.hex()}
+    send_handshake(sock, 0x16, neg_token_resp(response_token=token))
+    message_id, payload = read_handshake(sock)
+    if message_id != 0x16:
+        return None, refused(payload) if message_id == 0x15 else {"result": "closed"}
+    fields = neg_token_resp_fields(payload)
+    ctx.step(fields[2])
+    ctx.verify_signature(mech_types_der, fields[3])  # the acceptor's mechListMIC; raises when it does not verify
+    mic = ctx.get_signature(mech_types_der)
+    if args.tamper_mic:
+        mic = mic[:-1] + bytes([mic[-1] ^ 1])
+    send_handshake(sock, 0x16, neg_token_resp(mech_list_mic=mic))
+    message_id, payload = read_handshake(sock)
+    if message_id == 0x15:
+        return None, refused(payload)
+    if message_id != 0x14 or payload:
+        return None, {"result": "incomplete", "message_id": message_id}
+    return ctx, None
+
+
+def run_krb5_tokens(args):
+    """Initial krb5 tokens (AP-REQ) for host@localhost, one per fresh context: for tests that drive the acceptor
+    directly."""
+    tokens = []
+    for _ in range(args.count):
+        tokens.append(krb5_context(args, KRB5_OID).step().hex())
+    return {"result": "ok", "tokens": tokens}
+
+
+def wrap(ctx, data, sign_only, rrc=0):
+    token = ctx.wrap(data, not sign_only).message
+    if rrc and token[:2] == b"\x05\x04":
+        # RFC 4121 4.2.5: rotate the part after the 16-byte header right by RRC, and say so in the header.
+        header, body = token[:16], token[16:]
+        assert header[6:8] == b"\x00\x00"
+        token = header[:6] + rrc.to_bytes(2, "big") + header[8:] + body[-rrc:] + body[:-rrc]
+    return token
 
 
 def read_echo(ctx, sock, expected_length):
@@ -119,20 +325,24 @@ def read_echo(ctx, sock, expected_length):
 
 def run_echo(args):
     sock = connect(args.port)
-    ctx, failure = gss_handshake(sock, args.sign_only, args.record)
+    ctx, failure = gss_handshake(sock, args.sign_only, args.record, args)
     if failure:
         return failure
     replies = []
     for hex_message in args.message:
         message = bytes.fromhex(hex_message)
         for at in range(0, len(message), 63 * 1024):
-            send_data(sock, wrap(ctx, message[at : at + 63 * 1024], args.sign_only))
+            send_data(sock, wrap(ctx, message[at : at + 63 * 1024], args.sign_only, args.rrc))
         reply = read_echo(ctx, sock, len(message))
         if reply is None:
             return {"result": "closed", "replies": replies}
         replies.append(reply.hex())
     sock.close()
-    return {"result": "ok", "replies": replies, "encrypted_flag": bool(ctx.actual_flags & 16)}
+    result = {"result": "ok", "replies": replies, "encrypted_flag": bool(ctx.actual_flags & 16)}
+    if args.krb5:
+        result["flags"] = int(ctx.actual_flags)
+        result["mutual"] = bool(ctx.actual_flags & 2)
+    return result
 
 
 def run_nettcp(args):
@@ -152,12 +362,16 @@ def run_nettcp(args):
             return {"result": "closed", "replies": replies}
         replies.append(ctx.unwrap(payload).message.hex())
     sock.close()
-    return {"result": "ok", "replies": replies, "encrypted_flag": bool(ctx.actual_flags & 16)}
+    result = {"result": "ok", "replies": replies, "encrypted_flag": bool(ctx.actual_flags & 16)}
+    if args.krb5:
+        result["flags"] = int(ctx.actual_flags)
+        result["mutual"] = bool(ctx.actual_flags & 2)
+    return result
 
 
 def run_tamper(args):
     sock = connect(args.port)
-    ctx, failure = gss_handshake(sock, args.sign_only, None)
+    ctx, failure = gss_handshake(sock, args.sign_only, None, args)
     if failure:
         return failure
     send_data(sock, wrap(ctx, b"first", args.sign_only))
@@ -171,7 +385,7 @@ def run_tamper(args):
 
 def run_reorder(args):
     sock = connect(args.port)
-    ctx, failure = gss_handshake(sock, args.sign_only, None)
+    ctx, failure = gss_handshake(sock, args.sign_only, None, args)
     if failure:
         return failure
     one = wrap(ctx, b"one", args.sign_only)
@@ -235,6 +449,18 @@ def main():
     parser.add_argument("--replay")
     parser.add_argument("--user", default="")
     parser.add_argument("--password", default="")
+    parser.add_argument("--krb5", action="store_true")
+    parser.add_argument("--target", default="host@localhost")
+    parser.add_argument("--no-mutual", action="store_true")
+    parser.add_argument("--dotnet-flags", action="store_true")
+    parser.add_argument("--no-ci-flags", action="store_true")
+    parser.add_argument("--spnego-ms", action="store_true")
+    parser.add_argument("--ms-inner-oid", action="store_true")
+    parser.add_argument("--raw-krb5", action="store_true")
+    parser.add_argument("--rrc", type=int, default=0)
+    parser.add_argument("--other-mech-first", action="store_true")
+    parser.add_argument("--tamper-mic", action="store_true")
+    parser.add_argument("--count", type=int, default=1)
     parser.add_argument("--preamble", default="")
     args = parser.parse_args()
     try:
@@ -253,6 +479,8 @@ def main():
             result = run_impacket(args, True)
         elif args.mode == "impacket-v1":
             result = run_impacket(args, False)
+        elif args.mode == "krb5-tokens":
+            result = run_krb5_tokens(args)
         else:
             result = {"result": "usage"}
     except Exception as error:  # the test reads the JSON; a traceback alone would hide the cause

@@ -1,0 +1,806 @@
+/**
+ * Kerberos acceptor over the system GSSAPI (MIT `libgssapi_krb5.so.2`) through koffi: the second `SecurityBackend`,
+ * for domain users with a keytab (KRB5_KTNAME) holding `host/<BRIDGE_DNS_IDENTITY>`. SPNEGO stays in spnego.ts and
+ * NNS framing in stream.ts: this backend sees the raw Kerberos mechanism token (the RFC 2743 framed AP-REQ), answers
+ * with the AP-REP, and protects the data frames with RFC 4121 wrap tokens (gss_wrap / gss_unwrap).
+ *
+ * Plugging it in (once, at start; it throws ConfigError when it cannot accept anything):
+ *
+ *   const kerberos = new GssapiBackend({ keytab: config.keytab, dnsIdentity: config.endpoint.dnsIdentity });
+ *   backends.push(kerberos);            // with or without the NTLM backend
+ *   ... on shutdown: kerberos.close();  // releases the acceptor credential
+ *
+ * or `gssapiBackendFromEnv(process.env)` (KRB5_KTNAME, BRIDGE_DNS_IDENTITY).
+ *
+ * Decisions:
+ * - The acceptor credential is acquired once, at start, for the host-based name `host@<dnsIdentity>` from the keytab
+ *   named explicitly in a credential store (gss_acquire_cred_from), so the library accepts tickets for that service
+ *   only (any realm the keytab holds it in) and the process environment cannot point it at another keytab. The
+ *   keytab must be a file readable by us and by nobody else (as BRIDGE_NTLM_USERS): it is password-equivalent. A
+ *   keytab without a key for the name is refused at start (MIT checks that when acquiring). The key itself is read
+ *   at each accept, so a rotated keytab is picked up without a restart.
+ * - What Kerberos enforces, the library does: ticket and authenticator decryption, clock skew (krb5.conf
+ *   `clockskew`, 300 s by default), ticket times, the replay cache (refused at start when switched off through
+ *   KRB5RCACHETYPE=none), the wrap tokens' checksums, direction flag and, when the client asked for them, sequence
+ *   and replay detection. On top of that the context requires:
+ *   - mutual authentication (GSS_C_MUTUAL_FLAG), which .NET's NegotiateStream always requests unless
+ *     ProtectionLevel.None: the client thus verifies the bridge through the AP-REP (`requireMutualAuth: false`
+ *     lifts this);
+ *   - no anonymous principal (GSS_C_ANON_FLAG), a Kerberos mechanism as the result, a peer name;
+ *   - strict ordering of what the client protects. .NET asks for sequence detection only under Sign (EncryptAndSign
+ *     sets Confidentiality alone), so MIT would otherwise let a replayed or reordered frame of the same session
+ *     through. Every RFC 4121 wrap token carries SND_SEQ in a header the library authenticates; after a successful
+ *     gss_unwrap the next data frame must carry exactly the previous + 1 (the first data frame sets the start; see
+ *     checkSequence). Older RFC 1964 tokens (RC4-HMAC, DES keys) encrypt their sequence number: for those only the
+ *     library's own detection applies, when the client asked for it.
+ *   The protection level is the context's flags, as .NET reads them: confidentiality = GSS_C_CONF_FLAG (MIT and
+ *   Windows initiators set it whenever they can seal). Under EncryptAndSign every incoming frame must be sealed
+ *   (conf_state); under Sign signed-only frames are accepted too. Outgoing frames are sealed when the context has
+ *   confidentiality, as a .NET server on Linux does.
+ * - Wrap tokens: MIT writes RRC 0; gss_unwrap takes any RRC, so Windows' rotated tokens (RRC 28 sealed) are read as
+ *   they are. The largest frame .NET sends (63 KiB of plaintext) wraps to 64 572 bytes, within the 64 KiB NNS
+ *   accepts; `wrapOverhead` is gss_wrap_size_limit's figure, but at least 72 bytes (see computeOverhead).
+ * - gss_accept_sec_context may read the keytab and write the replay cache: it runs on koffi's worker threads
+ *   (`.async`), never on the event loop. gss_wrap / gss_unwrap / gss_get_mic / gss_verify_mic are computations on
+ *   keys in memory: synchronous, so the frames of a connection stay in order. A context disposed while its step runs
+ *   is released when the step returns (native memory is never freed under a running call).
+ * - Every name, buffer, context and credential the library hands out is released (gss_release_*,
+ *   gss_delete_sec_context); the native memory this module allocates for arguments is freed (and zeroed) after each
+ *   call. A context its owner forgets to dispose is deleted when it is garbage-collected (FinalizationRegistry).
+ * - A refusal is a NegotiateError (the client sees logon denied); its reason is one of `gssapi.replay`,
+ *   `gssapi.clock-skew`, `gssapi.ticket-expired`, `gssapi.wrong-service`, `gssapi.wrong-key`, `gssapi.not-mutual`,
+ *   `gssapi.anonymous`, `gssapi.refused` (anything else), with the library's own message as detail for the log.
+ *
+ * Not done here: NTLM through gss-ntlmssp (the TypeScript NTLM backend covers local accounts), delegation (delegated
+ * credentials are not requested and are released by the library), channel bindings (raw TCP has none).
+ */
+
+import { accessSync, constants, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { endianness } from 'node:os';
+import { ConfigError, type Environment } from '../../../src/config.ts';
+import {
+  IntegrityError,
+  NegotiateError,
+  OID,
+  type AcceptorInfo,
+  type MechanismContext,
+  type MicOptions,
+  type SecurityBackend,
+  type StepResult,
+} from './security-context.ts';
+
+// ---- GSSAPI constants (RFC 2744, MIT gssapi.h) ----
+
+export const GssFlag = {
+  Deleg: 1,
+  Mutual: 2,
+  Replay: 4,
+  Sequence: 8,
+  Conf: 16,
+  Integ: 32,
+  Anon: 64,
+  ProtReady: 128,
+  Trans: 256,
+} as const;
+
+const GSS_C_ACCEPT = 2;
+const GSS_C_GSS_CODE = 1;
+const GSS_C_MECH_CODE = 2;
+const GSS_S_CONTINUE_NEEDED = 1;
+const GSS_S_DUPLICATE_TOKEN = 2;
+const GSS_S_OLD_TOKEN = 4;
+const GSS_S_UNSEQ_TOKEN = 8;
+const GSS_S_GAP_TOKEN = 16;
+const SEQUENCE_PROBLEMS = GSS_S_DUPLICATE_TOKEN | GSS_S_OLD_TOKEN | GSS_S_UNSEQ_TOKEN | GSS_S_GAP_TOKEN;
+/** The calling and routine error fields of a major status: zero means success (maybe with supplementary bits). */
+const isError = (major: number): boolean => (major & 0xffff0000) !== 0;
+
+/** DER contents (no tag, no length) of the OIDs the library is given. */
+const OID_BYTES = {
+  hostbasedService: [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x12, 0x01, 0x02, 0x01, 0x04], // 1.2.840.113554.1.2.1.4
+  kerberos: [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x12, 0x01, 0x02, 0x02], // 1.2.840.113554.1.2.2
+  kerberosMicrosoft: [0x2a, 0x86, 0x48, 0x82, 0xf7, 0x12, 0x01, 0x02, 0x02], // 1.2.840.48018.1.2.2
+} as const;
+
+/** krb5 com_err codes (krb5_err.et: ERROR_TABLE_BASE_krb5 + index) behind the refusal reasons. */
+const KRB5_BASE = -1765328384;
+const KRB5_REASONS = new Map<number, string>([
+  [KRB5_BASE + 31, 'gssapi.wrong-key'], // KRB5KRB_AP_ERR_BAD_INTEGRITY
+  [KRB5_BASE + 32, 'gssapi.ticket-expired'], // KRB5KRB_AP_ERR_TKT_EXPIRED
+  [KRB5_BASE + 33, 'gssapi.ticket-expired'], // KRB5KRB_AP_ERR_TKT_NYV
+  [KRB5_BASE + 34, 'gssapi.replay'], // KRB5KRB_AP_ERR_REPEAT
+  [KRB5_BASE + 35, 'gssapi.wrong-service'], // KRB5KRB_AP_ERR_NOT_US
+  [KRB5_BASE + 36, 'gssapi.wrong-service'], // KRB5KRB_AP_ERR_BADMATCH
+  [KRB5_BASE + 37, 'gssapi.clock-skew'], // KRB5KRB_AP_ERR_SKEW
+  [KRB5_BASE + 41, 'gssapi.wrong-key'], // KRB5KRB_AP_ERR_MODIFIED
+  [KRB5_BASE + 44, 'gssapi.wrong-key'], // KRB5KRB_AP_ERR_BADKEYVER
+  [KRB5_BASE + 45, 'gssapi.wrong-key'], // KRB5KRB_AP_ERR_NOKEY
+]);
+
+// ---- the library through koffi ----
+
+type Ptr = bigint;
+type NativeFn = ((...args: unknown[]) => number) & { async: (...args: unknown[]) => void };
+
+interface KoffiModule {
+  load(path: string): { func(definition: string): NativeFn };
+  alloc(type: string, length: number): Ptr;
+  free(pointer: Ptr): void;
+  view(pointer: Ptr, length: number): ArrayBuffer;
+  sizeof(type: string): number;
+  version: string;
+}
+
+/** The GSSAPI functions this module calls; every pointer is a koffi BigInt (or null for NULL). */
+interface GssLibrary {
+  koffi: KoffiModule;
+  importName: NativeFn;
+  acquireCredFrom: NativeFn;
+  acceptSecContext: NativeFn;
+  displayName: NativeFn;
+  displayStatus: NativeFn;
+  wrap: NativeFn;
+  unwrap: NativeFn;
+  getMic: NativeFn;
+  verifyMic: NativeFn;
+  wrapSizeLimit: NativeFn;
+  releaseBuffer: NativeFn;
+  releaseName: NativeFn;
+  releaseCred: NativeFn;
+  deleteSecContext: NativeFn;
+  /** OID descriptors in native memory for the life of the process. */
+  oids: { hostbasedService: Ptr; kerberosSet: Ptr };
+}
+
+const libraries = new Map<string, GssLibrary>();
+
+/**
+ * Loads koffi and the GSSAPI library (once per path). koffi is loaded here, not at import, so that importing this
+ * module costs nothing where Kerberos is not configured. Throws ConfigError when either cannot be loaded.
+ */
+function loadGssapi(path = 'libgssapi_krb5.so.2'): GssLibrary {
+  const cached = libraries.get(path);
+  if (cached) return cached;
+  let koffi: KoffiModule;
+  try {
+    koffi = createRequire(import.meta.url)('koffi') as KoffiModule;
+  } catch (error) {
+    throw new ConfigError(`Kerberos (KRB5_KTNAME) needs the koffi package for this platform: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  // The structures below are laid out by hand for LP64 little-endian ABIs (x86-64, arm64, riscv64, loong64).
+  if (koffi.sizeof('void *') !== 8 || koffi.sizeof('size_t') !== 8 || endianness() !== 'LE') {
+    throw new ConfigError(`Kerberos through GSSAPI needs a 64-bit little-endian platform, not ${process.arch}`);
+  }
+  let lib: ReturnType<KoffiModule['load']>;
+  try {
+    lib = koffi.load(path);
+  } catch (error) {
+    throw new ConfigError(`Kerberos (KRB5_KTNAME) needs MIT GSSAPI (${path}, Debian package libgssapi-krb5-2): ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const f = (definition: string): NativeFn => lib.func(definition);
+  const library: GssLibrary = {
+    koffi,
+    importName: f('uint32 gss_import_name(void *minor, void *input_name_buffer, void *input_name_type, void *output_name)'),
+    acquireCredFrom: f(
+      'uint32 gss_acquire_cred_from(void *minor, void *desired_name, uint32 time_req, void *desired_mechs, int cred_usage, void *cred_store, void *output_cred, void *actual_mechs, void *time_rec)',
+    ),
+    acceptSecContext: f(
+      'uint32 gss_accept_sec_context(void *minor, void *context_handle, void *acceptor_cred, void *input_token, void *channel_bindings, void *src_name, void *mech_type, void *output_token, void *ret_flags, void *time_rec, void *delegated_cred)',
+    ),
+    displayName: f('uint32 gss_display_name(void *minor, void *name, void *output_name_buffer, void *output_name_type)'),
+    displayStatus: f('uint32 gss_display_status(void *minor, uint32 status_value, int status_type, void *mech_type, void *message_context, void *status_string)'),
+    wrap: f('uint32 gss_wrap(void *minor, void *context, int conf_req_flag, uint32 qop_req, void *input_message, void *conf_state, void *output_message)'),
+    unwrap: f('uint32 gss_unwrap(void *minor, void *context, void *input_message, void *output_message, void *conf_state, void *qop_state)'),
+    getMic: f('uint32 gss_get_mic(void *minor, void *context, uint32 qop_req, void *message, void *token)'),
+    verifyMic: f('uint32 gss_verify_mic(void *minor, void *context, void *message, void *token, void *qop_state)'),
+    wrapSizeLimit: f('uint32 gss_wrap_size_limit(void *minor, void *context, int conf_req_flag, uint32 qop_req, uint32 req_output_size, void *max_input_size)'),
+    releaseBuffer: f('uint32 gss_release_buffer(void *minor, void *buffer)'),
+    releaseName: f('uint32 gss_release_name(void *minor, void *name)'),
+    releaseCred: f('uint32 gss_release_cred(void *minor, void *cred)'),
+    deleteSecContext: f('uint32 gss_delete_sec_context(void *minor, void *context, void *output_token)'),
+    oids: { hostbasedService: 0n, kerberosSet: 0n },
+  };
+  // Never freed: the library keeps pointers to OIDs it is given in names and credentials.
+  library.oids.hostbasedService = permanentOids(koffi, [OID_BYTES.hostbasedService]);
+  // Both spellings of Kerberos: MIT's krb5 mechanism answers to each, but a credential acquired for one does not
+  // accept a token whose header carries the other (Windows may use Microsoft's).
+  const kerberos = permanentOids(koffi, [OID_BYTES.kerberos, OID_BYTES.kerberosMicrosoft]);
+  const set = koffi.alloc('uint8', 16);
+  const setView = new DataView(koffi.view(set, 16));
+  setView.setBigUint64(0, 2n, true);
+  setView.setBigUint64(8, kerberos, true);
+  library.oids.kerberosSet = set;
+  libraries.set(path, library);
+  return library;
+}
+
+/** An array of gss_OID_desc { OM_uint32 length; void *elements } with their bytes, allocated for good. */
+function permanentOids(koffi: KoffiModule, oids: ReadonlyArray<readonly number[]>): Ptr {
+  const descs = koffi.alloc('uint8', 16 * oids.length);
+  const view = new DataView(koffi.view(descs, 16 * oids.length));
+  oids.forEach((bytes, i) => {
+    const elements = koffi.alloc('uint8', bytes.length);
+    new Uint8Array(koffi.view(elements, bytes.length)).set(bytes);
+    view.setUint32(16 * i, bytes.length, true);
+    view.setUint32(16 * i + 4, 0, true);
+    view.setBigUint64(16 * i + 8, elements, true);
+  });
+  return descs;
+}
+
+/**
+ * A block of native memory for one call's arguments (status words, handles, buffer descriptors) and the bytes they
+ * point to. Freed with `free()`; nothing in it survives the call.
+ */
+class NativeBlock {
+  readonly pointer: Ptr;
+  readonly view: DataView;
+  readonly bytes: Uint8Array;
+  private freed = false;
+
+  constructor(
+    private readonly koffi: KoffiModule,
+    readonly size: number,
+  ) {
+    this.pointer = koffi.alloc('uint8', size);
+    const buffer = koffi.view(this.pointer, size);
+    this.view = new DataView(buffer);
+    this.bytes = new Uint8Array(buffer);
+    this.bytes.fill(0);
+  }
+
+  at(offset: number): Ptr {
+    return this.pointer + BigInt(offset);
+  }
+
+  u32(offset: number): number {
+    return this.view.getUint32(offset, true);
+  }
+
+  ptr(offset: number): Ptr {
+    return this.view.getBigUint64(offset, true);
+  }
+
+  setPtr(offset: number, value: Ptr): void {
+    this.view.setBigUint64(offset, value, true);
+  }
+
+  /** A gss_buffer_desc at `offset` pointing at `data`, copied to `dataOffset` of this block. */
+  setBuffer(offset: number, dataOffset: number, data: Uint8Array): void {
+    this.bytes.set(data, dataOffset);
+    this.view.setBigUint64(offset, BigInt(data.length), true);
+    this.view.setBigUint64(offset + 8, data.length === 0 ? 0n : this.at(dataOffset), true);
+  }
+
+  free(): void {
+    if (this.freed) return;
+    this.freed = true;
+    this.bytes.fill(0); // tokens and plaintext do not linger in freed memory
+    this.koffi.free(this.pointer);
+  }
+}
+
+/** Copies the gss_buffer_desc at `desc` (filled by the library) out, then releases it. */
+function takeBuffer(lib: GssLibrary, block: NativeBlock, descOffset: number, minorOffset: number): Uint8Array {
+  const length = Number(block.ptr(descOffset));
+  const value = block.ptr(descOffset + 8);
+  let out = new Uint8Array(0);
+  if (length > 0 && value !== 0n) out = new Uint8Array(lib.koffi.view(value, length)).slice();
+  if (value !== 0n) lib.releaseBuffer(block.at(minorOffset), block.at(descOffset));
+  return out;
+}
+
+/** The library's words for a status (major and minor), for log lines. */
+function statusText(lib: GssLibrary, major: number, minor: number): string {
+  const parts: string[] = [];
+  const block = new NativeBlock(lib.koffi, 48);
+  try {
+    for (const [code, type] of [
+      [major, GSS_C_GSS_CODE],
+      [minor, GSS_C_MECH_CODE],
+    ] as const) {
+      if (code === 0) continue;
+      block.view.setUint32(8, 0, true); // message_context
+      for (let i = 0; i < 8; i++) {
+        const status = lib.displayStatus(block.at(0), code, type, null, block.at(8), block.at(16));
+        if (isError(status)) break;
+        const text = new TextDecoder().decode(takeBuffer(lib, block, 16, 0)).replace(/\0+$/, '');
+        if (text !== '' && text !== 'Success') parts.push(text); // MIT's words for a zero minor code
+        if (block.u32(8) === 0) break;
+      }
+    }
+  } finally {
+    block.free();
+  }
+  return parts.length > 0 ? parts.join('; ') : `major 0x${(major >>> 0).toString(16)}, minor ${minor}`;
+}
+
+// ---- configuration ----
+
+/**
+ * The path of a file keytab (`FILE:/path`, `WRFILE:/path` or `/path`), after checking that we can read it and that
+ * group and others cannot. Throws ConfigError otherwise.
+ */
+export function checkKeytab(keytab: string): string {
+  const match = /^(?:(FILE|WRFILE):)?(\/.*)$/.exec(keytab);
+  if (!match) throw new ConfigError(`KRB5_KTNAME: "${keytab}" is not a file keytab (FILE:/absolute/path)`);
+  const path = match[2]!;
+  let mode: number;
+  try {
+    const stat = statSync(path);
+    if (!stat.isFile()) throw Object.assign(new Error('not a file'), { code: 'ENOTFILE' });
+    mode = stat.mode;
+    accessSync(path, constants.R_OK);
+  } catch (error) {
+    throw new ConfigError(`KRB5_KTNAME: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  if ((mode & 0o077) !== 0) {
+    throw new ConfigError(
+      `KRB5_KTNAME: ${path} has mode ${(mode & 0o777).toString(8).padStart(3, '0')}; it holds the service's keys and must be accessible to its owner only (chmod 600)`,
+    );
+  }
+  return path;
+}
+
+export interface GssapiBackendOptions {
+  /** KRB5_KTNAME: `FILE:/path` or `/path`, mode 0600. */
+  keytab: string;
+  /** BRIDGE_DNS_IDENTITY: the acceptor is `<service>/<dnsIdentity>` (host/<dns> by default), in any realm of the keytab. */
+  dnsIdentity: string;
+  /** The SPN's service part. Default `host` (what a WCF client asks for with a DNS identity). */
+  service?: string;
+  /** Refuse clients that do not ask for mutual authentication. Default true. */
+  requireMutualAuth?: boolean;
+  /** A replay cache name for the credential store (MIT `rcache`, e.g. `dfl:` or `file2:/path`). Default: the library's. */
+  replayCache?: string;
+  /** The GSSAPI library. Default `libgssapi_krb5.so.2`. */
+  library?: string;
+}
+
+export class GssapiBackend implements SecurityBackend {
+  readonly name = 'gssapi';
+  readonly mechanisms = [OID.kerberosMicrosoft, OID.kerberos] as const;
+  /** `service@host` as imported (GSS_C_NT_HOSTBASED_SERVICE). */
+  readonly acceptorName: string;
+  readonly keytabPath: string;
+  readonly requireMutualAuth: boolean;
+  private readonly lib: GssLibrary;
+  private cred: Ptr;
+  private open = 0;
+  private closing = false;
+
+  constructor(options: GssapiBackendOptions) {
+    if (!/^[A-Za-z0-9.-]+$/.test(options.dnsIdentity)) throw new ConfigError(`BRIDGE_DNS_IDENTITY must be a DNS name, not "${options.dnsIdentity}"`);
+    const service = options.service ?? 'host';
+    this.keytabPath = checkKeytab(options.keytab);
+    const rcache = options.replayCache ?? process.env.KRB5RCACHENAME;
+    if (process.env.KRB5RCACHETYPE === 'none' || (rcache !== undefined && /^none:/i.test(rcache))) {
+      throw new ConfigError('Kerberos needs its replay cache: unset KRB5RCACHETYPE=none / KRB5RCACHENAME=none:');
+    }
+    this.acceptorName = `${service}@${options.dnsIdentity}`;
+    this.requireMutualAuth = options.requireMutualAuth ?? true;
+    this.lib = loadGssapi(options.library);
+    this.cred = this.acquire(options.replayCache);
+  }
+
+  private acquire(replayCache: string | undefined): Ptr {
+    const lib = this.lib;
+    const encoder = new TextEncoder();
+    const nameBytes = encoder.encode(this.acceptorName);
+    const store: Array<[string, string]> = [['keytab', `FILE:${this.keytabPath}`]];
+    if (replayCache !== undefined) store.push(['rcache', replayCache]);
+    const strings = store.flatMap(([k, v]) => [encoder.encode(`${k}\0`), encoder.encode(`${v}\0`)]);
+    // minor 0 · name desc 8 · name out 24 · cred out 32 · store set 40 · elements 56 (16 each) · data after
+    const elementsAt = 56;
+    let dataAt = elementsAt + 16 * store.length;
+    const size = dataAt + nameBytes.length + strings.reduce((n, s) => n + s.length, 0) + 8;
+    const block = new NativeBlock(lib.koffi, size);
+    let name = 0n;
+    try {
+      block.setBuffer(8, dataAt, nameBytes);
+      dataAt += nameBytes.length;
+      let status = lib.importName(block.at(0), block.at(8), lib.oids.hostbasedService, block.at(24));
+      if (isError(status)) throw new ConfigError(`Kerberos: cannot import the name ${this.acceptorName}: ${statusText(lib, status, block.u32(0))}`);
+      name = block.ptr(24);
+      strings.forEach((bytes, i) => {
+        block.bytes.set(bytes, dataAt);
+        block.setPtr(elementsAt + 8 * i, block.at(dataAt));
+        dataAt += bytes.length;
+      });
+      block.view.setUint32(40, store.length, true);
+      block.setPtr(48, block.at(elementsAt));
+      status = lib.acquireCredFrom(block.at(0), name, 0, lib.oids.kerberosSet, GSS_C_ACCEPT, block.at(40), block.at(32), null, null);
+      if (isError(status)) {
+        throw new ConfigError(`Kerberos: no acceptor credential for ${this.acceptorName} in ${this.keytabPath}: ${statusText(lib, status, block.u32(0))}`);
+      }
+      return block.ptr(32);
+    } finally {
+      if (name !== 0n) {
+        block.setPtr(24, name);
+        lib.releaseName(block.at(0), block.at(24));
+      }
+      block.free();
+    }
+  }
+
+  createContext(mechanism: string, info: AcceptorInfo): GssapiKerberosContext {
+    if (mechanism !== OID.kerberos && mechanism !== OID.kerberosMicrosoft) throw new NegotiateError('gssapi.mechanism', `${mechanism} is not Kerberos`);
+    if (this.closing || this.cred === 0n) throw new NegotiateError('gssapi.closed', 'the Kerberos backend is closed');
+    this.open++;
+    return new GssapiKerberosContext(this.lib, this.cred, mechanism, info, this.requireMutualAuth, () => this.contextReleased());
+  }
+
+  /** Contexts created and not yet released (for tests and diagnostics). */
+  get openContexts(): number {
+    return this.open;
+  }
+
+  /** Releases the acceptor credential once every context is released; no context can be created afterwards. */
+  close(): void {
+    this.closing = true;
+    if (this.open === 0) this.releaseCred();
+  }
+
+  private contextReleased(): void {
+    this.open--;
+    if (this.closing && this.open === 0) this.releaseCred();
+  }
+
+  private releaseCred(): void {
+    if (this.cred === 0n) return;
+    const block = new NativeBlock(this.lib.koffi, 16);
+    block.setPtr(8, this.cred);
+    this.lib.releaseCred(block.at(0), block.at(8));
+    block.free();
+    this.cred = 0n;
+  }
+}
+
+/** KRB5_KTNAME and BRIDGE_DNS_IDENTITY (default `localhost`, as the endpoint's); undefined when KRB5_KTNAME is unset. */
+export function gssapiBackendFromEnv(env: Environment, options: Partial<GssapiBackendOptions> = {}): GssapiBackend | undefined {
+  const keytab = env.KRB5_KTNAME || undefined;
+  if (keytab === undefined) return undefined;
+  return new GssapiBackend({ keytab, dnsIdentity: env.BRIDGE_DNS_IDENTITY || 'localhost', ...options });
+}
+
+// ---- the context ----
+
+/**
+ * `user@REALM` as gss_display_name writes a principal, with the realm upper-cased (as normalizePeerName does). Never
+ * read as `DOMAIN\user`: a backslash in a Kerberos name escapes the next character (`user\@upn.example@REALM`, an
+ * enterprise principal), so the realm follows the last unescaped `@`.
+ */
+export function kerberosPeerName(display: string): string {
+  const name = display.replace(/\0+$/, '').trim();
+  let at = -1;
+  for (let i = 0; i < name.length; i++) {
+    if (name[i] === '\\') i++;
+    else if (name[i] === '@') at = i;
+  }
+  return at > 0 ? `${name.slice(0, at)}@${name.slice(at + 1).toUpperCase()}` : name;
+}
+
+type ContextState = 'accepting' | 'done' | 'failed' | 'disposed';
+
+function deleteContext(lib: GssLibrary, handle: { context: Ptr }): void {
+  if (handle.context === 0n) return;
+  const block = new NativeBlock(lib.koffi, 16);
+  block.setPtr(8, handle.context);
+  lib.deleteSecContext(block.at(0), block.at(8), null);
+  block.free();
+  handle.context = 0n;
+}
+
+/** A safety net: a context dropped without dispose() (a bug in its owner) still has its keys released, on GC. */
+const orphans = new FinalizationRegistry<{ lib: GssLibrary; handle: { context: Ptr }; onRelease: () => void }>(({ lib, handle, onRelease }) => {
+  deleteContext(lib, handle);
+  onRelease();
+});
+
+/** RFC 4121 wrap token id: its header carries SND_SEQ (big-endian) at bytes 8..15. */
+const CFX_WRAP = 0x0504;
+const CFX_SENT_BY_ACCEPTOR = 0x01;
+/** See computeOverhead. */
+const MIN_WRAP_OVERHEAD = 72;
+
+export class GssapiKerberosContext implements MechanismContext {
+  readonly requireMechListMic = false;
+  private state: ContextState = 'accepting';
+  /** The library's context handle, in an object of its own so that the finalizer below can hold it. */
+  private readonly handle = { context: 0n as Ptr };
+  private stepping = false;
+  private released = false;
+  private flags = 0;
+  private name: string | undefined;
+  private overhead = 0;
+  /** The SND_SEQ the client's next token must carry (undefined until the first verified token). */
+  private nextSeq: bigint | undefined;
+
+  constructor(
+    private readonly lib: GssLibrary,
+    private readonly cred: Ptr,
+    readonly mechanism: string,
+    private readonly info: AcceptorInfo,
+    private readonly requireMutualAuth: boolean,
+    private readonly onRelease: () => void,
+  ) {
+    orphans.register(this, { lib, handle: this.handle, onRelease }, this.handle);
+  }
+
+  get established(): boolean {
+    return this.state === 'done';
+  }
+
+  get peerName(): string | undefined {
+    return this.established ? this.name : undefined;
+  }
+
+  get confidentiality(): boolean {
+    return this.established && (this.flags & GssFlag.Conf) !== 0;
+  }
+
+  get integrity(): boolean {
+    return this.established;
+  }
+
+  /** The context flags the library returned (GssFlag bits). */
+  get contextFlags(): number {
+    return this.flags;
+  }
+
+  get wrapOverhead(): number {
+    return this.overhead;
+  }
+
+  step(token: Uint8Array): Promise<StepResult> {
+    if (this.state !== 'accepting' || this.stepping) {
+      return Promise.reject(new NegotiateError('gssapi.state', `no token expected in state ${this.state}`));
+    }
+    const lib = this.lib;
+    // minor 0 · context 8 · input desc 16 · src_name 32 · mech_type 40 · output desc 48 · ret_flags 64 · time_rec 68 · token 72
+    const block = new NativeBlock(lib.koffi, 72 + token.length);
+    block.setPtr(8, this.handle.context);
+    block.setBuffer(16, 72, token);
+    this.stepping = true;
+    return new Promise<StepResult>((resolve, reject) => {
+      const settle = (error: unknown, major: number): void => {
+        this.stepping = false;
+        let outcome: { result: StepResult } | { error: NegotiateError };
+        try {
+          outcome = { result: this.accepted(block, error, major) };
+        } catch (failure) {
+          outcome = { error: failure instanceof NegotiateError ? failure : new NegotiateError('gssapi.refused', String(failure)) };
+        } finally {
+          block.free();
+        }
+        if ('error' in outcome) {
+          if (this.state === 'accepting') this.state = 'failed';
+          this.release();
+          reject(outcome.error);
+        } else {
+          resolve(outcome.result);
+        }
+      };
+      try {
+        lib.acceptSecContext.async(
+          block.at(0),
+          block.at(8),
+          this.cred,
+          block.at(16),
+          null,
+          block.at(32),
+          block.at(40),
+          block.at(48),
+          block.at(64),
+          block.at(68),
+          null,
+          (error: unknown, major: number) => settle(error, major),
+        );
+      } catch (error) {
+        settle(error, 0);
+      }
+    });
+  }
+
+  /** After gss_accept_sec_context: takes what it returned (always, so nothing leaks), then decides. */
+  private accepted(block: NativeBlock, callError: unknown, major: number): StepResult {
+    const lib = this.lib;
+    if (callError !== null && callError !== undefined) {
+      throw new NegotiateError('gssapi.refused', `the call failed: ${callError instanceof Error ? callError.message : String(callError)}`);
+    }
+    const minor = block.u32(0); // before any release call reuses the minor status word
+    this.handle.context = block.ptr(8);
+    const output = takeBuffer(lib, block, 48, 0);
+    const srcName = block.ptr(32);
+    let peer: string | undefined;
+    if (srcName !== 0n) {
+      if (!isError(major)) peer = this.displayName(srcName);
+      block.setPtr(32, srcName);
+      lib.releaseName(block.at(0), block.at(32));
+    }
+    if (this.state === 'disposed') throw new NegotiateError('gssapi.disposed', 'the connection closed during the handshake');
+    if (isError(major)) {
+      throw new NegotiateError(KRB5_REASONS.get(minor | 0) ?? 'gssapi.refused', statusText(lib, major, minor));
+    }
+    const mech = this.mechanismOf(block.ptr(40));
+    if (mech !== OID.kerberos && mech !== OID.kerberosMicrosoft) throw new NegotiateError('gssapi.mechanism', `the library chose ${mech ?? 'no mechanism'}`);
+    if ((major & GSS_S_CONTINUE_NEEDED) !== 0) {
+      if (output.length === 0) throw new NegotiateError('gssapi.refused', 'continue needed without a token');
+      return { token: output, done: false };
+    }
+    const flags = block.u32(64);
+    if ((flags & GssFlag.Anon) !== 0) throw new NegotiateError('gssapi.anonymous', 'an anonymous principal');
+    if (this.requireMutualAuth && (flags & GssFlag.Mutual) === 0) throw new NegotiateError('gssapi.not-mutual', 'the client did not ask for mutual authentication');
+    if (peer === undefined || peer === '') throw new NegotiateError('gssapi.refused', 'no peer name');
+    this.flags = flags;
+    this.name = kerberosPeerName(peer);
+    this.overhead = this.computeOverhead();
+    this.state = 'done';
+    return output.length > 0 ? { token: output, done: true } : { done: true };
+  }
+
+  private displayName(name: Ptr): string {
+    const lib = this.lib;
+    const block = new NativeBlock(lib.koffi, 32);
+    try {
+      const status = lib.displayName(block.at(0), name, block.at(8), null);
+      if (isError(status)) return '';
+      return new TextDecoder('utf-8', { fatal: false }).decode(takeBuffer(lib, block, 8, 0));
+    } finally {
+      block.free();
+    }
+  }
+
+  private mechanismOf(oid: Ptr): string | undefined {
+    if (oid === 0n) return undefined;
+    const koffi = this.lib.koffi;
+    const desc = new DataView(koffi.view(oid, 16));
+    const length = desc.getUint32(0, true);
+    const elements = desc.getBigUint64(8, true);
+    if (length === 0 || length > 64 || elements === 0n) return undefined;
+    const bytes = new Uint8Array(koffi.view(elements, length));
+    const same = (expected: readonly number[]): boolean => expected.length === bytes.length && expected.every((b, i) => bytes[i] === b);
+    if (same(OID_BYTES.kerberos)) return OID.kerberos;
+    if (same(OID_BYTES.kerberosMicrosoft)) return OID.kerberosMicrosoft;
+    return Buffer.from(bytes).toString('hex');
+  }
+
+  /**
+   * What gss_wrap adds at most. MIT 1.20's gss_wrap_size_limit under-reports sealed RFC 4121 tokens (28 bytes for
+   * AES, where a wrap adds 60: header, confounder, encrypted header copy, HMAC), so its figure is only taken when it
+   * is larger than 72, the most an RFC 4121 or RFC 4757 token adds with any enctype MIT offers (AES-SHA2-384's
+   * 24-byte HMAC included).
+   */
+  private computeOverhead(): number {
+    const block = new NativeBlock(this.lib.koffi, 16);
+    try {
+      const limit = 0xfc30;
+      const status = this.lib.wrapSizeLimit(block.at(0), this.handle.context, this.confidentiality ? 1 : 0, 0, limit, block.at(8));
+      const max = block.u32(8);
+      const reported = isError(status) || max > limit ? 0 : limit - max;
+      return Math.max(reported, MIN_WRAP_OVERHEAD);
+    } finally {
+      block.free();
+    }
+  }
+
+  getMic(message: Uint8Array, _options?: MicOptions): Uint8Array {
+    const context = this.ready();
+    const lib = this.lib;
+    // minor 0 · message desc 8 · token desc 24 · message 40
+    const block = new NativeBlock(lib.koffi, 40 + message.length);
+    try {
+      block.setBuffer(8, 40, message);
+      const status = lib.getMic(block.at(0), context, 0, block.at(8), block.at(24));
+      const minor = block.u32(0);
+      const token = takeBuffer(lib, block, 24, 0);
+      if (isError(status)) throw this.broken('Broken', `gss_get_mic: ${statusText(lib, status, minor)}`);
+      return token;
+    } finally {
+      block.free();
+    }
+  }
+
+  verifyMic(message: Uint8Array, mic: Uint8Array, _options?: MicOptions): void {
+    const context = this.ready();
+    const lib = this.lib;
+    // minor 0 · message desc 8 · token desc 24 · qop 40 · message 48 · token after
+    const block = new NativeBlock(lib.koffi, 48 + message.length + mic.length);
+    try {
+      block.setBuffer(8, 48, message);
+      block.setBuffer(24, 48 + message.length, mic);
+      const status = lib.verifyMic(block.at(0), context, block.at(8), block.at(24), block.at(40));
+      if (isError(status)) throw this.broken('BadSignature', `gss_verify_mic: ${statusText(lib, status, block.u32(0))}`);
+      // The library's sequence bits only: our own order starts at the first data frame (see checkSequence).
+      if ((status & SEQUENCE_PROBLEMS) !== 0) throw this.broken('OutOfSequence', `gss_verify_mic status 0x${(status >>> 0).toString(16)}`);
+    } finally {
+      block.free();
+    }
+  }
+
+  wrap(plain: Uint8Array): Uint8Array {
+    const context = this.ready();
+    const lib = this.lib;
+    // minor 0 · input desc 8 · output desc 24 · conf_state 40 · plaintext 48
+    const block = new NativeBlock(lib.koffi, 48 + plain.length);
+    try {
+      block.setBuffer(8, 48, plain);
+      const conf = this.confidentiality;
+      const status = lib.wrap(block.at(0), context, conf ? 1 : 0, 0, block.at(8), block.at(40), block.at(24));
+      const minor = block.u32(0);
+      const token = takeBuffer(lib, block, 24, 0);
+      if (isError(status)) throw this.broken('Broken', `gss_wrap: ${statusText(lib, status, minor)}`);
+      if (conf && block.u32(40) === 0) throw this.broken('Broken', 'gss_wrap did not seal');
+      return token;
+    } finally {
+      block.free();
+    }
+  }
+
+  unwrap(payload: Uint8Array): Uint8Array {
+    const context = this.ready();
+    const lib = this.lib;
+    // minor 0 · input desc 8 · output desc 24 · conf_state 40 · qop 44 · payload 48
+    const block = new NativeBlock(lib.koffi, 48 + payload.length);
+    try {
+      block.setBuffer(8, 48, payload);
+      const status = lib.unwrap(block.at(0), context, block.at(8), block.at(24), block.at(40), block.at(44));
+      const minor = block.u32(0);
+      const plain = takeBuffer(lib, block, 24, 0);
+      if (isError(status)) throw this.broken('BadSignature', `gss_unwrap: ${statusText(lib, status, minor)}`);
+      if (this.info.protectionLevel === 'EncryptAndSign' && block.u32(40) === 0) {
+        plain.fill(0);
+        throw this.broken('Malformed', 'a signed-only frame where EncryptAndSign is required');
+      }
+      this.checkSequence(status, payload);
+      return plain;
+    } finally {
+      block.free();
+    }
+  }
+
+  /**
+   * After the library verified a data frame: its supplementary sequence bits (when the client asked for detection),
+   * then our own strict order on the RFC 4121 SND_SEQ, which the library has authenticated by then (the checksum
+   * covers the header of a signed token; for a sealed one the library compares it with the encrypted copy). The
+   * first data frame sets the start: the mechListMIC does not, as initiators need not count it alike. An attacker
+   * who withholds the first frames gains nothing either: the first frame holds the rest of the NMF preamble, without
+   * which the framing layer faults.
+   */
+  private checkSequence(major: number, token: Uint8Array): void {
+    if ((major & SEQUENCE_PROBLEMS) !== 0) throw this.broken('OutOfSequence', `gss_unwrap status 0x${(major >>> 0).toString(16)} (duplicate, old, unsequenced or gap)`);
+    if (token.length < 16 || ((token[0]! << 8) | token[1]!) !== CFX_WRAP) return; // RFC 1964 token: the library's checks only
+    if ((token[2]! & CFX_SENT_BY_ACCEPTOR) !== 0) throw this.broken('BadSignature', 'a token sent by the acceptor'); // the library refuses these too
+    const seq = new DataView(token.buffer, token.byteOffset, 16).getBigUint64(8, false);
+    if (this.nextSeq !== undefined && seq !== this.nextSeq) throw this.broken('OutOfSequence', `sequence number ${seq}, ${this.nextSeq} expected`);
+    this.nextSeq = (seq + 1n) & 0xffffffffffffffffn;
+  }
+
+  private ready(): Ptr {
+    if (this.state !== 'done' || this.handle.context === 0n) throw new IntegrityError('Broken', `the Kerberos context is ${this.state === 'done' ? 'released' : 'not established'}`);
+    return this.handle.context;
+  }
+
+  /** A protection failure breaks the context for good: the keys are released, later calls throw. */
+  private broken(kind: 'BadSignature' | 'OutOfSequence' | 'Malformed' | 'Broken', message: string): IntegrityError {
+    this.state = 'failed';
+    this.release();
+    return new IntegrityError(kind, message);
+  }
+
+  dispose(): void {
+    if (this.state === 'accepting' || this.state === 'done') this.state = 'disposed';
+    if (!this.stepping) this.release();
+  }
+
+  /** Deletes the library's context (its keys) once; never while gss_accept_sec_context runs on it. */
+  private release(): void {
+    if (this.released || this.stepping) return;
+    this.released = true;
+    orphans.unregister(this.handle);
+    deleteContext(this.lib, this.handle);
+    this.onRelease();
+  }
+
+}
