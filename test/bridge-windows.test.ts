@@ -17,12 +17,17 @@ import { clientPreamble, framing, NEGOTIATE_UPGRADE, sizedEnvelope } from '../tc
 import { securityBackends, startBridge, type RunningBridge } from '../tcp-bridge/src/server.ts';
 import { readInt31 } from '../tcp-bridge/src/bytes.ts';
 import { openNodeIdbService } from '../src/runtime/node/idb-service.ts';
+import { describeShared } from './support/corpus.ts';
+import { krb5Missing, startTestRealm, type TestRealm } from './support/krb5-realm.ts';
 import { initiatorsAvailable, runNnsClient } from './support/negotiate-echo.ts';
 import { NetTcpTestClient } from './support/nettcp.ts';
 import { param, path, request, textOf } from './support/soap.ts';
 
 const available = initiatorsAvailable();
 if (!available.gssapi) console.warn('[bridge windows] /usr/bin/python3 with gssapi and gss-ntlmssp not found: the Windows security suite is skipped.');
+
+const krb5 = krb5Missing();
+if (krb5.length > 0) console.warn(`[bridge windows] missing ${krb5.join(', ')}: the Kerberos suite is skipped.`);
 
 const VIA = 'net.tcp://localhost:8808/IDBService';
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
@@ -121,5 +126,53 @@ describe.skipIf(!available.gssapi)('tcp-bridge with Windows security (NTLM throu
     const client = await NetTcpTestClient.open(bridges.get('EncryptAndSign')!.port);
     expect(await client.preamble(VIA)).toEqual({ type: 'fault', fault: 'http://schemas.microsoft.com/ws/2006/05/framing/faults/UpgradeInvalid' });
     client.close();
+  });
+});
+
+describeShared('tcp-bridge with Windows security (Kerberos through NegotiateStream)', () => {
+  describe.skipIf(krb5.length > 0)('against an MIT KDC of realm TEST.LOCAL', () => {
+    let realm: TestRealm;
+    let folder: string;
+    let bridge: RunningBridge;
+
+    beforeAll(async () => {
+      realm = await startTestRealm();
+      folder = await mkdtemp(join(tmpdir(), 'bridge-krb5-'));
+      await writeFile(join(folder, 'roles.json'), JSON.stringify({ writer: ['alice@TEST.LOCAL'] }));
+      const config = readBridgeConfig({
+        BRIDGE_PORT: '0',
+        KRB5_KTNAME: realm.keytab,
+        BRIDGE_ROLES_FILE: join(folder, 'roles.json'),
+        DATABASE_URL: `file:${join(folder, 'idb.sqlite')}`,
+        FILES_URL: `file:${join(folder, 'files')}`,
+      });
+      const logger = { log: () => {} };
+      bridge = await startBridge(config, await openNodeIdbService(config, logger), logger, securityBackends(config));
+    }, 90_000);
+
+    afterAll(async () => {
+      await bridge?.close();
+      await realm?.stop();
+      if (folder) await rm(folder, { recursive: true, force: true });
+    });
+
+    it('carries calls through the sealed stream as alice@TEST.LOCAL, a writer, and refuses a sign-only client', async () => {
+      for (const signOnly of [false, true]) {
+        const calls = session([request('Heartbeat', []), sql('ExecuteNonQuery', `CREATE TABLE IF NOT EXISTS k (v int)`), sql('ReturnScalar', 'SELECT count(*) FROM k')]);
+        const outcome = await runNnsClient(bridge.port, 'nettcp', ['--krb5', ...(signOnly ? ['--sign-only'] : []), ...calls.args], realm.clientEnv);
+        // A sign-only client is refused under the default EncryptAndSign: Kerberos finishes the client's side in one
+        // token, so the refusal may reach it as the logon-denied frame or as the close after it; no call is answered.
+        if (signOnly) {
+          expect(['refused', 'closed']).toContain(outcome.result);
+          expect(outcome.replies ?? []).toEqual([]);
+          continue;
+        }
+        expect(outcome).toMatchObject({ result: 'ok', encrypted_flag: true });
+        const [heartbeat, created, count] = calls.read(outcome.replies as string[]);
+        expect(result(heartbeat!, 'Heartbeat')).toBe('true');
+        expect(result(created!, 'ExecuteNonQuery')).toBe('-1');
+        expect(result(count!, 'ReturnScalar')).toBe('0');
+      }
+    });
   });
 });

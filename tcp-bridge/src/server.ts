@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { ConfigError } from '../../src/config.ts';
-import { NtlmAccounts, NtlmBackend, type SecurityBackend } from './negotiate/index.ts';
+import { GssapiBackend, NtlmAccounts, NtlmBackend, type SecurityBackend } from './negotiate/index.ts';
 import type { IdbService } from '../../src/idb/service.ts';
 import type { Logger } from '../../src/ports.ts';
 import { BridgeConnection } from './connection.ts';
@@ -37,9 +37,13 @@ export interface RunningBridge {
 export function securityBackends(config: BridgeConfig): SecurityBackend[] | undefined {
   if (config.endpoint.security === 'none') return undefined;
   const backends: SecurityBackend[] = [];
+  // Kerberos first: SPNEGO serves the client's preferred mechanism among those offered.
+  if (config.keytab !== undefined) backends.push(new GssapiBackend({ keytab: config.keytab, dnsIdentity: config.endpoint.dnsIdentity }));
   if (config.ntlmUsersFile !== undefined) backends.push(new NtlmBackend({ accounts: NtlmAccounts.load(config.ntlmUsersFile), dnsIdentity: config.endpoint.dnsIdentity }));
   if (backends.length === 0) {
-    throw new ConfigError('BRIDGE_SECURITY=windows needs accounts to accept: set BRIDGE_NTLM_USERS (local NTLM accounts), or BRIDGE_SECURITY=none for clients configured with SecurityMode.None.');
+    throw new ConfigError(
+      'BRIDGE_SECURITY=windows needs something to accept credentials with: KRB5_KTNAME (a keytab for host/<BRIDGE_DNS_IDENTITY>) and/or BRIDGE_NTLM_USERS (local NTLM accounts); or BRIDGE_SECURITY=none for clients configured with SecurityMode.None.',
+    );
   }
   return backends;
 }
@@ -122,6 +126,7 @@ export async function startBridge(config: BridgeConfig, service: IdbService, log
       for (const socket of sockets) socket.destroy();
       await stopped;
       await service.close();
+      for (const backend of backends ?? []) if (backend instanceof GssapiBackend) backend.close();
     },
   };
 }

@@ -351,7 +351,7 @@ def run_nettcp(args):
     answer = recv_exact(sock, 1)
     if answer != b"\x0a":
         return {"result": "framing", "record": answer.hex() if answer else None}
-    ctx, failure = gss_handshake(sock, args.sign_only, None)
+    ctx, failure = gss_handshake(sock, args.sign_only, None, args)
     if failure:
         return failure
     replies = []

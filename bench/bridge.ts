@@ -1,0 +1,165 @@
+/**
+ * The tcp-bridge's part of `npm run bench`: Heartbeat and a small ReturnScalar, calls per second and p99 latency with
+ * 1 and 8 channels, against three servers in the same run, driven by bench/nettcp-client.ts (Mono's WCF client spends
+ * ~50 ms per call whatever the server does, so it cannot measure a fast server):
+ * - the bridge as `npm run bridge` runs it (the esbuild bundle on plain node, security None, the embedded SQLite
+ *   database in a temp folder); ReturnScalar runs `SELECT 42` in SQLite, in its own read-only transaction;
+ * - a Mono ServiceHost of the same contract (SecurityMode.None; its ReturnScalar answers 42 without a database);
+ * - a canned responder: a trivial net.tcp server answering every envelope with the same Heartbeat reply bytes, the
+ *   floor set by the transport and the client.
+ * With Windows security (NTLM through NegotiateStream) the handshake and sealed calls are measured by the negotiate
+ * benchmark when that lands; the bridge here runs as deployments with SecurityMode.None do.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startMonoHost } from '../test/support/mono-e2e.ts';
+import { runLoad, type LoadResult } from './nettcp-client.ts';
+import { pathToFileURL } from 'node:url';
+import { freePort, killAllChildren, procMemMB, track } from './server.ts';
+
+interface Target {
+  name: string;
+  endpoint: string;
+  operations: readonly ('Heartbeat' | 'ReturnScalar')[];
+  rssMB?: () => number;
+  stop(): Promise<void>;
+}
+
+const SECONDS = 3;
+
+/** bench/canned-responder.ts in a process of its own (through tsx), like the servers it is compared with. */
+async function startCannedResponder(): Promise<Target> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/canned-responder.ts'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  track(child);
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+    child.once('exit', (code) => reject(new Error(`canned responder exited (${code})`)));
+  });
+  return {
+    name: 'canned responder',
+    endpoint: `net.tcp://localhost:${port}/IDBService`,
+    operations: ['Heartbeat'],
+    rssMB: () => procMemMB(child.pid!, 'VmHWM'),
+    async stop() {
+      child.stdin!.end();
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
+}
+
+/** The bridge as `npm run bridge` runs it (dist/node/bridge.mjs, built by the caller). */
+async function startBridgeProcess(): Promise<Target> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-bridge-'));
+  writeFileSync(join(dir, 'roles.json'), JSON.stringify({ writer: ['anonymous'] }));
+  const port = await freePort();
+  const child = spawn(process.execPath, ['dist/node/bridge.mjs'], {
+    env: { ...process.env, BRIDGE_SECURITY: 'none', BRIDGE_PORT: String(port), BRIDGE_ROLES_FILE: join(dir, 'roles.json'), DATABASE_URL: `file:${join(dir, 'idb.sqlite')}`, FILES_URL: `file:${join(dir, 'files')}`, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  track(child);
+  let output = '';
+  const ready = new Promise<void>((resolve, reject) => {
+    const look = (d: Buffer) => {
+      output += d.toString();
+      if (output.includes('"bridge listening"')) resolve();
+    };
+    child.stdout!.on('data', look);
+    child.stderr!.on('data', look);
+    child.once('exit', (code) => reject(new Error(`bridge exited (${code}): ${output}`)));
+  });
+  await Promise.race([ready, new Promise((_, reject) => setTimeout(() => reject(new Error(`bridge did not start: ${output}`)), 20_000))]);
+  return {
+    name: 'tcp-bridge (SQLite)',
+    endpoint: `net.tcp://localhost:${port}/IDBService`,
+    operations: ['Heartbeat', 'ReturnScalar'],
+    rssMB: () => procMemMB(child.pid!, 'VmHWM'),
+    async stop() {
+      const exited = new Promise((r) => child.once('exit', r));
+      process.kill(-child.pid!, 'SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface BridgeBenchRow {
+  target: string;
+  operation: string;
+  channels: number;
+  result?: LoadResult;
+  error?: string;
+}
+
+/** Runs every target × operation × channel count and prints the table; returns the rows for the targets. */
+export async function runBridgeBench(): Promise<BridgeBenchRow[]> {
+  const log = (s: string) => process.stderr.write(s + '\n');
+  const targets: Target[] = [];
+  const rows: BridgeBenchRow[] = [];
+  const rss = new Map<string, number>();
+  try {
+    targets.push(await startBridgeProcess());
+    try {
+      const host = await startMonoHost();
+      targets.push({ name: 'Mono ServiceHost', endpoint: `net.tcp://localhost:${host.port}/IDBService`, operations: ['Heartbeat', 'ReturnScalar'], rssMB: () => procMemMB(host.pid, 'VmHWM'), stop: host.stop });
+    } catch (error) {
+      log(`Mono ServiceHost not started: ${(error as Error).message.split('\n')[0]}`);
+    }
+    targets.push(await startCannedResponder());
+    for (const operation of ['Heartbeat', 'ReturnScalar'] as const) {
+      for (const channels of [1, 8]) {
+        for (const target of targets) {
+          if (!target.operations.includes(operation)) continue;
+          log(`net.tcp: ${target.name} ${operation} × ${channels}`);
+          const row: BridgeBenchRow = { target: target.name, operation, channels };
+          try {
+            row.result = await runLoad({ endpoint: target.endpoint, channels, durationMs: SECONDS * 1000, operation, warmupCalls: 50 });
+            if (row.result.errors > 0) row.error = `${row.result.errors} errors: ${row.result.firstError}`;
+          } catch (error) {
+            row.error = (error as Error).message.split('\n')[0];
+          }
+          rows.push(row);
+          if (target.rssMB) rss.set(target.name, target.rssMB());
+        }
+      }
+    }
+  } finally {
+    for (const target of targets) await target.stop().catch(() => {});
+  }
+
+  const rate = (target: string, operation: string, channels: number) => rows.find((r) => r.target === target && r.operation === operation && r.channels === channels)?.result?.callsPerSecond;
+  console.log('');
+  console.log('# tcp-bridge benchmark (net.tcp, SecurityMode.None, one call in flight per channel)');
+  console.log('');
+  console.log('| server | operation | channels | calls/s | p50 | p99 | vs Mono host | vs canned Heartbeat |');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|');
+  for (const row of rows) {
+    const r = row.result;
+    const mono = rate('Mono ServiceHost', row.operation, row.channels);
+    const canned = rate('canned responder', 'Heartbeat', row.channels);
+    const ratio = (peer: number | undefined) => (r && peer ? `${(r.callsPerSecond / peer).toFixed(2)}×` : '–');
+    console.log(
+      `| ${row.target} | ${row.operation} | ${row.channels} | ${r ? Math.round(r.callsPerSecond) : '–'} | ${r ? r.p50Ms.toFixed(2) + ' ms' : '–'} | ${r ? r.p99Ms.toFixed(2) + ' ms' : '–'} | ${ratio(mono)} | ${ratio(canned)} |${row.error ? ` ${row.error}` : ''}`,
+    );
+  }
+  console.log('');
+  for (const [name, mb] of rss) console.log(`- ${name}: peak RSS ${mb.toFixed(0)} MB`);
+  const bridge = 'tcp-bridge (SQLite)';
+  for (const channels of [1, 8]) {
+    const b = rate(bridge, 'Heartbeat', channels);
+    const m = rate('Mono ServiceHost', 'Heartbeat', channels);
+    const c = rate('canned responder', 'Heartbeat', channels);
+    if (b && m) console.log(`- target bridge ≥ 1.5 × Mono host (Heartbeat, ${channels} ch): ${(b / m).toFixed(2)}× ${b / m >= 1.5 ? 'PASS' : 'FAIL'}`);
+    if (b && c) console.log(`- target bridge ≥ 0.5 × canned responder (Heartbeat, ${channels} ch): ${(b / c).toFixed(2)}× ${b / c >= 0.5 ? 'PASS' : 'FAIL'}`);
+  }
+  return rows;
+}
+
+// `npx tsx bench/bridge.ts`: this part alone (after `npm run build:node`).
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  await runBridgeBench();
+  killAllChildren();
+  process.exit(0);
+}
