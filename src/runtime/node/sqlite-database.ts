@@ -47,7 +47,11 @@ export interface SqliteDatabaseOptions {
   busyTimeoutMs?: number;
   /** How many transactions can be open at once, one worker thread each (default 10). */
   maxConnections?: number;
-  /** How many idle workers are kept for the next transaction (default 2). */
+  /**
+   * How many idle workers are kept for the next transaction (default: maxConnections). Starting a worker costs tens of
+   * milliseconds: with fewer kept than the calls that run at once, every burst starts and ends workers (measured:
+   * ReturnScalar on 8 channels had a p99 of 106 ms with 2 kept).
+   */
   idleWorkers?: number;
 }
 
@@ -74,7 +78,7 @@ function loadNative(): string {
 export async function createSqliteDatabase(options: SqliteDatabaseOptions): Promise<Database> {
   const data: WorkerData = { path: resolve(options.path), busyTimeoutMs: Math.max(0, options.busyTimeoutMs ?? 5000), native: loadNative() };
   const maxConnections = Math.max(1, options.maxConnections ?? 10);
-  const idleWorkers = Math.max(0, options.idleWorkers ?? 2);
+  const idleWorkers = Math.max(0, options.idleWorkers ?? maxConnections);
   const all = new Set<SqliteWorker>();
   const idle: SqliteWorker[] = [];
   const waiting: { resolve: (worker: SqliteWorker) => void; reject: (error: Error) => void }[] = [];
