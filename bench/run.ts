@@ -2,7 +2,8 @@
  * `npm run bench`: POST /api/v1/documents/validate measured in process, over HTTP against the real Node server, and
  * against qpdf as a peer, on generated inputs (1, 100 and 2000 pages, 50 MB, a 1 GiB decompression bomb) and the
  * shared corpus's bombs; QR-bill extraction against pdftoppm + zbarimg (qr.ts); the tcp-bridge against a Mono
- * ServiceHost and a canned responder (bridge.ts). Prints Markdown tables and the targets. Not part of the tests.
+ * ServiceHost and a canned responder (bridge.ts), and with NTLM through NegotiateStream against security none
+ * (negotiate.ts). Prints Markdown tables and the targets. Not part of the tests.
  */
 import { execSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { loadEngineModules } from '../src/runtime/node/deps.ts';
 import { makeCases, SHARED_DIR, type BenchCase } from './inputs.ts';
 import { qpdfVersion, runQpdf, type QpdfRun } from './qpdf.ts';
 import { runBridgeBench } from './bridge.ts';
+import { runNegotiateBench } from './negotiate.ts';
 import { runQrBench } from './qr.ts';
 import { killAllChildren, postBody, procMemMB, startServer, type RunningServer } from './server.ts';
 import { fmtMs, fmtPair, measure, p50, percentile, type Sample } from './stats.ts';
@@ -149,8 +151,9 @@ async function main(): Promise<void> {
     console.log('qpdf is not installed, so the peer columns are empty. Install it with `apt-get install -y qpdf` (as root) and run again.');
   }
   // the QR extraction part, bounded so the whole run ends before HARD_LIMIT_MS
-  await runQrBench({ deadline: runStarted + HARD_LIMIT_MS - 75_000 });
+  await runQrBench({ deadline: runStarted + HARD_LIMIT_MS - 100_000 });
   await runBridgeBench();
+  await runNegotiateBench();
   console.log('');
   console.log(`Total bench time ${((performance.now() - runStarted) / 1000).toFixed(0)} s. p50/p95 are nearest-rank over n timed runs after warm-up; bombs are timed without warm-up of the bomb itself (the server's workers are warmed with 1-page requests).`);
 }
