@@ -7,8 +7,8 @@
  * - a Mono ServiceHost of the same contract (SecurityMode.None; its ReturnScalar answers 42 without a database);
  * - a canned responder: a trivial net.tcp server answering every envelope with the same Heartbeat reply bytes, the
  *   floor set by the transport and the client.
- * With Windows security (NTLM through NegotiateStream) the handshake and sealed calls are measured by the negotiate
- * benchmark when that lands; the bridge here runs as deployments with SecurityMode.None do.
+ * Windows security (the handshake, sealed calls) is measured by bench/negotiate.ts; the bridge here runs as
+ * deployments with SecurityMode.None do.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { startMonoHost } from '../test/support/mono-e2e.ts';
 import { runLoad, type LoadResult } from './nettcp-client.ts';
 import { pathToFileURL } from 'node:url';
-import { freePort, killAllChildren, procMemMB, track } from './server.ts';
+import { killAllChildren, procMemMB, startBridgeProcess, track } from './server.ts';
 
 interface Target {
   name: string;
@@ -49,37 +49,18 @@ async function startCannedResponder(): Promise<Target> {
   };
 }
 
-/** The bridge as `npm run bridge` runs it (dist/node/bridge.mjs, built by the caller). */
-async function startBridgeProcess(): Promise<Target> {
+/** The bridge as `npm run bridge` runs it, security None, SQLite in a temp folder. */
+async function startBridge(): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-bridge-'));
   writeFileSync(join(dir, 'roles.json'), JSON.stringify({ writer: ['anonymous'] }));
-  const port = await freePort();
-  const child = spawn(process.execPath, ['dist/node/bridge.mjs'], {
-    env: { ...process.env, BRIDGE_SECURITY: 'none', BRIDGE_PORT: String(port), BRIDGE_ROLES_FILE: join(dir, 'roles.json'), DATABASE_URL: `file:${join(dir, 'idb.sqlite')}`, FILES_URL: `file:${join(dir, 'files')}`, LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  track(child);
-  let output = '';
-  const ready = new Promise<void>((resolve, reject) => {
-    const look = (d: Buffer) => {
-      output += d.toString();
-      if (output.includes('"bridge listening"')) resolve();
-    };
-    child.stdout!.on('data', look);
-    child.stderr!.on('data', look);
-    child.once('exit', (code) => reject(new Error(`bridge exited (${code}): ${output}`)));
-  });
-  await Promise.race([ready, new Promise((_, reject) => setTimeout(() => reject(new Error(`bridge did not start: ${output}`)), 20_000))]);
+  const bridge = await startBridgeProcess({ BRIDGE_SECURITY: 'none', BRIDGE_ROLES_FILE: join(dir, 'roles.json'), DATABASE_URL: `file:${join(dir, 'idb.sqlite')}`, FILES_URL: `file:${join(dir, 'files')}` });
   return {
     name: 'tcp-bridge (SQLite)',
-    endpoint: `net.tcp://localhost:${port}/IDBService`,
+    endpoint: bridge.endpoint,
     operations: ['Heartbeat', 'ReturnScalar'],
-    rssMB: () => procMemMB(child.pid!, 'VmHWM'),
+    rssMB: () => procMemMB(bridge.pid, 'VmHWM'),
     async stop() {
-      const exited = new Promise((r) => child.once('exit', r));
-      process.kill(-child.pid!, 'SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+      await bridge.stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -100,7 +81,7 @@ export async function runBridgeBench(): Promise<BridgeBenchRow[]> {
   const rows: BridgeBenchRow[] = [];
   const rss = new Map<string, number>();
   try {
-    targets.push(await startBridgeProcess());
+    targets.push(await startBridge());
     try {
       const host = await startMonoHost();
       targets.push({ name: 'Mono ServiceHost', endpoint: `net.tcp://localhost:${host.port}/IDBService`, operations: ['Heartbeat', 'ReturnScalar'], rssMB: () => procMemMB(host.pid, 'VmHWM'), stop: host.stop });

@@ -14,13 +14,12 @@
  * The client's own work is in the numbers on both sides of the ratio; python's gssapi initiators (the tests' client)
  * would spend more per call than the bridge does, so they are not used here.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BenchChannel, type NtlmCredentials } from './negotiate-client.ts';
-import { freePort, killAllChildren, procMemMB, track } from './server.ts';
+import { killAllChildren, procMemMB, startBridgeProcess } from './server.ts';
 import { percentile } from './stats.ts';
 
 const HANDSHAKES = 50;
@@ -40,47 +39,22 @@ interface BridgeProcess {
   stop(): Promise<void>;
 }
 
-/** dist/node/bridge.mjs in its own process group, with `security` settings; resolves once it listens. */
-async function startBridgeProcess(security: Security, dir: string): Promise<BridgeProcess> {
-  const port = await freePort();
+/** dist/node/bridge.mjs with `security` settings (bench/server.ts startBridgeProcess). */
+async function startBridge(security: Security, dir: string): Promise<BridgeProcess> {
   const settings: Record<string, string> =
     security === 'none' ? { BRIDGE_SECURITY: 'none' } : { BRIDGE_NTLM_USERS: join(dir, 'users'), BRIDGE_PROTECTION_LEVEL: 'EncryptAndSign' };
-  const child = spawn(process.execPath, ['dist/node/bridge.mjs'], {
-    env: {
-      ...process.env,
-      ...settings,
-      BRIDGE_PORT: String(port),
-      BRIDGE_ROLES_FILE: join(dir, 'roles.json'),
-      DATABASE_URL: `file:${join(dir, `${security}.sqlite`)}`,
-      FILES_URL: `file:${join(dir, `files-${security}`)}`,
-      LOG_LEVEL: 'info', // "bridge listening" is an info line
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
+  const bridge = await startBridgeProcess({
+    ...settings,
+    BRIDGE_ROLES_FILE: join(dir, 'roles.json'),
+    DATABASE_URL: `file:${join(dir, `${security}.sqlite`)}`,
+    FILES_URL: `file:${join(dir, `files-${security}`)}`,
   });
-  track(child);
-  let output = '';
-  const listening = new Promise<void>((resolve, reject) => {
-    const take = (d: Buffer) => {
-      output = (output + d.toString()).slice(-4000);
-      if (output.includes('"bridge listening"')) resolve();
-    };
-    child.stdout!.on('data', take);
-    child.stderr!.on('data', take);
-    child.once('exit', (code) => reject(new Error(`bridge (${security}) exited (${code}): ${output}`)));
-    setTimeout(() => reject(new Error(`bridge (${security}) did not start within 20 s: ${output}`)), 20_000).unref();
-  });
-  await listening;
   return {
     security,
-    endpoint: `net.tcp://localhost:${port}/IDBService`,
+    endpoint: bridge.endpoint,
     credentials: security === 'NTLM' ? CREDENTIALS : undefined,
-    peakRssMB: () => procMemMB(child.pid!, 'VmHWM'),
-    async stop() {
-      const exited = new Promise((r) => child.once('exit', r));
-      process.kill(-child.pid!, 'SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-    },
+    peakRssMB: () => procMemMB(bridge.pid, 'VmHWM'),
+    stop: bridge.stop,
   };
 }
 
@@ -172,7 +146,7 @@ export async function runNegotiateBench(): Promise<{ handshakes: HandshakeRow[];
   try {
     for (const security of ['none', 'NTLM'] as const) {
       try {
-        bridges.push(await startBridgeProcess(security, dir));
+        bridges.push(await startBridge(security, dir));
       } catch (error) {
         errors.push((error as Error).message.split('\n')[0]!);
       }

@@ -145,3 +145,46 @@ export async function postBody(url: string, path: string, body: Uint8Array<Array
   }
   return { status: res.status, json, problem: typeof json?.type === 'string' ? (json.type.split('/').pop() ?? '') : '' };
 }
+
+export interface RunningBridgeProcess {
+  port: number;
+  endpoint: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * The bridge as `npm run bridge` runs it (dist/node/bridge.mjs, built by the caller) in its own process group, with
+ * `env` over the inherited environment; resolves once it listens on a free port.
+ */
+export async function startBridgeProcess(env: Record<string, string>, timeoutMs = 20_000): Promise<RunningBridgeProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['dist/node/bridge.mjs'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, BRIDGE_PORT: String(port), LOG_LEVEL: 'info' }, // "bridge listening" is an info line
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  track(child);
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const take = (d: Buffer) => {
+      output = (output + d.toString()).slice(-4000);
+      if (output.includes('"bridge listening"')) resolve();
+    };
+    child.stdout!.on('data', take);
+    child.stderr!.on('data', take);
+    child.once('exit', (code) => reject(new Error(`bridge exited (${code}): ${output}`)));
+    setTimeout(() => reject(new Error(`bridge did not start within ${timeoutMs} ms: ${output}`)), timeoutMs).unref();
+  });
+  return {
+    port,
+    endpoint: `net.tcp://localhost:${port}/IDBService`,
+    pid: child.pid!,
+    async stop() {
+      const exited = new Promise((r) => child.once('exit', r));
+      process.kill(-child.pid!, 'SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+    },
+  };
+}
