@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogonThrottle, NtlmAccounts, NtlmBackend, ntHash } from '../tcp-bridge/src/negotiate/ntlm.ts';
 import type { ProtectionLevel } from '../tcp-bridge/src/negotiate/security-context.ts';
-import { initiatorsAvailable, runNnsClient, startNegotiateEcho, type EchoServer } from './support/negotiate-echo.ts';
+import { initiatorsAvailable, ntlmClientAccount, runNnsClient, startNegotiateEcho, type EchoServer } from './support/negotiate-echo.ts';
 
 const available = initiatorsAvailable();
 if (!available.gssapi) console.warn('[negotiate e2e] /usr/bin/python3 with gssapi and gss-ntlmssp not found: the end-to-end suites are skipped.');
@@ -24,15 +24,7 @@ const toHex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
 describe.skipIf(!available.gssapi)('NegotiateStream with real GSSAPI/NTLM initiators (gss-ntlmssp, impacket)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'nns-e2e-'));
   const servers = new Map<ProtectionLevel, EchoServer>();
-  let clientFiles = 0;
-
-  /** A one-line NTLM_USER_FILE for the initiator (gss-ntlmssp uses its first line). */
-  const as = (line: string): Record<string, string> => {
-    const path = join(dir, `client${clientFiles++}`);
-    writeFileSync(path, `${line}\n`);
-    chmodSync(path, 0o600);
-    return { NTLM_USER_FILE: path };
-  };
+  const as = (line: string): Record<string, string> => ntlmClientAccount(dir, line);
   const alice = (): Record<string, string> => as('TESTDOM:alice:Secret123!');
   const last = (level: ProtectionLevel) => servers.get(level)!.connections[servers.get(level)!.connections.length - 1]!;
   const closed = async (level: ProtectionLevel): Promise<void> => servers.get(level)!.closedCount(servers.get(level)!.connections.length);

@@ -16,7 +16,7 @@ import { checkKeytab, GssapiBackend, gssapiBackendFromEnv, GssFlag, kerberosPeer
 import { IntegrityError, NegotiateError, OID, type ProtectionLevel } from '../tcp-bridge/src/negotiate/security-context.ts';
 import { describeShared } from './support/corpus.ts';
 import { krb5Missing, startTestRealm, type TestRealm } from './support/krb5-realm.ts';
-import { runNnsClient, startNegotiateEcho, type ClientResult, type EchoServer } from './support/negotiate-echo.ts';
+import { initiatorsAvailable, ntlmClientAccount, runNnsClient, startNegotiateEcho, type ClientResult, type EchoServer } from './support/negotiate-echo.ts';
 
 const missing = krb5Missing();
 if (missing.length > 0) console.warn(`[negotiate kerberos] missing ${missing.join(', ')}: the Kerberos suites are skipped (Debian packages: krb5-kdc krb5-admin-server krb5-user python3-gssapi libgssapi-krb5-2).`);
@@ -327,6 +327,22 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
 
       it('refuses to start with the replay cache switched off', () => {
         expect(() => new GssapiBackend({ keytab: realm.keytab, dnsIdentity: 'localhost', replayCache: 'none:' })).toThrow(/replay cache/);
+      });
+
+      it.skipIf(!initiatorsAvailable().gssapi)('with BRIDGE_NTLM_BACKEND=gssapi one backend offers Kerberos and NTLM through gss-ntlmssp', async () => {
+        const users = join(scratch, 'ntlm-users');
+        writeFileSync(users, 'TESTDOM:alice:Secret123!\n', { mode: 0o600 });
+        const env = { KRB5_KTNAME: realm.keytab, BRIDGE_NTLM_BACKEND: 'gssapi', BRIDGE_NTLM_USERS: users };
+        const backend = gssapiBackendFromEnv(env, { replayCache: `file2:${join(realm.dir, 'rcache-both')}` })!;
+        backends.push(backend);
+        expect(backend.mechanisms).toEqual([OID.kerberosMicrosoft, OID.kerberos, OID.ntlm]);
+        servers.set('both', await startNegotiateEcho({ backends: [backend], protectionLevel: 'EncryptAndSign' }));
+        expect(await client('both', 'echo', ['--message', '01'])).toMatchObject({ result: 'ok', replies: ['01'] });
+        await closed('both');
+        expect(last('both').peer).toMatchObject({ name: ALICE, mechanismName: 'Kerberos' });
+        expect(await runNnsClient(server('both').port, 'echo', ['--message', '02'], ntlmClientAccount(scratch, 'TESTDOM:alice:Secret123!'))).toMatchObject({ result: 'ok', replies: ['02'] });
+        await closed('both');
+        expect(last('both').peer).toMatchObject({ name: 'TESTDOM\\alice', mechanismName: 'NTLM' });
       });
 
       it('is made from KRB5_KTNAME and BRIDGE_DNS_IDENTITY', () => {

@@ -19,7 +19,7 @@ import { readInt31 } from '../tcp-bridge/src/bytes.ts';
 import { openNodeIdbService } from '../src/runtime/node/idb-service.ts';
 import { describeShared } from './support/corpus.ts';
 import { krb5Missing, startTestRealm, type TestRealm } from './support/krb5-realm.ts';
-import { initiatorsAvailable, runNnsClient } from './support/negotiate-echo.ts';
+import { initiatorsAvailable, ntlmClientAccount, runNnsClient } from './support/negotiate-echo.ts';
 import { NetTcpTestClient } from './support/nettcp.ts';
 import { param, path, request, textOf } from './support/soap.ts';
 
@@ -56,14 +56,22 @@ const result = (document: XmlDocument, operation: string) => textOf(path(documen
 const faultName = (document: XmlDocument) => textOf(path(body(document), 'Fault', 'Code', 'Subcode', 'Value')).replace(/^\w+:/, '');
 const sql = (operation: string, text: string) => request(operation, [param('requestId', [stringText(EMPTY)]), param('sql', [stringText(text)]), param('parameters', [])]);
 
+/** The first test's session: Heartbeat, a table created, a row written and read back through the sealed stream. */
+async function sealedWriterSession(port: number, account: Record<string, string>): Promise<void> {
+  const calls = session([request('Heartbeat', []), sql('ExecuteNonQuery', 'CREATE TABLE sealed (v text)'), sql('ExecuteNonQuery', "INSERT INTO sealed VALUES ('Grüße')"), sql('ReturnScalar', 'SELECT v FROM sealed')]);
+  const outcome = await runNnsClient(port, 'nettcp', calls.args, account);
+  expect(outcome).toMatchObject({ result: 'ok', encrypted_flag: true });
+  const [heartbeat, created, inserted, scalar] = calls.read(outcome.replies as string[]);
+  expect(result(heartbeat!, 'Heartbeat')).toBe('true');
+  expect(result(created!, 'ExecuteNonQuery')).toBe('-1');
+  expect(result(inserted!, 'ExecuteNonQuery')).toBe('1');
+  expect(result(scalar!, 'ReturnScalar')).toBe('Grüße');
+}
+
 describe.skipIf(!available.gssapi)('tcp-bridge with Windows security (NTLM through NegotiateStream)', () => {
   let folder: string;
   const bridges = new Map<'EncryptAndSign' | 'Sign', RunningBridge>();
-  const as = async (line: string) => {
-    const file = join(folder, `client-${Math.random().toString(36).slice(2)}`);
-    await writeFile(file, `${line}\n`, { mode: 0o600 });
-    return { NTLM_USER_FILE: file };
-  };
+  const as = async (line: string) => ntlmClientAccount(folder, line);
 
   beforeAll(async () => {
     folder = await mkdtemp(join(tmpdir(), 'bridge-windows-'));
@@ -91,14 +99,7 @@ describe.skipIf(!available.gssapi)('tcp-bridge with Windows security (NTLM throu
   });
 
   it('carries calls of the contract through the sealed stream, as the authenticated writer', async () => {
-    const calls = session([request('Heartbeat', []), sql('ExecuteNonQuery', 'CREATE TABLE sealed (v text)'), sql('ExecuteNonQuery', "INSERT INTO sealed VALUES ('Grüße')"), sql('ReturnScalar', 'SELECT v FROM sealed')]);
-    const outcome = await runNnsClient(bridges.get('EncryptAndSign')!.port, 'nettcp', calls.args, await as('TESTDOM:alice:Secret123!'));
-    expect(outcome).toMatchObject({ result: 'ok', encrypted_flag: true });
-    const [heartbeat, created, inserted, scalar] = calls.read(outcome.replies as string[]);
-    expect(result(heartbeat!, 'Heartbeat')).toBe('true');
-    expect(result(created!, 'ExecuteNonQuery')).toBe('-1');
-    expect(result(inserted!, 'ExecuteNonQuery')).toBe('1');
-    expect(result(scalar!, 'ReturnScalar')).toBe('Grüße');
+    await sealedWriterSession(bridges.get('EncryptAndSign')!.port, await as('TESTDOM:alice:Secret123!'));
   });
 
   it("answers a reader's writer operation with AccessDenied, and the session goes on", async () => {
@@ -126,6 +127,39 @@ describe.skipIf(!available.gssapi)('tcp-bridge with Windows security (NTLM throu
     const client = await NetTcpTestClient.open(bridges.get('EncryptAndSign')!.port);
     expect(await client.preamble(VIA)).toEqual({ type: 'fault', fault: 'http://schemas.microsoft.com/ws/2006/05/framing/faults/UpgradeInvalid' });
     client.close();
+  });
+});
+
+describe.skipIf(!available.gssapi)('tcp-bridge with Windows security, NTLM through gss-ntlmssp (BRIDGE_NTLM_BACKEND=gssapi)', () => {
+  let folder: string;
+  let bridge: RunningBridge;
+
+  beforeAll(async () => {
+    folder = await mkdtemp(join(tmpdir(), 'bridge-gss-ntlm-'));
+    const users = join(folder, 'users');
+    await writeFile(users, 'TESTDOM:alice:Secret123!\n', { mode: 0o600 });
+    await writeFile(join(folder, 'roles.json'), JSON.stringify({ writer: ['TESTDOM\\alice'] }));
+    const config = readBridgeConfig({
+      BRIDGE_PORT: '0',
+      BRIDGE_NTLM_USERS: users,
+      BRIDGE_NTLM_BACKEND: 'gssapi',
+      BRIDGE_ROLES_FILE: join(folder, 'roles.json'),
+      DATABASE_URL: `file:${join(folder, 'idb.sqlite')}`,
+      FILES_URL: `file:${join(folder, 'files')}`,
+    });
+    const logger = { log: () => {} };
+    const backends = securityBackends(config);
+    expect(backends?.map((backend) => [backend.name, backend.mechanisms])).toEqual([['gssapi', ['1.3.6.1.4.1.311.2.2.10']]]);
+    bridge = await startBridge(config, await openNodeIdbService(config, logger), logger, backends);
+  }, 30_000);
+
+  afterAll(async () => {
+    await bridge?.close();
+    if (folder) await rm(folder, { recursive: true, force: true });
+  });
+
+  it('carries calls of the contract through the sealed stream, as the authenticated writer', async () => {
+    await sealedWriterSession(bridge.port, ntlmClientAccount(folder, 'TESTDOM:alice:Secret123!'));
   });
 });
 

@@ -2,9 +2,10 @@
  * Settings of the tcp-bridge: IIDBService's (src/idb/config.ts, names from spec/RUN.md) plus the connection limits
  * WCF has as binding settings. Added here (RUN.md allows more settings): BRIDGE_INIT_TIMEOUT_MS (WCF's
  * ChannelInitializationTimeout, 30 s), BRIDGE_IDLE_TIMEOUT_MS (WCF's ReceiveTimeout, 10 min), BRIDGE_SHUTDOWN_MS (how
- * long a shutdown waits for calls in flight), BRIDGE_MAX_CALLS_PER_CONNECTION.
+ * long a shutdown waits for calls in flight), BRIDGE_MAX_CALLS_PER_CONNECTION, BRIDGE_NTLM_BACKEND (which NTLM acceptor
+ * checks BRIDGE_NTLM_USERS: `typescript`, the default, or `gssapi`, gss-ntlmssp through the system GSSAPI).
  */
-import { integer, type Environment } from '../../src/config.ts';
+import { ConfigError, integer, type Environment } from '../../src/config.ts';
 import { readIdbConfig, type IdbConfig } from '../../src/idb/config.ts';
 
 export interface BridgeConfig extends IdbConfig {
@@ -17,11 +18,19 @@ export interface BridgeConfig extends IdbConfig {
   maxCallsPerConnection: number;
   /** BRIDGE_NTLM_USERS: local NTLM accounts (Windows security). */
   ntlmUsersFile: string | undefined;
+  /** BRIDGE_NTLM_BACKEND: who checks those accounts, negotiate/ntlm.ts (`typescript`) or gss-ntlmssp (`gssapi`). */
+  ntlmBackend: NtlmBackendKind;
   /** KRB5_KTNAME: the keytab for host/<dns identity> (Windows security with Kerberos). */
   keytab: string | undefined;
 }
 
+export type NtlmBackendKind = 'typescript' | 'gssapi';
+
 export function readBridgeConfig(env: Environment): BridgeConfig {
+  const ntlmBackend = env.BRIDGE_NTLM_BACKEND || 'typescript';
+  if (ntlmBackend !== 'typescript' && ntlmBackend !== 'gssapi') {
+    throw new ConfigError(`BRIDGE_NTLM_BACKEND must be typescript (the built-in NTLMv2 acceptor) or gssapi (gss-ntlmssp through the system GSSAPI), not "${ntlmBackend}"`);
+  }
   return {
     ...readIdbConfig(env),
     initTimeoutMs: integer(env, 'BRIDGE_INIT_TIMEOUT_MS', 30_000, 100, 600_000),
@@ -29,6 +38,7 @@ export function readBridgeConfig(env: Environment): BridgeConfig {
     shutdownMs: integer(env, 'BRIDGE_SHUTDOWN_MS', 10_000, 0, 600_000),
     maxCallsPerConnection: integer(env, 'BRIDGE_MAX_CALLS_PER_CONNECTION', 16, 1, 1024),
     ntlmUsersFile: env.BRIDGE_NTLM_USERS || undefined,
+    ntlmBackend,
     keytab: env.KRB5_KTNAME || undefined,
   };
 }

@@ -32,14 +32,22 @@ export interface RunningBridge {
 /**
  * The acceptor backends Windows security offers, from the configuration; undefined in security mode None. Throws
  * ConfigError before anything is opened when Windows security has nothing to accept with, or a secret file is
- * readable by others.
+ * readable by others. BRIDGE_NTLM_BACKEND=gssapi checks BRIDGE_NTLM_USERS through gss-ntlmssp (the GSSAPI backend
+ * then offers NTLM beside Kerberos) instead of the TypeScript NtlmBackend.
  */
 export function securityBackends(config: BridgeConfig): SecurityBackend[] | undefined {
   if (config.endpoint.security === 'none') return undefined;
   const backends: SecurityBackend[] = [];
-  // Kerberos first: SPNEGO serves the client's preferred mechanism among those offered.
-  if (config.keytab !== undefined) backends.push(new GssapiBackend({ keytab: config.keytab, dnsIdentity: config.endpoint.dnsIdentity }));
-  if (config.ntlmUsersFile !== undefined) backends.push(new NtlmBackend({ accounts: NtlmAccounts.load(config.ntlmUsersFile), dnsIdentity: config.endpoint.dnsIdentity }));
+  const dnsIdentity = config.endpoint.dnsIdentity;
+  if (config.ntlmBackend === 'gssapi') {
+    if (config.ntlmUsersFile === undefined) throw new ConfigError('BRIDGE_NTLM_BACKEND=gssapi checks the accounts of BRIDGE_NTLM_USERS through gss-ntlmssp: set BRIDGE_NTLM_USERS too');
+    // One GSSAPI backend: Kerberos (when KRB5_KTNAME is set) listed before NTLM; SPNEGO serves the client's preference.
+    backends.push(new GssapiBackend({ keytab: config.keytab, ntlmUsers: config.ntlmUsersFile, dnsIdentity }));
+  } else {
+    // Kerberos first: SPNEGO serves the client's preferred mechanism among those offered.
+    if (config.keytab !== undefined) backends.push(new GssapiBackend({ keytab: config.keytab, dnsIdentity }));
+    if (config.ntlmUsersFile !== undefined) backends.push(new NtlmBackend({ accounts: NtlmAccounts.load(config.ntlmUsersFile), dnsIdentity }));
+  }
   if (backends.length === 0) {
     throw new ConfigError(
       'BRIDGE_SECURITY=windows needs something to accept credentials with: KRB5_KTNAME (a keytab for host/<BRIDGE_DNS_IDENTITY>) and/or BRIDGE_NTLM_USERS (local NTLM accounts); or BRIDGE_SECURITY=none for clients configured with SecurityMode.None.',

@@ -4,7 +4,8 @@
  * connection is recorded for the tests to check; `nns-client.py` (real GSSAPI and impacket initiators) is the client.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -103,6 +104,13 @@ export interface ClientResult {
   replies?: string[];
   error?: string;
   [key: string]: unknown;
+}
+
+/** A one-line NTLM_USER_FILE (mode 0600) in `dir` for the gssapi modes (gss-ntlmssp takes its first line): their env. */
+export function ntlmClientAccount(dir: string, line: string): Record<string, string> {
+  const path = join(dir, `client-${randomUUID()}`);
+  writeFileSync(path, `${line}\n`, { mode: 0o600 });
+  return { NTLM_USER_FILE: path };
 }
 
 /** Runs nns-client.py once; `env` adds to the environment (NTLM_USER_FILE for the gssapi modes). */

@@ -3,8 +3,8 @@
 gss-ntlmssp (python3-gssapi), and impacket's NTLM client (no MIC). It speaks NNS framing only (no .NET Message
 Framing): the test server on the other end runs tcp-bridge/src/negotiate/stream.ts and echoes the plaintext.
 
-usage: nns-client.py PORT MODE [--sign-only] [--message HEX]... [--pattern N]... [--record FILE] [--replay FILE]
-                     [--preamble HEX]
+usage: nns-client.py PORT MODE [--sign-only [--plain-sign]] [--message HEX]... [--pattern N]... [--record FILE]
+                     [--replay FILE] [--preamble HEX]
 modes:
   echo      handshake, then send each --message and read its echo
   nettcp    the bridge itself: --preamble (framing records up to the UpgradeRequest) in the clear, UpgradeResponse,
@@ -14,7 +14,10 @@ modes:
   replay    send the NEGOTIATE and AUTHENTICATE recorded by an earlier `echo --record FILE`
   impacket  impacket NTLMv2 (no MIC) inside SPNEGO
   impacket-v1  impacket NTLMv1 inside SPNEGO
-The credentials of gssapi modes come from NTLM_USER_FILE (gss-ntlmssp takes its first line), or with --krb5 from the
+  (--version-field: the impacket modes send a 40-byte NEGOTIATE with a Version field instead of impacket's 32 bytes)
+--plain-sign (with --sign-only) sends and expects signed-only frames in MS-NLMP's form, signature then plaintext
+(gss_get_mic / gss_verify_mic), as Windows SSPI sends them under ProtectionLevel.Sign; without it gss_wrap seals even
+when only signing was negotiated. The credentials of gssapi modes come from NTLM_USER_FILE (gss-ntlmssp takes its first line), or with --krb5 from the
 Kerberos ticket cache KRB5CCNAME (after kinit); impacket modes take --user DOMAIN\\user --password P. Prints one JSON
 object: {"result": "ok" | "refused" | "closed", ...}.
 
@@ -303,7 +306,12 @@ def run_krb5_tokens(args):
     return {"result": "ok", "tokens": tokens}
 
 
+PLAIN_SIGN = False
+
+
 def wrap(ctx, data, sign_only, rrc=0):
+    if PLAIN_SIGN:
+        return ctx.get_signature(data) + data
     token = ctx.wrap(data, not sign_only).message
     if rrc and token[:2] == b"\x05\x04":
         # RFC 4121 4.2.5: rotate the part after the 16-byte header right by RRC, and say so in the header.
@@ -313,13 +321,20 @@ def wrap(ctx, data, sign_only, rrc=0):
     return token
 
 
+def unwrap(ctx, payload):
+    if PLAIN_SIGN:
+        ctx.verify_signature(payload[16:], payload[:16])
+        return payload[16:]
+    return ctx.unwrap(payload).message
+
+
 def read_echo(ctx, sock, expected_length):
     got = b""
     while len(got) < expected_length:
         payload = read_data(sock)
         if payload is None:
             return None
-        got += ctx.unwrap(payload).message
+        got += unwrap(ctx, payload)
     return got
 
 
@@ -360,7 +375,7 @@ def run_nettcp(args):
         payload = read_data(sock)
         if payload is None:
             return {"result": "closed", "replies": replies}
-        replies.append(ctx.unwrap(payload).message.hex())
+        replies.append(unwrap(ctx, payload).hex())
     sock.close()
     result = {"result": "ok", "replies": replies, "encrypted_flag": bool(ctx.actual_flags & 16)}
     if args.krb5:
@@ -420,6 +435,9 @@ def run_impacket(args, v2):
     sock = connect(args.port)
     negotiate = ntlm.getNTLMSSPType1("", "", signingRequired=True, use_ntlmv2=v2)
     negotiate["flags"] |= ntlm.NTLMSSP_NEGOTIATE_SEAL | ntlm.NTLMSSP_NEGOTIATE_KEY_EXCH | ntlm.NTLMSSP_NEGOTIATE_128
+    if args.version_field:
+        # A 40-byte NEGOTIATE with a Version (impacket sends 32 bytes without), which gss-ntlmssp 1.2 needs
+        negotiate["os_version"] = bytes([10, 0, 0x7C, 0x4F, 0, 0, 0, 15])
     init = SPNEGO_NegTokenInit()
     init["MechTypes"] = [TypesMech["NTLMSSP - Microsoft NTLM Security Support Provider"]]
     init["MechToken"] = negotiate.getData()
@@ -429,6 +447,10 @@ def run_impacket(args, v2):
         return refused(payload) if message_id == 0x15 else {"result": "closed"}
     challenge = SPNEGO_NegTokenResp(payload)["ResponseToken"]
     authenticate, _ = ntlm.getNTLMSSPType3(negotiate, challenge, user, args.password, domain, use_ntlmv2=v2)
+    if authenticate["flags"] & ntlm.NTLMSSP_NEGOTIATE_VERSION:
+        # impacket counts the Version and MIC fields in its offsets but leaves them empty: a zero MIC, not announced
+        authenticate["Version"] = bytes([10, 0, 0x7C, 0x4F, 0, 0, 0, 15])
+        authenticate["MIC"] = bytes(16)
     resp = SPNEGO_NegTokenResp()
     resp["ResponseToken"] = authenticate.getData()
     send_handshake(sock, 0x16, resp.getData())
@@ -443,6 +465,8 @@ def main():
     parser.add_argument("port", type=int)
     parser.add_argument("mode")
     parser.add_argument("--sign-only", action="store_true")
+    parser.add_argument("--plain-sign", action="store_true")
+    parser.add_argument("--version-field", action="store_true")
     parser.add_argument("--message", action="append", default=[])
     parser.add_argument("--pattern", type=int, action="append", default=[], help="a message of N bytes (i * 7) & 0xff")
     parser.add_argument("--record")
@@ -463,6 +487,8 @@ def main():
     parser.add_argument("--count", type=int, default=1)
     parser.add_argument("--preamble", default="")
     args = parser.parse_args()
+    global PLAIN_SIGN
+    PLAIN_SIGN = args.plain_sign
     try:
         args.message += [bytes((i * 7) & 0xFF for i in range(n)).hex() for n in args.pattern]
         if args.mode == "echo":

@@ -83,8 +83,13 @@ export class TestNtlmClient {
     if (!challenge) throw new Error('not a CHALLENGE');
     const timestamp = challenge.targetInfo.find((p) => p.id === AvId.Timestamp);
     const serverTime = timestamp ? new DataView(timestamp.value.buffer, timestamp.value.byteOffset, 8).getBigUint64(0, true) : 0n;
-    const pairs: AvPair[] = challenge.targetInfo.filter((p) => !(tweaks.dropTimestamp && p.id === AvId.Timestamp));
-    if (!tweaks.noMic) pairs.push({ id: AvId.Flags, value: Uint8Array.of(...le32(AV_FLAG_MIC_PRESENT)) });
+    const pairs: AvPair[] = challenge.targetInfo.filter(
+      (p) => !(tweaks.dropTimestamp && p.id === AvId.Timestamp) && p.id !== AvId.Flags && !(tweaks.targetName !== undefined && p.id === AvId.TargetName),
+    );
+    // The server's MsvAvFlags (gss-ntlmssp 1.2 sends an empty one) taken over, as real initiators do, with the MIC bit.
+    const serverFlags = challenge.targetInfo.find((p) => p.id === AvId.Flags);
+    const avFlags = (serverFlags?.value.length === 4 ? new DataView(serverFlags.value.buffer, serverFlags.value.byteOffset, 4).getUint32(0, true) : 0) | (tweaks.noMic ? 0 : AV_FLAG_MIC_PRESENT);
+    if (serverFlags !== undefined || !tweaks.noMic) pairs.push({ id: AvId.Flags, value: Uint8Array.of(...le32(avFlags)) });
     if (tweaks.targetName !== undefined) pairs.push({ id: AvId.TargetName, value: utf16le(tweaks.targetName) });
     if (tweaks.channelBindings !== undefined) pairs.push({ id: AvId.ChannelBindings, value: tweaks.channelBindings });
 

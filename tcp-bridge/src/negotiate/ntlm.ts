@@ -667,7 +667,84 @@ export interface NtlmBackendOptions {
 /** AV pairs whose repetition would make the checks ambiguous. */
 const SINGLE_AV_PAIRS = new Set<number>([AvId.Flags, AvId.Timestamp, AvId.TargetName, AvId.ChannelBindings]);
 
-const REQUIRED_FLAGS = NtlmFlag.Unicode | NtlmFlag.Sign | NtlmFlag.ExtendedSessionSecurity | NtlmFlag.N128 | NtlmFlag.KeyExchange;
+/** What every client must offer, and agree to in AUTHENTICATE (SEAL too under EncryptAndSign). */
+export const REQUIRED_NTLM_FLAGS = NtlmFlag.Unicode | NtlmFlag.Sign | NtlmFlag.ExtendedSessionSecurity | NtlmFlag.N128 | NtlmFlag.KeyExchange;
+
+/** A refusal found by one of the checks below, for a NegotiateError. */
+export interface NtlmRefusal {
+  reason: string;
+  detail?: string;
+}
+
+/**
+ * The NEGOTIATE checks (size, form, the flags a client must offer), shared by this acceptor and the gss-ntlmssp
+ * gate in gssapi.ts. Throws NegotiateError.
+ */
+export function admitNegotiate(token: Uint8Array, maxBytes: number, protectionLevel: AcceptorInfo['protectionLevel']): NegotiateMessage {
+  if (token.length > maxBytes) throw new NegotiateError('ntlm.too-large', `NEGOTIATE of ${token.length} bytes`);
+  const negotiate = parseNegotiate(token);
+  if (!negotiate) throw new NegotiateError('ntlm.malformed', 'not an NTLM NEGOTIATE message');
+  const required = REQUIRED_NTLM_FLAGS | (protectionLevel === 'EncryptAndSign' ? NtlmFlag.Seal : 0);
+  const missing = required & ~negotiate.flags;
+  if (missing !== 0) throw new NegotiateError('ntlm.weak-flags', `the client does not offer flags 0x${(missing >>> 0).toString(16)}`);
+  return negotiate;
+}
+
+/**
+ * The AUTHENTICATE checks before any key is involved: size, form, the challenge's age, anonymous, NTLMv1/LM, the
+ * flags (`sealing`: SEAL was granted in the CHALLENGE), an NTLMv2 response, a 16-byte EncryptedRandomSessionKey.
+ * `claimed` (`DOMAIN\user` as sent) is there whenever the message could be read, for throttling.
+ */
+export function admitAuthenticate(
+  token: Uint8Array,
+  limits: { maxBytes: number; ageMs: number; lifetimeMs: number; sealing: boolean },
+): { auth: AuthenticateMessage; response: NtlmV2Response; claimed: string } | (NtlmRefusal & { claimed?: string }) {
+  if (token.length > limits.maxBytes) return { reason: 'ntlm.too-large', detail: `AUTHENTICATE of ${token.length} bytes` };
+  const auth = parseAuthenticate(token);
+  if (!auth) return { reason: 'ntlm.malformed', detail: 'not an NTLM AUTHENTICATE message' };
+  const claimed = `${auth.domain}\\${auth.user}`;
+  if (limits.ageMs > limits.lifetimeMs) return { reason: 'ntlm.challenge-expired', detail: `after ${limits.ageMs} ms`, claimed };
+  if (auth.user === '' || (auth.flags & NtlmFlag.Anonymous) !== 0) return { reason: 'ntlm.anonymous' };
+  if (auth.ntResponse.length <= 24) return { reason: 'ntlm.v1', detail: `NT response of ${auth.ntResponse.length} bytes (NTLMv1 or LM)`, claimed };
+  const required = REQUIRED_NTLM_FLAGS | (limits.sealing ? NtlmFlag.Seal : 0);
+  if ((auth.flags & required) !== required || (auth.flags & NtlmFlag.Datagram) !== 0) {
+    return { reason: 'ntlm.weak-flags', detail: `AUTHENTICATE flags 0x${(auth.flags >>> 0).toString(16)}`, claimed };
+  }
+  const response = parseNtlmV2Response(auth.ntResponse);
+  if (!response) return { reason: 'ntlm.malformed', detail: 'not an NTLMv2 response', claimed };
+  // KEY_EXCH is required: the key is 16 bytes (gss-ntlmssp copies 16 whatever the field's length, and crashes on 0).
+  if (auth.encryptedRandomSessionKey.length !== 16) return { reason: 'ntlm.malformed', detail: 'no 16-byte EncryptedRandomSessionKey', claimed };
+  return { auth, response, claimed };
+}
+
+/**
+ * The checks on the NTLMv2 response's AV pairs, which need no key (the proof covers them, so a client cannot change
+ * them): pairs that must be single, the client's timestamps equal to the CHALLENGE's MsvAvTimestamp, the MIC announced
+ * in MsvAvFlags and present, MsvAvTargetName among `targetNames` when the client names one (relaying), channel
+ * bindings absent or zero (raw TCP has none). The MIC's value needs the session key: its checker's job.
+ */
+export function checkNtlmV2Pairs(auth: AuthenticateMessage, response: NtlmV2Response, expected: { timestamp: Uint8Array; targetNames: readonly string[] }): NtlmRefusal | undefined {
+  const pairs = new Map<number, Uint8Array>();
+  for (const pair of response.avPairs) {
+    if (pairs.has(pair.id) && SINGLE_AV_PAIRS.has(pair.id)) return { reason: 'ntlm.malformed', detail: `AV pair ${pair.id} twice` };
+    pairs.set(pair.id, pair.value);
+  }
+  const ours = new DataView(expected.timestamp.buffer, expected.timestamp.byteOffset, 8).getBigUint64(0, true);
+  const avTimestamp = pairs.get(AvId.Timestamp);
+  if (response.time !== ours || !avTimestamp || !constantTimeEqual(avTimestamp, expected.timestamp)) {
+    return { reason: 'ntlm.timestamp', detail: 'the client timestamp is not the server timestamp' };
+  }
+  const avFlags = pairs.get(AvId.Flags);
+  if (!avFlags || avFlags.length !== 4 || (u32(avFlags, 0) & AV_FLAG_MIC_PRESENT) === 0 || auth.mic === undefined) return { reason: 'ntlm.mic-missing' };
+  const target = pairs.get(AvId.TargetName);
+  const targetName = target === undefined ? '' : (fromUtf16le(target) ?? '\uFFFD');
+  if (targetName !== '' && !expected.targetNames.some((spn) => upperInvariant(spn) === upperInvariant(targetName))) {
+    return { reason: 'ntlm.target-name', detail: `the client meant ${targetName}` };
+  }
+  const bindings = pairs.get(AvId.ChannelBindings);
+  if (bindings !== undefined && bindings.some((b) => b !== 0)) return { reason: 'ntlm.channel-bindings', detail: 'channel bindings on a raw TCP connection' };
+  return undefined;
+}
 
 export class NtlmBackend implements SecurityBackend {
   readonly name = 'ntlm-local';
@@ -763,12 +840,7 @@ export class NtlmAcceptor implements MechanismContext {
 
   private challenge(token: Uint8Array): Uint8Array {
     const s = this.settings;
-    if (token.length > s.maxNegotiateBytes) throw new NegotiateError('ntlm.too-large', `NEGOTIATE of ${token.length} bytes`);
-    const negotiate = parseNegotiate(token);
-    if (!negotiate) throw new NegotiateError('ntlm.malformed', 'not an NTLM NEGOTIATE message');
-    const required = REQUIRED_FLAGS | (this.info.protectionLevel === 'EncryptAndSign' ? NtlmFlag.Seal : 0);
-    const missing = required & ~negotiate.flags;
-    if (missing !== 0) throw new NegotiateError('ntlm.weak-flags', `the client does not offer flags 0x${(missing >>> 0).toString(16)}`);
+    const negotiate = admitNegotiate(token, s.maxNegotiateBytes, this.info.protectionLevel);
 
     this.flags =
       (NtlmFlag.Unicode |
@@ -806,19 +878,14 @@ export class NtlmAcceptor implements MechanismContext {
       s.throttle.failed(user, address);
       throw new NegotiateError(reason, detail);
     };
-    if (token.length > s.maxAuthenticateBytes) fail('ntlm.too-large', `AUTHENTICATE of ${token.length} bytes`);
-    const auth = parseAuthenticate(token);
-    if (!auth) return fail('ntlm.malformed', 'not an NTLM AUTHENTICATE message');
-    const claimed = `${auth.domain}\\${auth.user}`;
-    if (s.now() - this.issuedAt > s.challengeLifetimeMs) fail('ntlm.challenge-expired', `after ${s.now() - this.issuedAt} ms`, claimed);
-    if (auth.user === '' || (auth.flags & NtlmFlag.Anonymous) !== 0) fail('ntlm.anonymous');
-    if (auth.ntResponse.length <= 24) fail('ntlm.v1', `NT response of ${auth.ntResponse.length} bytes (NTLMv1 or LM)`, claimed);
-    const required = REQUIRED_FLAGS | (this.flags & NtlmFlag.Seal);
-    if ((auth.flags & required) !== required || (auth.flags & NtlmFlag.Datagram) !== 0) {
-      fail('ntlm.weak-flags', `AUTHENTICATE flags 0x${(auth.flags >>> 0).toString(16)}`, claimed);
-    }
-    const response = parseNtlmV2Response(auth.ntResponse);
-    if (!response) return fail('ntlm.malformed', 'not an NTLMv2 response', claimed);
+    const admitted = admitAuthenticate(token, {
+      maxBytes: s.maxAuthenticateBytes,
+      ageMs: s.now() - this.issuedAt,
+      lifetimeMs: s.challengeLifetimeMs,
+      sealing: (this.flags & NtlmFlag.Seal) !== 0,
+    });
+    if ('reason' in admitted) return fail(admitted.reason, admitted.detail, admitted.claimed);
+    const { auth, response, claimed } = admitted;
     if (s.throttle.blocked(claimed, address)) {
       // Refused before any password is looked at; the client sees the usual error.
       throw new NegotiateError('ntlm.throttled', `${claimed} from ${address}`);
@@ -846,39 +913,16 @@ export class NtlmAcceptor implements MechanismContext {
     }
     if (!account || !responseKey) return fail('ntlm.bad-proof', account ? `wrong password for ${claimed}` : `unknown user ${claimed}`, claimed);
 
-    // The client's timestamps: the blob's and the copy of our MsvAvTimestamp must both be ours.
-    const pairs = new Map<number, Uint8Array>();
-    for (const pair of response.avPairs) {
-      if (pairs.has(pair.id) && SINGLE_AV_PAIRS.has(pair.id)) {
-        fail('ntlm.malformed', `AV pair ${pair.id} twice`, claimed);
-      }
-      pairs.set(pair.id, pair.value);
-    }
-    const ours = new DataView(this.timestamp!.buffer).getBigUint64(0, true);
-    const avTimestamp = pairs.get(AvId.Timestamp);
-    if (response.time !== ours || !avTimestamp || !constantTimeEqual(avTimestamp, this.timestamp!)) {
-      fail('ntlm.timestamp', 'the client timestamp is not the server timestamp', claimed);
-    }
+    // The client's timestamps (the blob's and the copy of our MsvAvTimestamp must both be ours), the MIC announced,
+    // and relaying: a client that says which service it meant must have meant us. Raw TCP has no channel binding.
+    const refusal = checkNtlmV2Pairs(auth, response, { timestamp: this.timestamp!, targetNames: s.targetNames });
+    if (refusal) fail(refusal.reason, refusal.detail, claimed);
 
     // The MIC over the three messages, keyed with the exported session key.
-    const avFlags = pairs.get(AvId.Flags);
-    if (!avFlags || avFlags.length !== 4 || (u32(avFlags, 0) & AV_FLAG_MIC_PRESENT) === 0 || auth.mic === undefined) {
-      fail('ntlm.mic-missing', undefined, claimed);
-    }
-    if (auth.encryptedRandomSessionKey.length !== 16) fail('ntlm.malformed', 'no 16-byte EncryptedRandomSessionKey', claimed);
     const exported = exportedSessionKey(sessionBaseKey(responseKey, response.proof), auth.encryptedRandomSessionKey);
     if (!constantTimeEqual(computeMic(exported, this.negotiateBytes!, this.challengeBytes!, token), auth.mic!)) {
       fail('ntlm.bad-mic', undefined, claimed);
     }
-
-    // Relaying: a client that says which service it meant must have meant us. Raw TCP has no channel binding.
-    const target = pairs.get(AvId.TargetName);
-    const targetName = target === undefined ? '' : (fromUtf16le(target) ?? '\uFFFD');
-    if (targetName !== '' && !s.targetNames.some((spn) => upperInvariant(spn) === upperInvariant(targetName))) {
-      fail('ntlm.target-name', `the client meant ${targetName}`, claimed);
-    }
-    const bindings = pairs.get(AvId.ChannelBindings);
-    if (bindings !== undefined && bindings.some((b) => b !== 0)) fail('ntlm.channel-bindings', 'channel bindings on a raw TCP connection', claimed);
 
     s.throttle.succeeded(claimed);
     this.security = new NtlmSessionSecurity(exported, 'server', (this.flags & NtlmFlag.Seal) !== 0);

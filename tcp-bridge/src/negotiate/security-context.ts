@@ -1,7 +1,7 @@
 /**
  * What every acceptor backend implements, so that NegotiateStream (stream.ts) and SPNEGO (spnego.ts) stay the same
- * whichever mechanism runs underneath: the TypeScript NTLMv2 acceptor over local accounts (ntlm.ts), and later the
- * system GSSAPI through koffi for Kerberos (and NTLM through gss-ntlmssp when configured).
+ * whichever mechanism runs underneath: the TypeScript NTLMv2 acceptor over local accounts (ntlm.ts), and the system
+ * GSSAPI through koffi for Kerberos and, with BRIDGE_NTLM_BACKEND=gssapi, NTLM through gss-ntlmssp (gssapi.ts).
  *
  * A backend hands out one `MechanismContext` per handshake; SPNEGO drives it with the inner mechanism tokens and uses
  * `getMic`/`verifyMic` for the mechListMIC; once established, NegotiateStream protects every data frame with `wrap`
