@@ -19,7 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import type { ClrValue } from '../src/idb/contract.ts';
+import { EMPTY_GUID, type ClrValue } from '../src/idb/contract.ts';
 import {
   attribute,
   boolText,
@@ -45,16 +45,9 @@ import {
 } from '../tcp-bridge/src/binary-xml/index.ts';
 import { decodeUtf8, readInt31 } from '../tcp-bridge/src/bytes.ts';
 import { clientPreamble, END_RECORD, RecordType, sizedEnvelope } from '../tcp-bridge/src/framing/index.ts';
+import { actionPrefix, ANONYMOUS, CONTRACTS_NS as DATA_CONTRACTS, SER_NS as SER, SOAP_NS as SOAP12, WSA_NS as WSA10, XSD_NS as XSD, XSI_NS as XSI } from '../tcp-bridge/src/soap/names.ts';
 import { percentile } from './stats.ts';
 
-export const SOAP12 = 'http://www.w3.org/2003/05/soap-envelope';
-export const WSA10 = 'http://www.w3.org/2005/08/addressing';
-const ANONYMOUS = 'http://www.w3.org/2005/08/addressing/anonymous';
-const XSI = 'http://www.w3.org/2001/XMLSchema-instance';
-const XSD = 'http://www.w3.org/2001/XMLSchema';
-const SER = 'http://schemas.microsoft.com/2003/10/Serialization/';
-const DATA_CONTRACTS = 'http://schemas.datacontract.org/2004/07/IDBService.Contracts';
-export const EMPTY_GUID = '00000000-0000-0000-0000-000000000000';
 
 export interface NetTcpChannelOptions {
   /** The service namespace of actions and body elements (default `http://tempuri.org/`). */
@@ -179,7 +172,7 @@ export class NetTcpChannel {
   call(operation: string, children: XmlContent[] = []): Promise<SoapReply> {
     if (this.failure) return Promise.reject(this.failure);
     const messageId = `urn:uuid:${randomUUID()}`;
-    const action = `${this.namespace}${this.namespace.endsWith('/') ? '' : '/'}IIDBService/${operation}`;
+    const action = actionPrefix(this.namespace) + operation;
     const mustUnderstand = attribute('s', 'mustUnderstand', '1');
     const envelope = element('s', 'Envelope', [xmlns('s', SOAP12), xmlns('a', WSA10)], [
       element('s', 'Header', [], [

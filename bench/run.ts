@@ -192,7 +192,7 @@ function printTable(rows: Row[], withQpdf: boolean): void {
     'n (in-proc/HTTP/qpdf)',
   ];
   console.log(`| ${header.join(' | ')} |`);
-  console.log(`|${header.map((h, i) => (i < 3 || i === 7 ? '---' : '---:')).join('|')}|`);
+  console.log(`|${header.map((_, i) => (i < 3 || i === 7 ? '---' : '---:')).join('|')}|`);
   for (const r of rows) {
     const ratio = withQpdf && r.qpdf && r.inProcess ? ratioText(p50(r.qpdf.sample) / p50(r.inProcess)) : '–';
     const answers = r.inProcessAnswer === r.httpAnswer || !r.httpAnswer ? (r.inProcessAnswer ?? '–') : `${r.inProcessAnswer} / ${r.httpAnswer}`;

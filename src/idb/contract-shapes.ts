@@ -7,6 +7,11 @@
  */
 import { EMPTY_GUID, type OperationName } from './contract.ts';
 
+/** The data contracts' namespace (spec: "Data contract namespace"). */
+export const CONTRACTS_NS = 'http://schemas.datacontract.org/2004/07/IDBService.Contracts';
+/** Guid (and char, duration, …) as DataContractSerializer names them. */
+export const SER_NS = 'http://schemas.microsoft.com/2003/10/Serialization/';
+
 export type ClassName = 'QueryParameter' | 'IndexField' | 'FileData' | 'DocumentData' | 'FileIndexData';
 /** `T[]` is the collection contract `ArrayOfT` in T's namespace, its items named T. */
 export type ArrayName = `ArrayOf${ClassName}`;

@@ -7,7 +7,7 @@
  * wsdl:import when the two differ; with one namespace everything stays in one file, which is what the spec asks for.
  */
 import { OPERATIONS, type OperationName } from './contract.ts';
-import { actionOf, CLASSES, CONTRACT_NAME as CONTRACT, isArray, isClass, isValueType, itemOf, replyActionOf, SIGNATURES, type DcType } from './contract-shapes.ts';
+import { actionOf, CLASSES, CONTRACT_NAME as CONTRACT, isArray, isClass, isValueType, itemOf, replyActionOf, CONTRACTS_NS, SER_NS, SIGNATURES, type DcType } from './contract-shapes.ts';
 import type { EndpointConfig } from './config.ts';
 import { escapeAttribute, escapeText } from './datatable.ts';
 
@@ -32,8 +32,8 @@ const NS = {
   msf: 'http://schemas.microsoft.com/ws/2006/05/framing/policy',
   sp: 'http://schemas.xmlsoap.org/ws/2005/07/securitypolicy',
   identity: 'http://schemas.xmlsoap.org/ws/2006/02/addressingidentity',
-  ser: 'http://schemas.microsoft.com/2003/10/Serialization/',
-  dc: 'http://schemas.datacontract.org/2004/07/IDBService.Contracts',
+  ser: SER_NS,
+  dc: CONTRACTS_NS,
   systemData: 'http://schemas.datacontract.org/2004/07/System.Data',
   diffgram: 'urn:schemas-microsoft-com:xml-diffgram-v1',
 } as const;

@@ -338,6 +338,14 @@ def read_echo(ctx, sock, expected_length):
     return got
 
 
+def session_result(ctx, args, replies):
+    result = {"result": "ok", "replies": replies, "encrypted_flag": bool(ctx.actual_flags & 16)}
+    if args.krb5:
+        result["flags"] = int(ctx.actual_flags)
+        result["mutual"] = bool(ctx.actual_flags & 2)
+    return result
+
+
 def run_echo(args):
     sock = connect(args.port)
     ctx, failure = gss_handshake(sock, args.sign_only, args.record, args)
@@ -353,11 +361,7 @@ def run_echo(args):
             return {"result": "closed", "replies": replies}
         replies.append(reply.hex())
     sock.close()
-    result = {"result": "ok", "replies": replies, "encrypted_flag": bool(ctx.actual_flags & 16)}
-    if args.krb5:
-        result["flags"] = int(ctx.actual_flags)
-        result["mutual"] = bool(ctx.actual_flags & 2)
-    return result
+    return session_result(ctx, args, replies)
 
 
 def run_nettcp(args):
@@ -377,11 +381,7 @@ def run_nettcp(args):
             return {"result": "closed", "replies": replies}
         replies.append(unwrap(ctx, payload).hex())
     sock.close()
-    result = {"result": "ok", "replies": replies, "encrypted_flag": bool(ctx.actual_flags & 16)}
-    if args.krb5:
-        result["flags"] = int(ctx.actual_flags)
-        result["mutual"] = bool(ctx.actual_flags & 2)
-    return result
+    return session_result(ctx, args, replies)
 
 
 def run_tamper(args):

@@ -103,7 +103,7 @@ class Reader {
       } else if (type === Record.Comment) {
         children.push({ kind: 'comment', value: this.string() });
       } else if (type === Record.Array) {
-        children.push(this.array(start));
+        children.push(this.array());
       } else if (type >= MIN_ELEMENT && type <= MAX_ELEMENT) {
         const frame = this.element(type, start);
         children.push(frame.element);
@@ -309,7 +309,7 @@ class Reader {
   }
 
   /** Array: an element record (attributes allowed), EndElement, the item record type, the count, the items. */
-  private array(start: number): XmlArray {
+  private array(): XmlArray {
     const elementStart = this.at;
     const type = this.u8();
     this.count(1);

@@ -7,10 +7,6 @@ export const SOAP_NS = 'http://www.w3.org/2003/05/soap-envelope';
 export const WSA_NS = 'http://www.w3.org/2005/08/addressing';
 export const XSI_NS = 'http://www.w3.org/2001/XMLSchema-instance';
 export const XSD_NS = 'http://www.w3.org/2001/XMLSchema';
-/** Guid (and char, duration, …) as DataContractSerializer names them. */
-export const SER_NS = 'http://schemas.microsoft.com/2003/10/Serialization/';
-/** The data contracts QueryParameter, IndexField, FileData, DocumentData, FileIndexData and their arrays. */
-export const CONTRACTS_NS = 'http://schemas.datacontract.org/2004/07/IDBService.Contracts';
 export const XML_NS = 'http://www.w3.org/XML/1998/namespace';
 
 export const ANONYMOUS = `${WSA_NS}/anonymous`;
@@ -20,7 +16,7 @@ export const FAULT_ACTION = `${WSA_NS}/soap/fault`;
 export const OUR_ROLES: ReadonlySet<string> = new Set(['', `${SOAP_NS}/role/next`, `${SOAP_NS}/role/ultimateReceiver`]);
 
 /** Shared with the WSDL's wsaw:Action and soapAction, so the published actions are the ones a request is routed by. */
-export { actionOf, actionPrefix, replyActionOf } from '../../../src/idb/contract-shapes.ts';
+export { actionOf, actionPrefix, CONTRACTS_NS, replyActionOf, SER_NS } from '../../../src/idb/contract-shapes.ts';
 
 /** What the SOAP layer needs of the configuration (EndpointConfig has it). */
 export interface SoapOptions {
