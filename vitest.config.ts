@@ -1,14 +1,34 @@
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Three projects:
+ * - `unit`: everything that needs only `npm ci` (the fast loop: `npx vitest --project unit`);
+ * - `peers`: suites named `*.peers.test.ts`, which start or call system peers (Mono, an MIT KDC, gss-ntlmssp and
+ *   python3-gssapi, PostgreSQL, tshark, the .NET SDK, Samba) that `.ci/run` installs; each skips with a message when
+ *   its peer is missing;
+ * - `workers`: test/runtimes/workers, run inside workerd.
+ */
+const PEERS = '**/*.peers.test.ts';
+const WORKERS = 'test/runtimes/workers/**';
+
 export default defineConfig({
   test: {
     projects: [
       {
         test: {
-          name: 'node',
+          name: 'unit',
           include: ['test/**/*.test.ts', 'src/**/*.test.ts', 'tcp-bridge/**/*.test.ts'],
-          exclude: ['test/workers/**', '**/node_modules/**'],
+          exclude: [PEERS, WORKERS, '**/node_modules/**'],
+          environment: 'node',
+          testTimeout: 30000,
+        },
+      },
+      {
+        test: {
+          name: 'peers',
+          include: ['test/**/*.peers.test.ts', 'tcp-bridge/**/*.peers.test.ts'],
+          exclude: [WORKERS, '**/node_modules/**'],
           environment: 'node',
           testTimeout: 30000,
         },
@@ -25,7 +45,7 @@ export default defineConfig({
         ],
         test: {
           name: 'workers',
-          include: ['test/workers/**/*.test.ts'],
+          include: ['test/runtimes/workers/**/*.test.ts'],
           testTimeout: 30000,
         },
       },

@@ -69,13 +69,13 @@ type Problem = 'invalid-pdf' | 'encrypted-pdf' | 'pdf-too-complex';
 type Answer = { status: 200; pages: number; version: string | undefined; attachments: number } | { status: 400; problem: Problem };
 
 /**
- * The answers test/corpus.test.ts pins where the manifest leaves a choice (read from that file, so the two cannot
+ * The answers test/pdf/corpus.test.ts pins where the manifest leaves a choice (read from that file, so the two cannot
  * drift). Pins of the HTTP layer (invalid-base64 for an empty Base64 string) do not apply to bytes and are left out.
  */
 function readPinned(): Record<string, Partial<Expected>> {
-  const src = readFileSync(join(ROOT, 'test/corpus.test.ts'), 'utf8');
+  const src = readFileSync(join(ROOT, 'test/pdf/corpus.test.ts'), 'utf8');
   const m = /const PINNED\b[^=]*=\s*(\{[\s\S]*?\n\});/.exec(src);
-  if (!m) throw new Error('bench/engines.ts: const PINNED not found in test/corpus.test.ts');
+  if (!m) throw new Error('bench/engines.ts: const PINNED not found in test/pdf/corpus.test.ts');
   const pinned = new Function(`return (${m[1]});`)() as Record<string, Partial<Expected>>;
   return Object.fromEntries(Object.entries(pinned).filter(([, e]) => e.problemType !== '/problems/invalid-base64'));
 }
@@ -536,7 +536,7 @@ async function main(): Promise<void> {
   console.log(`- Corpus: ${files.length} of ${manifest.files.length} manifest files on disk (missing, skipped: ${missing.join(', ') || 'none'}).`);
   console.log(`- Bombs: the ${bombs.length} files \`gen/bomb-*-1GiB.pdf\` (public/pdfjs/bomb_giant.pdf is a broken content stream, not a bomb: timed with the other files).`);
   console.log(
-    `- Match: status; for 200 also page count, attachment count and PDF version (when the manifest gives one or test/corpus.test.ts pins one). ` +
+    `- Match: status; for 200 also page count, attachment count and PDF version (when the manifest gives one or test/pdf/corpus.test.ts pins one). ` +
       `pdf-too-complex counts as a match only on the bombs whose manifest note allows it.`,
   );
   console.log(

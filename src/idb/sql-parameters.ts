@@ -14,7 +14,7 @@
  *   D1 binds only `?` and `?NNN`, and SQLite compares names case-sensitively while the contract's are case-insensitive.
  *   A positional array means the same to every SQLite driver, and `?NNN` lets one name reuse its number.
  *
- * Decisions (each is pinned by test/idb-sql-parameters.test.ts):
+ * Decisions (each is pinned by test/idb/sql-parameters.test.ts):
  * - A marker is `@` followed by a name: a letter (any script) or `_`, then letters, combining marks, digits and `_`.
  *   Names match QueryParameter.Name case-insensitively (`toLowerCase`, as SQL Server's usual collations compare
  *   variables), and a Name may carry the leading `@` or not.

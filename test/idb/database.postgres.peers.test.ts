@@ -1,0 +1,3 @@
+import { databaseSuite, postgres } from './database-suite.ts';
+
+databaseSuite(postgres);

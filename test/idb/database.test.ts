@@ -1,0 +1,91 @@
+import { existsSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/config.ts';
+import type { DatabaseTransaction } from '../../src/idb/database.ts';
+import { openDatabase } from '../../src/runtime/node/open-database.ts';
+import { createSqliteDatabase } from '../../src/runtime/node/sqlite-database.ts';
+import { ENDLESS, LIMITS, databaseSuite, fault, inTempDir, sqlite } from './database-suite.ts';
+
+databaseSuite(sqlite);
+
+describe('SQLite Database: close() and worker threads', () => {
+  it('ends all workers on close; open transactions then fault and rollback stays quiet', async () => {
+    await inTempDir(async (dir) => {
+      const db = await createSqliteDatabase({ path: join(dir, 'db.sqlite'), busyTimeoutMs: 200 });
+      const idle = await db.begin('write');
+      await idle.run('CREATE TABLE t (x)', [], LIMITS);
+      const busy = await db.begin('read');
+      const running = busy.run(`SELECT count(*) FROM ${sqlite.series(1, ENDLESS)}`, [], { timeoutMs: 30_000, maxRows: 10 });
+      await new Promise((r) => setTimeout(r, 100));
+      const started = Date.now();
+      await db.close();
+      expect(Date.now() - started).toBeLessThan(2000); // the running statement was interrupted, not waited for
+      expect(await fault(running)).toMatchObject({ fault: 'Timeout', message: expect.stringMatching(/closed/) });
+      expect(await fault(idle.run('SELECT 1', [], LIMITS))).toMatchObject({ fault: 'SqlError', message: expect.stringMatching(/closed/) });
+      await idle.rollback();
+      await busy.rollback();
+      expect((await fault(db.begin('read'))).message).toMatch(/closed/);
+      await db.close(); // twice is fine
+
+      // What was not committed is gone, and the file opens again.
+      const again = await createSqliteDatabase({ path: join(dir, 'db.sqlite') });
+      const r = await again.begin('read');
+      expect((await r.run("SELECT count(*) FROM sqlite_schema WHERE name = 't'", [], LIMITS)).rows).toEqual([[0]]);
+      await r.rollback();
+      await again.close();
+    });
+  });
+
+  it('waits for a free worker beyond maxConnections', async () => {
+    await inTempDir(async (dir) => {
+      const db = await createSqliteDatabase({ path: join(dir, 'db.sqlite'), maxConnections: 1 });
+      const first = await db.begin('read');
+      let second: DatabaseTransaction | undefined;
+      const waiting = db.begin('read').then((t) => (second = t));
+      await new Promise((r) => setTimeout(r, 100));
+      expect(second).toBeUndefined();
+      await first.rollback();
+      await waiting;
+      expect((await second!.run('SELECT 7', [], LIMITS)).rows).toEqual([[7]]);
+      await second!.rollback();
+      await db.close();
+    });
+  });
+});
+
+describe('openDatabase', () => {
+  it('opens SQLite for file: URLs (relative, absolute, file:///), creating the folders', () =>
+    inTempDir(async (dir) => {
+      const relativePath = relative(process.cwd(), join(dir, 'rel', 'a', 'idb.sqlite'));
+      const urls = [`file:./${relativePath}`, `file:${join(dir, 'abs', 'b', 'idb.sqlite')}`, pathToFileURL(join(dir, 'url form', 'idb.sqlite')).href];
+      for (const url of urls) {
+        const db = await openDatabase(url);
+        expect(db.dialect).toBe('sqlite');
+        await db.close();
+      }
+      expect(existsSync(join(dir, 'rel', 'a', 'idb.sqlite'))).toBe(true);
+      expect(existsSync(join(dir, 'abs', 'b', 'idb.sqlite'))).toBe(true);
+      expect(existsSync(join(dir, 'url form', 'idb.sqlite'))).toBe(true); // %20 decoded
+    }));
+
+  it('picks PostgreSQL for postgres:// and postgresql:// (connecting only when used)', async () => {
+    for (const url of ['postgres://u:secret@127.0.0.1:1/db', 'postgresql://u@127.0.0.1:1/db']) {
+      const db = await openDatabase(url);
+      expect(db.dialect).toBe('postgres');
+      await db.close();
+    }
+  });
+
+  it('refuses other URLs with a ConfigError that never repeats a password', async () => {
+    for (const url of ['mysql://admin:s3cret@db/x', 'postgres://admin:s3cret@[::1', 'sqlite:./x.db', 's3cret', 'file:./x.db?mode=ro', 'file:', 'file://server/share/x.db']) {
+      const error = await openDatabase(url).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error, url).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).not.toContain('s3cret');
+    }
+  });
+});

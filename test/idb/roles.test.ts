@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/config.ts';
+import { OPERATIONS, REQUIRED_ROLE } from '../../src/idb/contract.ts';
+import { readIdbConfig } from '../../src/idb/config.ts';
+import { NO_ROLES, parseRoles } from '../../src/idb/roles.ts';
+
+const person = (name: string) => ({ name, anonymous: false });
+const anonymous = { name: 'anonymous', anonymous: true };
+
+describe('roles file', () => {
+  const roles = parseRoles(
+    JSON.stringify({
+      reader: ['auditors', 'bob@CORP.EXAMPLE'],
+      writer: ['CORP\\alice', 'admins'],
+      groups: { auditors: ['CORP\\carol', 'interns'], interns: ['CORP\\dave'], admins: ['CORP\\erin'] },
+    }),
+    'roles.json',
+  );
+
+  it('grants readers the reading operations and writers everything, names compared case-insensitively', () => {
+    const readerOps = OPERATIONS.filter((op) => REQUIRED_ROLE[op] !== 'writer');
+    expect(readerOps).toEqual(['Heartbeat', 'ReturnDatatable', 'ReturnScalar', 'GetFile', 'GetDocumentByDocumentId', 'GetDocumentByContainerId']);
+    for (const name of ['bob@corp.example', 'corp\\CAROL', 'CORP\\dave']) {
+      expect(OPERATIONS.filter((op) => roles.allows(person(name), op)), name).toEqual(readerOps);
+    }
+    for (const name of ['CORP\\Alice', 'corp\\erin']) expect(OPERATIONS.every((op) => roles.allows(person(name), op)), name).toBe(true);
+    expect([...roles.rolesOf(person('CORP\\alice'))].sort()).toEqual(['reader', 'writer']);
+  });
+
+  it('denies by default: unknown identities, the anonymous identity, and everybody without a file get Heartbeat only', () => {
+    for (const [r, caller] of [
+      [roles, person('CORP\\mallory')],
+      [roles, anonymous],
+      [NO_ROLES, person('CORP\\alice')],
+      [NO_ROLES, anonymous],
+    ] as const) {
+      expect(OPERATIONS.filter((op) => r.allows(caller, op))).toEqual(['Heartbeat']);
+    }
+  });
+
+  it('lets "*" stand for any authenticated identity but never the anonymous one, which must be named', () => {
+    const any = parseRoles('{"reader": ["*"]}', 'r');
+    expect(any.allows(person('X\\y'), 'GetFile')).toBe(true);
+    expect(any.allows(anonymous, 'GetFile')).toBe(false);
+    const open = parseRoles('{"writer": ["anonymous"]}', 'r');
+    expect(open.allows(anonymous, 'NewFile')).toBe(true);
+    expect(open.allows(person('X\\y'), 'NewFile')).toBe(false);
+  });
+
+  it.each([
+    ['not JSON', '{', /not JSON/],
+    ['an array', '[]', /JSON object/],
+    ['a misspelt key', '{"readers": []}', /unknown key "readers"/],
+    ['a member that is no string', '{"reader": [1]}', /array of non-empty strings/],
+    ['an undefined group', '{"reader": ["acounting"]}', /no group/],
+    ['a group cycle', '{"reader": ["a"], "groups": {"a": ["b"], "b": ["a"]}}', /contains itself/],
+    ['a group named *', '{"groups": {"*": ["X\\\\y"]}}', /cannot be a group name/],
+  ])('refuses %s, naming the file', (_, text, message) => {
+    expect(() => parseRoles(text, 'roles.json')).toThrow(ConfigError);
+    expect(() => parseRoles(text, 'roles.json')).toThrow(message);
+  });
+});
+
+describe('IIDBService configuration', () => {
+  it('has the documented defaults', () => {
+    const config = readIdbConfig({});
+    expect([...config.databases]).toEqual([['default', 'file:./data/idb.sqlite']]);
+    expect(config.files).toEqual({ kind: 'folder', path: './data/files' });
+    expect(config.limits).toEqual({ statementTimeoutMs: 30000, maxRows: 100000, requestIdleMs: 120000, maxRequestsPerIdentity: 16 });
+    expect(config.endpoint).toMatchObject({ serviceNamespace: 'http://tempuri.org/', security: 'windows', protectionLevel: 'EncryptAndSign', dnsIdentity: 'localhost', address: 'net.tcp://localhost:8808/IDBService', host: '127.0.0.1' });
+    expect(config.rolesFile).toBeUndefined();
+    expect(config.maxMessageBytes).toBe(64 * 1024 * 1024);
+  });
+
+  it('names further databases DATABASE_URL_<NAME>, case-insensitively', () => {
+    const config = readIdbConfig({ DATABASE_URL: 'postgres://db/main', DATABASE_URL_Archive: 'file:/a.sqlite' });
+    expect([...config.databases]).toEqual([
+      ['default', 'postgres://db/main'],
+      ['archive', 'file:/a.sqlite'],
+    ]);
+    expect(() => readIdbConfig({ DATABASE_URL_DEFAULT: 'x' })).toThrow(ConfigError);
+  });
+
+  it.each([
+    ['BRIDGE_SECURITY', 'kerberos'],
+    ['BRIDGE_PROTECTION_LEVEL', 'None'],
+    ['SERVICE_NAMESPACE', 'http://a/<b>'],
+    ['BRIDGE_PUBLIC_URL', 'http://host/IDBService'],
+    ['DB_MAX_ROWS', '0'],
+    ['DB_REQUEST_IDLE_MS', 'soon'],
+  ])('refuses %s=%s', (name, value) => {
+    expect(() => readIdbConfig({ [name]: value })).toThrow(name);
+  });
+});

@@ -1,0 +1,3 @@
+import { postgresBackend, serviceSuite } from './service-suite.ts';
+
+serviceSuite('PostgreSQL + S3', postgresBackend);

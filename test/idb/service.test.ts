@@ -1,0 +1,3 @@
+import { serviceSuite, sqliteBackend } from './service-suite.ts';
+
+serviceSuite('SQLite file + folder store', sqliteBackend);

@@ -1,0 +1,232 @@
+/**
+ * Smoke test across runtimes: the Node, Bun and Deno entries run as child processes, exactly as their npm scripts
+ * start them, and must answer the same requests with the same status, content type and body as Node (the random
+ * `traceId` aside).
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/net.ts';
+import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
+import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, textCode } from '../support/qr-bills.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const START_TIMEOUT_MS = 20_000;
+const RUNTIMES = { node: 'start', bun: 'start:bun', deno: 'start:deno' } as const;
+type Runtime = keyof typeof RUNTIMES;
+
+interface Case {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  contentType?: string;
+  body?: string;
+  /** Node's status, checked so that runtimes agreeing on a broken answer do not pass. */
+  status: number;
+  /** Compare the body as text, not as parsed JSON (answers echoing the client's spelling). */
+  raw?: boolean;
+}
+
+const validate = (name: string, status: number, body: string, contentType = 'application/json'): Case => ({
+  name,
+  method: 'POST',
+  path: '/api/v1/documents/validate',
+  contentType,
+  body,
+  status,
+});
+const pdfBody = (pdf: Uint8Array) => JSON.stringify({ base64Pdf: toBase64(pdf) });
+const enc = new TextEncoder();
+
+const EXTRACT = '/api/v1/documents/extract-swiss-qr-code';
+/** References the service must echo as written: a number beyond 2^53, a 1.0, keys out of order. */
+const REFERENCES = '[12345678901234567890, 1.0, {"z": "INV-2026-0042", "a": null}]';
+const extract = (name: string, status: number, pdf: Uint8Array): Case => ({
+  name,
+  method: 'POST',
+  path: EXTRACT,
+  contentType: 'application/json',
+  body: `{"references": ${REFERENCES}, "base64Pdf": "${toBase64(pdf)}"}`,
+  status,
+  raw: status === 200,
+});
+const sampleBill = { code: billCode(SAMPLE_BILL), ...PAYMENT_PART_CODE };
+
+const CASES: Case[] = [
+  validate('1-page PDF', 200, pdfBody(simplePdf())),
+  validate('5-page PDF with 2 attachments', 200, pdfBody(simplePdf({ pages: 5, attachments: 2 }))),
+  validate('catalog /Version 2.0', 200, pdfBody(simplePdf({ catalogVersion: '2.0' }))),
+  validate('invalid Base64', 400, JSON.stringify({ base64Pdf: 'not base64!' })),
+  validate('not-a-PDF bytes', 400, pdfBody(enc.encode('Hello, this is plain text and no PDF at all.\n'))),
+  validate('PDF header, unreadable body (engine refuses)', 400, pdfBody(enc.encode('%PDF-1.7\nnothing else\n'))),
+  validate('missing base64Pdf', 400, '{}'),
+  // JSON.parse's messages differ between V8 and JavaScriptCore: the service's own must not.
+  validate('malformed JSON value', 400, '{"base64Pdf": "QUJD", "references": [tru]}'),
+  validate('JSON with wrong content type', 415, pdfBody(simplePdf()), 'text/plain'),
+  // Above MAX_BODY_MB (1 here) and well above it: no runtime's own body limit may answer instead of the app.
+  validate('body over MAX_BODY_MB', 413, JSON.stringify({ base64Pdf: 'A'.repeat(3 * 1024 * 1024) })),
+  extract('QR-bill: vector code in the payment part', 200, qrBillPdf([{ codes: [sampleBill] }])),
+  extract('QR-bill: only a URL code on the last page', 404, qrBillPdf([{ codes: [sampleBill] }, { codes: [{ code: textCode('https://example.com/pay'), ...PAYMENT_PART_CODE }] }])),
+  extract('QR-bill: no QR code at all', 404, simplePdf()),
+  { name: 'health', method: 'GET', path: '/health', status: 200 },
+  { name: 'OpenAPI document', method: 'GET', path: '/openapi.json', status: 200 },
+  { name: 'unknown route', method: 'GET', path: '/nope', status: 404 },
+];
+
+interface Answer {
+  status: number;
+  contentType: string | null;
+  body: unknown;
+  traceId: unknown;
+}
+
+async function ask(baseUrl: string, c: Case): Promise<Answer> {
+  const res = await fetch(baseUrl + c.path, {
+    method: c.method,
+    headers: c.contentType ? { 'Content-Type': c.contentType } : {},
+    body: c.body,
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  let traceId: unknown;
+  try {
+    if (!c.raw) body = JSON.parse(text);
+  } catch {
+    // compared as text
+  }
+  if (body && typeof body === 'object' && 'traceId' in body) {
+    ({ traceId, ...body } = body as Record<string, unknown>);
+  }
+  return { status: res.status, contentType: res.headers.get('content-type'), body, traceId };
+}
+
+// ---- child processes -------------------------------------------------------------------------------------------
+
+interface Server {
+  runtime: Runtime;
+  child: ChildProcess;
+  baseUrl: string;
+  exited: Promise<void>;
+}
+
+const servers = new Map<Runtime, Server>();
+
+/** The npm script's command line, run from node_modules/.bin without npm (so signals reach the server itself). */
+function scriptCommand(script: string): [string, string[]] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const line = pkg.scripts[script];
+  if (!line) throw new Error(`package.json has no "${script}" script`);
+  if (/[$|&;<>'"`\\]/.test(line)) throw new Error(`package.json script "${script}" uses shell syntax this test cannot run: ${line}`);
+  const [bin, ...args] = line.trim().split(/\s+/);
+  if (bin === 'node') return [process.execPath, args];
+  const path = join(ROOT, 'node_modules', '.bin', bin!);
+  if (!existsSync(path)) throw new Error(`${bin} is missing at ${path}: it is a devDependency, run npm install (needed by npm run ${script})`);
+  return [path, args];
+}
+
+async function start(runtime: Runtime): Promise<Server> {
+  const [bin, args] = scriptCommand(RUNTIMES[runtime]);
+  const port = await freePort();
+  // Own process group, so tsx's child node process goes down with it.
+  const child = spawn(bin, args, {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', MAX_BODY_MB: '1', PDF_WORKERS: '2', NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      reject(new Error(`${runtime} (${bin} ${args.join(' ')}) ${why}\n--- stderr ---\n${stderr.trim() || '(empty)'}\n--- stdout ---\n${stdout.trim() || '(empty)'}`));
+    };
+    const timer = setTimeout(() => fail(`logged no {"msg":"listening"} line within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
+    child.once('error', (e) => fail(`could not start: ${e.message}`));
+    child.once('exit', (code, signal) => fail(`exited before listening (code ${code}, signal ${signal})`));
+    child.stdout!.setEncoding('utf8').on('data', (s: string) => {
+      stdout += s;
+      const listening = stdout.split('\n').some((line) => {
+        try {
+          return (JSON.parse(line) as { msg?: string }).msg === 'listening';
+        } catch {
+          return false; // not a (complete) JSON line yet
+        }
+      });
+      if (listening) {
+        clearTimeout(timer);
+        child.stdout!.removeAllListeners('data').resume();
+        resolve(`http://127.0.0.1:${port}`);
+      }
+    });
+  });
+  const server = { runtime, child, baseUrl, exited };
+  servers.set(runtime, server);
+  return server;
+}
+
+async function stop({ child, exited }: Server): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const group = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      // already gone
+    }
+  };
+  group('SIGTERM');
+  const timedOut = await Promise.race([exited.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), 3000))]);
+  if (timedOut) group('SIGKILL');
+}
+
+// ---- tests -----------------------------------------------------------------------------------------------------
+
+describe('the service answers alike on Node, Bun and Deno', () => {
+  let reference: Answer[];
+
+  beforeAll(async () => {
+    // `npm start` builds the Node entry first (its prestart); do the same, as npm would.
+    execFileSync(join(ROOT, 'node_modules', '.bin', 'esbuild'), scriptCommand('build:node')[1], { cwd: ROOT, stdio: 'pipe' });
+    const started = await Promise.allSettled((Object.keys(RUNTIMES) as Runtime[]).map(start));
+    const failures = started.flatMap((s) => (s.status === 'rejected' ? [(s.reason as Error).message] : []));
+    if (failures.length) throw new Error(failures.join('\n\n'));
+    const node = servers.get('node')!;
+    reference = [];
+    for (const c of CASES) reference.push(await ask(node.baseUrl, c));
+  }, START_TIMEOUT_MS + 10_000);
+
+  afterAll(async () => {
+    await Promise.all([...servers.values()].map(stop));
+  });
+
+  it("Node's own answers are the expected ones", () => {
+    expect(reference.map((a) => a.status)).toEqual(CASES.map((c) => c.status));
+    expect(reference[0]!.body).toMatchObject({ pageCount: 1, pdfVersion: '1.7', hasAttachments: false, attachmentCount: 0 });
+    expect(reference[1]!.body).toMatchObject({ pageCount: 5, hasAttachments: true, attachmentCount: 2 });
+    expect(reference[2]!.body).toMatchObject({ pdfVersion: '2.0' });
+    const answer = (name: string) => reference[CASES.findIndex((c) => c.name === name)]!;
+    const bill = answer('QR-bill: vector code in the payment part').body as string;
+    expect(bill.startsWith(`{"references":${REFERENCES},"qrCodeData":{"qrType":"SPC"`)).toBe(true);
+    expect((JSON.parse(bill) as { qrCodeData: unknown }).qrCodeData).toMatchObject({ iban: 'CH4431999123000889012', amount: 1949.75, reference: '210000000003139471430009017' });
+    expect(answer('QR-bill: only a URL code on the last page').body).toMatchObject({ type: 'https://errors.example/problems/qr-code-not-found', rejected: [{ index: 0, reason: 'not-spc' }] });
+    expect(answer('QR-bill: no QR code at all').body).toMatchObject({ type: 'https://errors.example/problems/qr-code-not-found', rejected: [] });
+    CASES.forEach((c, i) => {
+      if (reference[i]!.status >= 400) expect(reference[i]!.traceId, `${c.name}: problem traceId`).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+    });
+  });
+
+  it.each(['bun', 'deno'] as const)('%s answers every request as Node does', async (runtime) => {
+    const server = servers.get(runtime)!;
+    for (const [i, c] of CASES.entries()) {
+      const { traceId, ...answer } = await ask(server.baseUrl, c);
+      const { traceId: nodeTraceId, ...expected } = reference[i]!;
+      expect(answer, `${runtime}: ${c.method} ${c.path} (${c.name})`).toEqual(expected);
+      expect(typeof traceId, `${runtime}: ${c.name}: traceId present as on Node`).toBe(typeof nodeTraceId);
+    }
+  });
+});
