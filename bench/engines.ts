@@ -19,7 +19,7 @@ import { PdfiumEngine } from '../src/pdf/engine/pdfium.ts';
 import type { EngineReport } from '../src/pdf/engine/port.ts';
 import { KNOWN_VERSIONS, findHeader } from '../src/pdf/syntax/structure.ts';
 import { MAX_STRUCTURE_STREAM_BYTES, validatePdf, type PdfValidationResult } from '../src/pdf/validate.ts';
-import { loadEngineModules } from '../src/runtime/node/deps.ts';
+import { loadEngineModules } from '../src/runtime/shared/deps.ts';
 import { simplePdf } from '../test/support/pdf-builder.ts';
 import type { ChildReply, ChildRequest, PdfjsAnswer } from './engines-pdfjs-child.ts';
 

@@ -19,7 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { EMPTY_GUID, type ClrValue } from '../src/idb/contract.ts';
+import { EMPTY_GUID, type ClrValue } from '#idb';
 import {
   attribute,
   boolText,

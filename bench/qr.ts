@@ -16,7 +16,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { readHttpConfig } from '../src/config.ts';
 import { readQrBill, type QrBill } from '../src/qr/bill.ts';
 import type { ScanOutcome } from '../src/qr/scan.ts';
-import { inProcessEngines } from '../src/runtime/node/deps.ts';
+import { inProcessEngines } from '../src/runtime/shared/deps.ts';
 import { killAllChildren, postBody, startServer, track, type RunningServer } from './server.ts';
 import { fmtMs, fmtPair, measure, p50, percentile, type Sample } from './stats.ts';
 

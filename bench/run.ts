@@ -11,7 +11,7 @@ import { cpus, freemem, totalmem } from 'node:os';
 import { readHttpConfig } from '../src/config.ts';
 import { PdfiumEngine } from '../src/pdf/engine/pdfium.ts';
 import { MAX_STRUCTURE_STREAM_BYTES, validatePdf, type PdfValidationResult } from '../src/pdf/validate.ts';
-import { loadEngineModules } from '../src/runtime/node/deps.ts';
+import { loadEngineModules } from '../src/runtime/shared/deps.ts';
 import { makeCases, SHARED_DIR, type BenchCase } from './inputs.ts';
 import { qpdfVersion, runQpdf, type QpdfRun } from './qpdf.ts';
 import { runBridgeBench } from './bridge.ts';

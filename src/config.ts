@@ -21,15 +21,21 @@ export class ConfigError extends Error {
 
 const MiB = 1024 * 1024;
 
-export function readHttpConfig(env: Environment, defaults: Partial<HttpConfig> = {}): HttpConfig {
+/** LOG_LEVEL, shared by the HTTP service and the bridge. */
+export function readLogLevel(env: Environment): LogLevel {
   const logLevel = env.LOG_LEVEL ?? 'info';
   if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be debug, info, warn or error, not "${logLevel}"`);
+  return logLevel as LogLevel;
+}
+
+export function readHttpConfig(env: Environment, defaults: Partial<HttpConfig> = {}): HttpConfig {
+  const logLevel = readLogLevel(env);
   const problemTypeBase = env.PROBLEM_TYPE_BASE ?? 'https://errors.example/problems/';
   if (!/^[a-z][a-z0-9+.-]*:\/\/.+\/problems\/$/i.test(problemTypeBase)) throw new ConfigError('PROBLEM_TYPE_BASE must be an absolute URI ending in /problems/');
   return {
     port: integer(env, 'PORT', defaults.port ?? 3000, 0, 65535),
     host: env.HOST ?? defaults.host ?? '127.0.0.1',
-    logLevel: logLevel as LogLevel,
+    logLevel,
     maxBodyBytes: integer(env, 'MAX_BODY_MB', (defaults.maxBodyBytes ?? 64 * MiB) / MiB, 1, 4096) * MiB,
     pdfTimeoutMs: integer(env, 'PDF_TIMEOUT_MS', defaults.pdfTimeoutMs ?? 10000, 100, 600000),
     pdfEngineMemoryBytes: integer(env, 'PDF_ENGINE_MEMORY_MB', (defaults.pdfEngineMemoryBytes ?? 256 * MiB) / MiB, 32, 2047) * MiB,

@@ -1,8 +1,8 @@
 /**
  * The port through which the IIDBService database operations run client SQL (spec/IIDBService.md: database requests,
  * ReturnDatatable / ReturnScalar / ExecuteNonQuery, "Rules users rely on"). Adapters: PostgreSQL through postgres.js
- * (src/runtime/node/postgres-database.ts); an embedded SQLite file through libsql in worker threads
- * (src/runtime/node/sqlite-database.ts). src/runtime/node/open-database.ts picks one from a URL.
+ * (src/runtime/node/idb/postgres-database.ts); an embedded SQLite file through libsql in worker threads
+ * (src/runtime/node/idb/sqlite-database.ts). src/runtime/node/idb/open-database.ts picks one from a URL.
  *
  * Decisions:
  * - A DatabaseTransaction is one connection holding one open transaction: a database request, or the implicit one of a

@@ -1,7 +1,7 @@
 /**
  * The port through which the IIDBService file operations keep file contents (spec/IIDBService.md, FileData and "File
  * writes are atomic … Sha256 is checked on read"). Adapters: a folder on the local disk
- * (src/runtime/node/folder-file-store.ts) and S3-compatible object storage, R2 included (src/idb/s3-file-store.ts).
+ * (src/runtime/node/idb/folder-file-store.ts) and S3-compatible object storage, R2 included (src/idb/s3-file-store.ts).
  *
  * Decisions:
  * - Only contents live here. Name, type, times, sha256 and length live in the database, written in the same transaction

@@ -5,8 +5,7 @@
  * long a shutdown waits for calls in flight), BRIDGE_MAX_CALLS_PER_CONNECTION, BRIDGE_NTLM_BACKEND (which NTLM acceptor
  * checks BRIDGE_NTLM_USERS: `typescript`, the default, or `gssapi`, gss-ntlmssp through the system GSSAPI).
  */
-import { ConfigError, integer, type Environment } from '../../src/config.ts';
-import { readIdbConfig, type IdbConfig } from '../../src/idb/config.ts';
+import { ConfigError, type Environment, type IdbConfig, integer, readIdbConfig } from '#idb';
 
 export interface BridgeConfig extends IdbConfig {
   /** From accepting a connection to its PreambleEnd. */

@@ -18,8 +18,7 @@
  * - The server sends End in answer to the client's End (WCF does; Mono's server just closes) and keeps reading: .NET
  *   pools connections and may start a new session on the same socket.
  */
-import type { Caller } from '../../src/idb/contract.ts';
-import type { Logger } from '../../src/ports.ts';
+import type { Caller, Logger } from '#idb';
 import { BinaryXmlError, decodeEnvelope, encodeEnvelope, ReaderSession, WriterSession, type XmlDocument } from './binary-xml/index.ts';
 import { END_RECORD, FramingFault, faultRecord, NEGOTIATE_UPGRADE, PREAMBLE_ACK, ServerFramingDecoder, sizedEnvelope, UPGRADE_RESPONSE, type FramingEvent, type FramingFaultName, type ServerDecoderOptions } from './framing/index.ts';
 import { NegotiateStreamServer, type NegotiateStreamOptions } from './negotiate/index.ts';

@@ -3,9 +3,7 @@
  * contract's fault, or the SOAP fault WCF would send for a malformed message, so the client always gets an answer
  * related to its MessageID and the channel stays usable ("A fault never ends the session").
  */
-import { IdbFault, type Caller, type OperationName } from '../../src/idb/contract.ts';
-import type { IdbService } from '../../src/idb/service.ts';
-import type { Logger } from '../../src/ports.ts';
+import { type Caller, IdbFault, type IdbService, type Logger, type OperationName } from '#idb';
 import type { XmlDocument } from './binary-xml/index.ts';
 import type { Dispatch } from './connection.ts';
 import { readRequest, SoapFault, writeFault, writeReply, type SoapOptions, type SoapRequest } from './soap/index.ts';

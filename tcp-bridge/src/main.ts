@@ -1,11 +1,10 @@
 /** `npm run bridge`: IIDBService over net.tcp on Node, configured from the environment (spec/RUN.md). */
-import { readHttpConfig } from '../../src/config.ts';
-import { jsonLogger } from '../../src/logger.ts';
-import { openNodeIdbService } from '../../src/runtime/node/idb-service.ts';
+import { jsonLogger, readLogLevel } from '#idb';
+import { openNodeIdbService } from '#idb/node';
 import { readBridgeConfig } from './config.ts';
 import { securityBackends, startBridge } from './server.ts';
 
-const logger = jsonLogger(readHttpConfig(process.env).logLevel, (line) => process.stdout.write(line + '\n'));
+const logger = jsonLogger(readLogLevel(process.env), (line) => process.stdout.write(line + '\n'));
 
 try {
   const config = readBridgeConfig(process.env);

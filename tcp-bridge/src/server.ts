@@ -13,10 +13,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { ConfigError } from '../../src/config.ts';
+import { ConfigError, type IdbService, type Logger } from '#idb';
 import { GssapiBackend, NtlmAccounts, NtlmBackend, type SecurityBackend } from './negotiate/index.ts';
-import type { IdbService } from '../../src/idb/service.ts';
-import type { Logger } from '../../src/ports.ts';
 import { BridgeConnection } from './connection.ts';
 import type { BridgeConfig } from './config.ts';
 import { soapDispatch } from './dispatch.ts';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import { startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
-import { openNodeIdbService } from '../../src/runtime/node/idb-service.ts';
+import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
 import { testApp } from '../support/app.ts';
 import { describeFailures, runE2EClient, runSvcutilClient } from '../support/mono-e2e.ts';
 import { freePort } from '../support/net.ts';

@@ -10,7 +10,7 @@ import { stringText } from '../../tcp-bridge/src/binary-xml/index.ts';
 import { readBridgeConfig, type BridgeConfig } from '../../tcp-bridge/src/config.ts';
 import { framing, sizedEnvelope } from '../../tcp-bridge/src/framing/index.ts';
 import { securityBackends, startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
-import { openNodeIdbService } from '../../src/runtime/node/idb-service.ts';
+import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
 import { NetTcpTestClient, type ServerRecord } from '../support/nettcp.ts';
 import { child, param, path, request, textOf } from '../support/soap.ts';
 

@@ -20,7 +20,7 @@ import { encodeEnvelope, WriterSession } from '../../tcp-bridge/src/binary-xml/i
 import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import { clientPreamble, framing, NEGOTIATE_UPGRADE, sizedEnvelope } from '../../tcp-bridge/src/framing/index.ts';
 import { securityBackends, startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
-import { openNodeIdbService } from '../../src/runtime/node/idb-service.ts';
+import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
 import { initiatorsAvailable, runNnsClient, type ClientResult } from '../support/negotiate-echo.ts';
 import { readTcpConversation } from '../support/pcap.ts';
 import { startRecordingProxy, writePcap } from '../support/pcap-writer.ts';

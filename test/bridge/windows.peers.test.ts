@@ -16,7 +16,7 @@ import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import { clientPreamble, framing, NEGOTIATE_UPGRADE, sizedEnvelope } from '../../tcp-bridge/src/framing/index.ts';
 import { securityBackends, startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
 import { readInt31 } from '../../tcp-bridge/src/bytes.ts';
-import { openNodeIdbService } from '../../src/runtime/node/idb-service.ts';
+import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
 import { describeShared } from '../support/corpus.ts';
 import { krb5Missing, startTestRealm, type TestRealm } from '../support/krb5-realm.ts';
 import { initiatorsAvailable, ntlmClientAccount, runNnsClient } from '../support/negotiate-echo.ts';

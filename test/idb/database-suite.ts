@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clrTypeOfDeclared } from '../../src/idb/column-types.ts';
 import { DatabaseFault, type Database, type DatabaseTransaction, type SqlValue, type StatementLimits } from '../../src/idb/database.ts';
 import { bindParameters } from '../../src/idb/sql-parameters.ts';
-import { createPostgresDatabase } from '../../src/runtime/node/postgres-database.ts';
-import { createSqliteDatabase } from '../../src/runtime/node/sqlite-database.ts';
+import { createPostgresDatabase } from '../../src/runtime/node/idb/postgres-database.ts';
+import { createSqliteDatabase } from '../../src/runtime/node/idb/sqlite-database.ts';
 import { startPostgres } from '../support/postgres.ts';
 
 export const LIMITS: StatementLimits = { timeoutMs: 5000, maxRows: 1000 };

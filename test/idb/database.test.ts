@@ -4,8 +4,8 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.ts';
 import type { DatabaseTransaction } from '../../src/idb/database.ts';
-import { openDatabase } from '../../src/runtime/node/open-database.ts';
-import { createSqliteDatabase } from '../../src/runtime/node/sqlite-database.ts';
+import { openDatabase } from '../../src/runtime/node/idb/open-database.ts';
+import { createSqliteDatabase } from '../../src/runtime/node/idb/sqlite-database.ts';
 import { ENDLESS, LIMITS, databaseSuite, fault, inTempDir, sqlite } from './database-suite.ts';
 
 databaseSuite(sqlite);

@@ -10,7 +10,7 @@ import { ConfigError } from '../../src/config.ts';
 import { StoreError, type FileStore } from '../../src/idb/file-store.ts';
 import { parseFilesUrl, readFilesConfig, type S3FilesConfig } from '../../src/idb/files-url.ts';
 import { S3FileStore } from '../../src/idb/s3-file-store.ts';
-import { FolderFileStore } from '../../src/runtime/node/folder-file-store.ts';
+import { FolderFileStore } from '../../src/runtime/node/idb/folder-file-store.ts';
 import { startS3rver, type RunningS3 } from '../support/s3rver.ts';
 
 const MiB = 1024 * 1024;
@@ -233,7 +233,7 @@ describe('FolderFileStore on disk', () => {
 
     // A separate process overwrites the key with 128 MiB in 64 KiB writes; it is SIGKILLed once its temporary file holds 4 MiB.
     const script = join(root, 'crash-writer.mts'); // .mts: the temp folder has no package.json saying ESM
-    const storeModule = pathToFileURL(join(projectRoot, 'src/runtime/node/folder-file-store.ts')).href;
+    const storeModule = pathToFileURL(join(projectRoot, 'src/runtime/node/idb/folder-file-store.ts')).href;
     await writeFile(
       script,
       `import { FolderFileStore } from ${JSON.stringify(storeModule)};

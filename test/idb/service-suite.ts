@@ -18,8 +18,8 @@ import { S3FileStore } from '../../src/idb/s3-file-store.ts';
 import { SchemaTooNewError } from '../../src/idb/schema.ts';
 import { openIdbService, type IdbService } from '../../src/idb/service.ts';
 import type { S3FilesConfig } from '../../src/idb/files-url.ts';
-import { FolderFileStore } from '../../src/runtime/node/folder-file-store.ts';
-import { openDatabase } from '../../src/runtime/node/open-database.ts';
+import { FolderFileStore } from '../../src/runtime/node/idb/folder-file-store.ts';
+import { openDatabase } from '../../src/runtime/node/idb/open-database.ts';
 import { startPostgres } from '../support/postgres.ts';
 import { startS3rver } from '../support/s3rver.ts';
 

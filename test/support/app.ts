@@ -4,7 +4,7 @@ import { readHttpConfig, type Environment } from '../../src/config.ts';
 import { readEndpointConfig } from '../../src/idb/config.ts';
 import type { PdfEngine } from '../../src/pdf/engine/port.ts';
 import type { LogLevel } from '../../src/ports.ts';
-import { inProcessEngines, loadEngineModules, nodeDeps, type EngineModules } from '../../src/runtime/node/deps.ts';
+import { inProcessEngines, loadEngineModules, serverDeps, type EngineModules } from '../../src/runtime/shared/deps.ts';
 
 let modules: Promise<EngineModules> | undefined;
 export const engineModules = (): Promise<EngineModules> => (modules ??= loadEngineModules());
@@ -23,7 +23,7 @@ export async function testApp(env: Environment = {}, overrides: EngineOverrides 
   const config = readHttpConfig(env);
   const engines = { ...(await inProcessEngines(config)), ...overrides };
   const logs: TestApp['logs'] = [];
-  const deps = { ...nodeDeps(config, readEndpointConfig(env), engines), logger: { log: (level: LogLevel, message: string, fields?: Record<string, unknown>) => void logs.push({ level, message, fields }) } };
+  const deps = { ...serverDeps(config, readEndpointConfig(env), engines), logger: { log: (level: LogLevel, message: string, fields?: Record<string, unknown>) => void logs.push({ level, message, fields }) } };
   return { app: createApp(deps), logs, engine: engines.engine };
 }
 

@@ -1,15 +1,15 @@
 /**
- * Bun entry: the same app as on Node, served by Bun.serve, with the Node entry's deps (Bun runs them unchanged).
+ * Bun entry: the same app as on Node, served by Bun.serve, with the deps shared with the Node entry (runtime/shared) (Bun runs them unchanged).
  * PDFium runs in-process: its memory ceiling bounds a decompression bomb, but unlike Node's worker pool a call cannot
  * be stopped at PDF_TIMEOUT_MS.
  */
 import { createApp } from '../../app.ts';
 import { readHttpConfig } from '../../config.ts';
 import { readEndpointConfig } from '../../idb/config.ts';
-import { inProcessEngines, nodeDeps } from '../node/deps.ts';
+import { inProcessEngines, serverDeps } from '../shared/deps.ts';
 
 const config = readHttpConfig(process.env);
-const deps = nodeDeps(config, readEndpointConfig(process.env), await inProcessEngines(config));
+const deps = serverDeps(config, readEndpointConfig(process.env), await inProcessEngines(config));
 const app = createApp(deps);
 
 const server = Bun.serve({

@@ -23,7 +23,7 @@ import { validateRoute } from '../../http/validate-route.ts';
 import { jsonLogger } from '../../logger.ts';
 import type { Logger } from '../../ports.ts';
 import { layoutJson } from './cli-json.ts';
-import { inProcessEngines, nodeDeps } from './deps.ts';
+import { inProcessEngines, serverDeps } from '../shared/deps.ts';
 
 const USAGE = `Usage: swiss-doc validate <file|dir>... [options]
        swiss-doc extract <file|dir>... [--references '<json array>'] [options]
@@ -279,7 +279,7 @@ async function main(argv: string[]): Promise<number> {
 
   const logger: Logger = config.logLevel === 'debug' ? jsonLogger('debug', (line) => process.stderr.write(line + '\n')) : { log: () => {} };
   // The CLI only validates and extracts, so the bridge's settings (published in the WSDL) do not apply to it.
-  const app = createApp({ ...nodeDeps(config, readEndpointConfig({}), await inProcessEngines(config)), logger });
+  const app = createApp({ ...serverDeps(config, readEndpointConfig({}), await inProcessEngines(config)), logger });
 
   let exit: number = EXIT.ok;
   for (const input of inputs) {

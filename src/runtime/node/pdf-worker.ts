@@ -3,7 +3,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { PdfiumEngine } from '../../pdf/engine/pdfium.ts';
 import { scanLastPage } from '../../qr/scan.ts';
 import { ZxingReader } from '../../qr/zxing.ts';
-import type { EngineModules } from './deps.ts';
+import type { EngineModules } from '../shared/deps.ts';
 import type { EngineJob } from './worker-engine.ts';
 
 const WARM_UP_PDF =

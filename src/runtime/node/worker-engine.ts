@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { EngineReport, PdfEngine } from '../../pdf/engine/port.ts';
 import type { QrExtractor } from '../../qr/extractor.ts';
 import type { ScanOutcome } from '../../qr/scan.ts';
-import type { EngineModules } from './deps.ts';
+import type { EngineModules } from '../shared/deps.ts';
 
 export interface WorkerEngineOptions {
   /** The engines compiled once in the main thread and shared: workers do not each compile (and hold) their own. */

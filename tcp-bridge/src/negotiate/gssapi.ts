@@ -104,7 +104,7 @@ import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { endianness } from 'node:os';
 import { resolve } from 'node:path';
-import { ConfigError, type Environment } from '../../../src/config.ts';
+import { ConfigError, type Environment } from '#idb';
 import { admitAuthenticate, admitNegotiate, AvId, checkNtlmV2Pairs, LogonThrottle, NtlmAccounts, NtlmFlag, parseChallenge, REQUIRED_NTLM_FLAGS } from './ntlm.ts';
 import {
   IntegrityError,

@@ -34,7 +34,7 @@
 
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { ConfigError } from '../../../src/config.ts';
+import { ConfigError } from '#idb';
 import { md4 } from './md4.ts';
 import { Rc4, rc4k } from './rc4.ts';
 import {

@@ -34,7 +34,7 @@
  * - Writes: at most 63 KiB of plaintext per frame (what .NET writes), and never a payload over 0xFC30 bytes.
  */
 
-import type { Logger } from '../../../src/ports.ts';
+import type { Logger } from '#idb';
 import type { ByteStream } from '../connection.ts';
 import { dataFrame, errorFrame, errorStatus, HandshakeId, handshakeFrame, MAX_DATA_SEND, MAX_HANDSHAKE_PAYLOAD, NnsDecoder, NnsError, type NnsFrame } from './nns.ts';
 import { createAcceptor, SpnegoAcceptor } from './spnego.ts';

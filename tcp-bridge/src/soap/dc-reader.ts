@@ -16,7 +16,7 @@
  *   namespace (xs, or ser for guid), resolved through the xmlns declarations in scope.
  */
 import { textToString, type XmlElement } from '../binary-xml/index.ts';
-import type { ClrValue, ClrValueType } from '../../../src/idb/contract.ts';
+import type { ClrValue, ClrValueType } from '#idb';
 import { CLASSES, DEFAULTS, isArray, isClass, isValueType, itemOf, type DcType, type Members } from './contract-types.ts';
 import { CONTRACTS_NS, XSI_NS } from './names.ts';
 import { SIMPLE_TYPES, simpleTypeNamed } from './simple-types.ts';

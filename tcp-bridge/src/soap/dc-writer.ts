@@ -9,7 +9,7 @@
  *   their contract; a DataTable is its inline schema and diffgram.
  */
 import { attribute, boolText, element, qnameText, xmlns, type XmlAttributeNode, type XmlContent, type XmlElement } from '../binary-xml/index.ts';
-import type { ClrValue, ClrValueType, DataTableResult } from '../../../src/idb/contract.ts';
+import type { ClrValue, ClrValueType, DataTableResult } from '#idb';
 import { CLASSES, isArray, isClass, isValueType, itemOf, type DcType } from './contract-types.ts';
 import { dataTableContent } from './datatable-xml.ts';
 import { CONTRACTS_NS, XSI_NS } from './names.ts';

@@ -18,7 +18,7 @@ import {
   type XmlNamespaceDeclaration,
   type XmlText,
 } from '../binary-xml/index.ts';
-import type { IdbFault } from '../../../src/idb/contract.ts';
+import type { IdbFault } from '#idb';
 import { ENVELOPE_SCOPE, replyEnvelope } from './envelope.ts';
 import { contractFault, SoapFault, type FaultSubcode, type QualifiedName, type ReplyAddressing } from './fault.ts';
 import { FAULT_ACTION, SOAP_NS, type SoapOptions } from './names.ts';

@@ -16,7 +16,7 @@ export const FAULT_ACTION = `${WSA_NS}/soap/fault`;
 export const OUR_ROLES: ReadonlySet<string> = new Set(['', `${SOAP_NS}/role/next`, `${SOAP_NS}/role/ultimateReceiver`]);
 
 /** Shared with the WSDL's wsaw:Action and soapAction, so the published actions are the ones a request is routed by. */
-export { actionOf, actionPrefix, CONTRACTS_NS, replyActionOf, SER_NS } from '../../../src/idb/contract-shapes.ts';
+export { actionOf, actionPrefix, CONTRACTS_NS, replyActionOf, SER_NS } from '#idb';
 
 /** What the SOAP layer needs of the configuration (EndpointConfig has it). */
 export interface SoapOptions {

@@ -3,7 +3,7 @@
  * result (dc-writer.ts), in the envelope with Action `{…}/OpResponse` and RelatesTo the request's MessageID.
  */
 import { element, xmlns, type XmlDocument } from '../binary-xml/index.ts';
-import type { OperationName, Operations } from '../../../src/idb/contract.ts';
+import type { OperationName, Operations } from '#idb';
 import { SIGNATURES } from './contract-types.ts';
 import { writeValue } from './dc-writer.ts';
 import { ENVELOPE_SCOPE, replyEnvelope } from './envelope.ts';

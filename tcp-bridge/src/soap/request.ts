@@ -12,7 +12,7 @@
  * for the transport, not filtered here (WCF's AddressFilter would; Mono's quirk shows how fragile that is).
  */
 import { textToString, type XmlDocument, type XmlElement } from '../binary-xml/index.ts';
-import { IdbFault, OPERATIONS, type OperationName, type Operations } from '../../../src/idb/contract.ts';
+import { IdbFault, OPERATIONS, type OperationName, type Operations } from '#idb';
 import { SIGNATURES } from './contract-types.ts';
 import { readMembers } from './dc-reader.ts';
 import {

@@ -18,7 +18,7 @@ import {
   textToString,
   type XmlText,
 } from '../binary-xml/index.ts';
-import type { ClrValue, ClrValueType } from '../../../src/idb/contract.ts';
+import type { ClrValue, ClrValueType } from '#idb';
 import { SER_NS, XSD_NS } from './names.ts';
 import { invalid, xsBoolean } from './tree.ts';
 import { DATE_TIME_TICKS_END, parseBase64, parseDateTime, parseDecimal, parseDouble, parseGuid, parseInteger } from './xsd.ts';

@@ -5,7 +5,7 @@
  * contract's InvalidArgument.
  */
 import { textToString, type XmlContent, type XmlElement, type XmlText } from '../binary-xml/index.ts';
-import { IdbFault } from '../../../src/idb/contract.ts';
+import { IdbFault } from '#idb';
 import { XML_NS, XSI_NS } from './names.ts';
 import type { QualifiedName } from './fault.ts';
 

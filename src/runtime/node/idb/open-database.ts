@@ -10,8 +10,8 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError } from '../../config.ts';
-import type { Database } from '../../idb/database.ts';
+import { ConfigError } from '../../../config.ts';
+import type { Database } from '../../../idb/database.ts';
 import { createPostgresDatabase } from './postgres-database.ts';
 import { createSqliteDatabase } from './sqlite-database.ts';
 

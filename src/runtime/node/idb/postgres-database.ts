@@ -23,9 +23,9 @@
  *   types, arrays) is looked up once per Database with `format_type` on the statement's own connection.
  */
 import postgres from 'postgres';
-import type { ClrValueType } from '../../idb/contract.ts';
-import { DatabaseFault, type Database, type DatabaseFaultName, type DatabaseTransaction, type ResultColumn, type SqlValue, type StatementLimits, type StatementResult } from '../../idb/database.ts';
-import type { DataCell } from '../../idb/datatable.ts';
+import type { ClrValueType } from '../../../idb/contract.ts';
+import { DatabaseFault, type Database, type DatabaseFaultName, type DatabaseTransaction, type ResultColumn, type SqlValue, type StatementLimits, type StatementResult } from '../../../idb/database.ts';
+import type { DataCell } from '../../../idb/datatable.ts';
 
 export interface PostgresDatabaseOptions {
   /** `postgres://user:pass@host:port/db` */

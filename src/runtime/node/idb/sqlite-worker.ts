@@ -16,8 +16,8 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { ResultColumn } from '../../idb/database.ts';
-import type { DataCell } from '../../idb/datatable.ts';
+import type { ResultColumn } from '../../../idb/database.ts';
+import type { DataCell } from '../../../idb/datatable.ts';
 
 export interface WorkerData {
   /** Absolute path of the database file. */

@@ -35,9 +35,9 @@
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { ConfigError } from '../../config.ts';
-import { DatabaseFault, type Database, type DatabaseFaultName, type DatabaseTransaction, type SqlValue, type StatementLimits, type StatementResult } from '../../idb/database.ts';
-import type { DataCell } from '../../idb/datatable.ts';
+import { ConfigError } from '../../../config.ts';
+import { DatabaseFault, type Database, type DatabaseFaultName, type DatabaseTransaction, type SqlValue, type StatementLimits, type StatementResult } from '../../../idb/database.ts';
+import type { DataCell } from '../../../idb/datatable.ts';
 import type { BindValue, WireResult, WorkerData, WorkerReply, WorkerRequest } from './sqlite-worker.ts';
 
 export interface SqliteDatabaseOptions {

@@ -4,15 +4,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { ConfigError } from '../../config.ts';
-import type { IdbConfig } from '../../idb/config.ts';
-import type { Database } from '../../idb/database.ts';
-import type { FileStore } from '../../idb/file-store.ts';
-import type { FilesConfig } from '../../idb/files-url.ts';
-import { NO_ROLES, parseRoles, type Roles } from '../../idb/roles.ts';
-import { S3FileStore } from '../../idb/s3-file-store.ts';
-import { openIdbService, type IdbService } from '../../idb/service.ts';
-import type { Logger } from '../../ports.ts';
+import { ConfigError } from '../../../config.ts';
+import type { IdbConfig } from '../../../idb/config.ts';
+import type { Database } from '../../../idb/database.ts';
+import type { FileStore } from '../../../idb/file-store.ts';
+import type { FilesConfig } from '../../../idb/files-url.ts';
+import { NO_ROLES, parseRoles, type Roles } from '../../../idb/roles.ts';
+import { S3FileStore } from '../../../idb/s3-file-store.ts';
+import { openIdbService, type IdbService } from '../../../idb/service.ts';
+import type { Logger } from '../../../ports.ts';
 import { FolderFileStore } from './folder-file-store.ts';
 import { openDatabase } from './open-database.ts';
 

@@ -22,7 +22,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { checkKey, checkSha256, StoreError, verifySha256, type FileStore, type StoredContent } from '../../idb/file-store.ts';
+import { checkKey, checkSha256, StoreError, verifySha256, type FileStore, type StoredContent } from '../../../idb/file-store.ts';
 
 export interface FolderFileStoreOptions {
   /** The store's folder; created if missing. Relative to the working directory. */

@@ -1,0 +1,12 @@
+/**
+ * IIDBService for its transports: the one entry through which the tcp-bridge (and its bench client) reach the
+ * platform-free handlers, imported as `#idb` (package.json `imports`). The Node adapters that open databases and file
+ * stores are `#idb/node` (src/runtime/node/idb).
+ */
+export { ConfigError, integer, readLogLevel, type Environment } from '../config.ts';
+export { jsonLogger } from '../logger.ts';
+export type { Logger, LogLevel } from '../ports.ts';
+export { readIdbConfig, type IdbConfig } from './config.ts';
+export * from './contract.ts';
+export * from './contract-shapes.ts';
+export type { IdbService } from './service.ts';
