@@ -1,6 +1,6 @@
 /**
  * One net.tcp connection: the framing state machine fed with the connection's bytes (or, after the Windows security
- * upgrade, with NegotiateStream's plaintext), the binary session dictionaries of each direction, and calls handed to
+ * upgrade, with the upgraded stream's plaintext), the binary session dictionaries of each direction, and calls handed to
  * `dispatch` with the connection's caller. Knows nothing of sockets: a ByteStream is anything that writes bytes.
  *
  * Decisions:
@@ -20,30 +20,19 @@
  */
 import type { Caller, Logger } from '#idb';
 import { BinaryXmlError, decodeEnvelope, encodeEnvelope, ReaderSession, WriterSession, type XmlDocument } from './binary-xml/index.ts';
-import { END_RECORD, FramingFault, faultRecord, NEGOTIATE_UPGRADE, PREAMBLE_ACK, ServerFramingDecoder, sizedEnvelope, UPGRADE_RESPONSE, type FramingEvent, type FramingFaultName, type ServerDecoderOptions } from './framing/index.ts';
-import { NegotiateStreamServer, type NegotiateStreamOptions } from './negotiate/index.ts';
-
-/** Where the connection's answers go: the socket, or later the NegotiateStream over it. */
-export interface ByteStream {
-  write(bytes: Uint8Array): void;
-  /** Flushes what was written, then closes. */
-  end(): void;
-  /** Closes at once. */
-  destroy(): void;
-  pause(): void;
-  resume(): void;
-}
-
-/** Turns a decoded request into the reply to send (a SOAP fault included); never rejects. */
-export type Dispatch = (request: XmlDocument, caller: Caller) => Promise<XmlDocument>;
+import { END_RECORD, FramingFault, faultRecord, PREAMBLE_ACK, ServerFramingDecoder, sizedEnvelope, UPGRADE_RESPONSE, type FramingEvent, type FramingFaultName, type ServerDecoderOptions } from './framing/index.ts';
+import type { ByteStream, Dispatch, StreamUpgrade, StreamUpgradeAcceptor } from './streams.ts';
 
 export interface ConnectionOptions {
   connectionId: string;
+  /** The client's address, for the upgrade (throttling failed logons) and logs. */
+  remoteAddress: string;
   /**
-   * Windows security: the client must upgrade to NegotiateStream (application/negotiate) before PreambleEnd, and the
-   * identity it authenticates as is the caller. Without it (security mode None) every caller is anonymous.
+   * Transport security (Windows: NegotiateStream, application/negotiate): the client must upgrade before
+   * PreambleEnd, and the identity it authenticates as is the caller. Without it (security mode None) every caller
+   * is anonymous.
    */
-  security?: Omit<NegotiateStreamOptions, 'connectionId' | 'logger'>;
+  upgrade?: StreamUpgradeAcceptor;
   dispatch: Dispatch;
   decoder: ServerDecoderOptions;
   initTimeoutMs: number;
@@ -58,9 +47,9 @@ export interface ConnectionOptions {
 
 export class BridgeConnection {
   private readonly decoder: ServerFramingDecoder;
-  /** Where replies go: the socket, or the NegotiateStream over it once established. */
+  /** Where replies go: the socket, or the upgraded stream over it once established. */
   private out: ByteStream;
-  private negotiate: NegotiateStreamServer | undefined;
+  private upgraded: StreamUpgrade | undefined;
   private caller: Caller | undefined;
   private readerSession = new ReaderSession();
   private writerSession = new WriterSession();
@@ -75,8 +64,9 @@ export class BridgeConnection {
     private readonly stream: ByteStream,
     private readonly options: ConnectionOptions,
   ) {
-    const secured = options.security !== undefined;
-    this.decoder = new ServerFramingDecoder({ ...options.decoder, requireUpgrade: secured, acceptUpgrade: (type) => secured && type === NEGOTIATE_UPGRADE });
+    const upgrade = options.upgrade;
+    const secured = upgrade !== undefined;
+    this.decoder = new ServerFramingDecoder({ ...options.decoder, requireUpgrade: secured, acceptUpgrade: (type) => type === upgrade?.contentType });
     this.out = stream;
     if (!secured) this.caller = { name: 'anonymous', anonymous: true, connectionId: options.connectionId };
     this.arm(options.initTimeoutMs, 'init');
@@ -85,11 +75,11 @@ export class BridgeConnection {
   /** Bytes from the socket. */
   receive(chunk: Uint8Array): void {
     if (this.closed) return;
-    if (this.negotiate !== undefined) this.negotiate.receive(chunk);
+    if (this.upgraded !== undefined) this.upgraded.receive(chunk);
     else this.framed(chunk);
   }
 
-  /** Bytes of the framing stream: the socket's, or NegotiateStream's plaintext. */
+  /** Bytes of the framing stream: the socket's, or the upgraded stream's plaintext. */
   private framed(chunk: Uint8Array): void {
     if (this.closed) return;
     let events: FramingEvent[];
@@ -108,7 +98,7 @@ export class BridgeConnection {
 
   /** The stream closed under us (the client closed or reset it). */
   streamClosed(): void {
-    this.negotiate?.transportClosed();
+    this.upgraded?.transportClosed();
     this.finish(!this.sessionOpen && this.decoder.state === 'version');
   }
 
@@ -223,27 +213,27 @@ export class BridgeConnection {
   }
 
   /**
-   * NegotiateStream over the socket: the handshake, then the framing stream continues as its plaintext. The init
-   * time-out keeps running through the handshake until PreambleEnd.
+   * The upgrade over the socket (NegotiateStream): its handshake, then the framing stream continues as its
+   * plaintext. The init time-out keeps running through the handshake until PreambleEnd.
    */
   private upgrade(rest: Uint8Array): void {
-    const security = this.options.security!;
+    const { connectionId, remoteAddress, logger } = this.options;
     this.stream.write(UPGRADE_RESPONSE);
-    this.negotiate = new NegotiateStreamServer(
+    this.upgraded = this.options.upgrade!.accept(
       this.stream,
-      { ...security, connectionId: this.options.connectionId, logger: this.options.logger },
+      { connectionId, remoteAddress, logger },
       {
         established: (peer, plaintext) => {
-          this.caller = { name: peer.name, anonymous: false, connectionId: this.options.connectionId };
+          this.caller = { name: peer.name, anonymous: false, connectionId };
           this.out = plaintext;
-          this.options.logger.log('info', 'authenticated', { connectionId: this.options.connectionId, caller: peer.name, mechanism: peer.mechanismName, protection: peer.protectionLevel });
+          logger.log('info', 'authenticated', { connectionId, caller: peer.name, mechanism: peer.mechanismName, protection: peer.protectionLevel });
           this.decoder.upgradeComplete();
         },
         data: (plain) => this.framed(plain),
         failed: () => this.finish(false),
       },
     );
-    this.negotiate.receive(rest);
+    this.upgraded.receive(rest);
   }
 
   private arm(ms: number, reason: 'init' | 'idle'): void {

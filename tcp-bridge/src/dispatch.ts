@@ -5,7 +5,7 @@
  */
 import { type Caller, IdbFault, type IdbService, type Logger, type OperationName } from '#idb';
 import type { XmlDocument } from './binary-xml/index.ts';
-import type { Dispatch } from './connection.ts';
+import type { Dispatch } from './streams.ts';
 import { readRequest, SoapFault, writeFault, writeReply, type SoapOptions, type SoapRequest } from './soap/index.ts';
 
 export function soapDispatch(service: IdbService, options: SoapOptions & { logger: Logger }): Dispatch {

@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { ConfigError, type IdbService, type Logger } from '#idb';
-import { GssapiBackend, NtlmAccounts, NtlmBackend, type SecurityBackend } from './negotiate/index.ts';
+import { GssapiBackend, negotiateUpgrade, NtlmAccounts, NtlmBackend, type SecurityBackend } from './negotiate/index.ts';
 import { BridgeConnection } from './connection.ts';
 import type { BridgeConfig } from './config.ts';
 import { soapDispatch } from './dispatch.ts';
@@ -57,6 +57,7 @@ export function securityBackends(config: BridgeConfig): SecurityBackend[] | unde
 export async function startBridge(config: BridgeConfig, service: IdbService, logger: Logger, backends = securityBackends(config)): Promise<RunningBridge> {
   const dispatch = soapDispatch(service, { serviceNamespace: config.endpoint.serviceNamespace, logger });
   const path = new URL(config.endpoint.address.replace(/^net\.tcp:/, 'http:')).pathname;
+  const upgrade = backends === undefined ? undefined : negotiateUpgrade({ backends, protectionLevel: config.endpoint.protectionLevel });
   const live = new Set<BridgeConnection>();
   const sockets = new Set<Socket>();
   let refused = 0;
@@ -80,7 +81,8 @@ export async function startBridge(config: BridgeConfig, service: IdbService, log
       },
       {
         connectionId,
-        ...(backends === undefined ? {} : { security: { backends, protectionLevel: config.endpoint.protectionLevel, remoteAddress: socket.remoteAddress ?? '' } }),
+        remoteAddress: socket.remoteAddress ?? '',
+        ...(upgrade === undefined ? {} : { upgrade }),
         dispatch,
         decoder: {
           maxMessageSize: config.maxMessageBytes,

@@ -3,16 +3,9 @@
  * (`application/negotiate`) and our UpgradeResponse, it runs the handshake over the raw connection, then turns the
  * data frames into a plaintext byte stream for the NMF decoder and wraps what the connection writes.
  *
- * Plugging it into a connection (BridgeConnection's `upgradeRequest` event):
- *
- *   raw.write(UPGRADE_RESPONSE);
- *   const nego = new NegotiateStreamServer(raw, { backends, protectionLevel, remoteAddress }, {
- *     established: (peer, plaintext) => { caller = peer.name; output = plaintext; decoder.upgradeComplete(); },
- *     data: (plain) => feed plain to decoder.push(...),
- *     failed: (error) => { the connection is over: log, roll back, no further writes },
- *   });
- *   nego.receive(event.rest);                 // bytes of the same chunk after the UpgradeRequest record
- *   from then on: socket data → nego.receive(chunk); socket close → nego.transportClosed().
+ * The server offers it to its connections as a StreamUpgradeAcceptor (`negotiateUpgrade`, streams.ts): on the
+ * `upgradeRequest` event the connection writes the UpgradeResponse and hands its raw stream to `accept`, then feeds
+ * it the socket's bytes (the first call with the event's `rest`) and tells it when the socket closed.
  *
  * `raw` is the socket's ByteStream; `plaintext` (handed to `established`) is a ByteStream whose writes go out as
  * wrapped data frames, whose end()/destroy() end/destroy the socket and whose pause()/resume() pause the socket.
@@ -35,7 +28,8 @@
  */
 
 import type { Logger } from '#idb';
-import type { ByteStream } from '../connection.ts';
+import { NEGOTIATE_UPGRADE } from '../framing/index.ts';
+import type { ByteStream, StreamUpgradeAcceptor } from '../streams.ts';
 import { dataFrame, errorFrame, errorStatus, HandshakeId, handshakeFrame, MAX_DATA_SEND, MAX_HANDSHAKE_PAYLOAD, NnsDecoder, NnsError, type NnsFrame } from './nns.ts';
 import { createAcceptor, SpnegoAcceptor } from './spnego.ts';
 import {
@@ -90,6 +84,14 @@ export interface NegotiateStreamEvents {
 }
 
 export type NegotiateStreamState = 'handshake' | 'established' | 'failed' | 'closed';
+
+/** NegotiateStream as the stream upgrade of `application/negotiate`, for every connection of a server. */
+export function negotiateUpgrade(options: Omit<NegotiateStreamOptions, 'remoteAddress' | 'connectionId' | 'logger'>): StreamUpgradeAcceptor {
+  return {
+    contentType: NEGOTIATE_UPGRADE,
+    accept: (raw, site, events) => new NegotiateStreamServer(raw, { ...options, ...site }, events),
+  };
+}
 
 /** At most this much plaintext per data frame, as .NET's NegotiateStream writes. */
 const MAX_PLAINTEXT_PER_FRAME = 63 * 1024;

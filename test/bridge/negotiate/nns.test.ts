@@ -4,7 +4,7 @@
  * transport: handshake, refusals, caps, the data phase and large writes.
  */
 import { describe, expect, it } from 'vitest';
-import type { ByteStream } from '../../../tcp-bridge/src/connection.ts';
+import type { ByteStream } from '../../../tcp-bridge/src/streams.ts';
 import {
   dataFrame,
   errorFrame,

@@ -1,0 +1,64 @@
+/**
+ * The types the bridge's layers meet on, in the manner of CoreWCF's transport: a connection reads bytes from a
+ * ByteStream, may hand it to a stream upgrade (Windows security) that gives back a ByteStream of plaintext, and hands
+ * each decoded message to a Dispatch. Nothing here knows of sockets, framing records or security mechanisms.
+ */
+import type { Caller, Logger } from '#idb';
+import type { XmlDocument } from './binary-xml/index.ts';
+
+/** Where a connection's bytes go: the socket, or an upgraded stream over it. */
+export interface ByteStream {
+  write(bytes: Uint8Array): void;
+  /** Flushes what was written, then closes. */
+  end(): void;
+  /** Closes at once. */
+  destroy(): void;
+  pause(): void;
+  resume(): void;
+}
+
+/** Turns a decoded request into the reply to send (a SOAP fault included); never rejects. */
+export type Dispatch = (request: XmlDocument, caller: Caller) => Promise<XmlDocument>;
+
+/** Who an upgrade authenticated. */
+export interface UpgradedPeer {
+  /** The caller's name, normalized (`DOMAIN\user` or `user@REALM`). */
+  name: string;
+  /** For the log: `NTLM`, `Kerberos`. */
+  mechanismName: string;
+  /** For the log: what protects the plaintext (`EncryptAndSign`, `Sign`). */
+  protectionLevel: string;
+}
+
+export interface StreamUpgradeEvents {
+  /** The upgrade succeeded: the peer, and the stream whose writes go out protected. */
+  established(peer: UpgradedPeer, plaintext: ByteStream): void;
+  /** Plaintext the client sent (never empty). */
+  data(plain: Uint8Array): void;
+  /** The upgrade was refused or the protected stream broke; the upgrade has ended or destroyed the raw stream. */
+  failed(error: Error): void;
+}
+
+/** An upgrade in progress, then established, on one connection: it is fed the raw bytes from then on. */
+export interface StreamUpgrade {
+  receive(chunk: Uint8Array): void;
+  /** The raw stream closed under it. */
+  transportClosed(): void;
+}
+
+/** What each connection needs to know of the connection it upgrades. */
+export interface UpgradeSite {
+  connectionId: string;
+  /** The client's address (throttling failed logons, logs). */
+  remoteAddress: string;
+  logger: Logger;
+}
+
+/**
+ * A stream upgrade the server offers (CoreWCF's StreamUpgradeAcceptor): the framing UpgradeRequest names its content
+ * type; after the UpgradeResponse the connection's raw bytes go to `accept`'s StreamUpgrade.
+ */
+export interface StreamUpgradeAcceptor {
+  readonly contentType: string;
+  accept(raw: ByteStream, site: UpgradeSite, events: StreamUpgradeEvents): StreamUpgrade;
+}
