@@ -1,6 +1,7 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { KNOWN_VERSIONS, findHeader } from '../pdf/syntax/structure.ts';
 import type { QrExtractor } from '../qr/extractor.ts';
+import { qrBillWarnings } from '../qr/warnings.ts';
 import type { AppEnv } from './env.ts';
 import { JsonWithText } from './json-object.ts';
 import { Problem } from './problems.ts';
@@ -16,7 +17,7 @@ export const extractRoute = createRoute({
   tags: ['Documents'],
   request: { body: { required: true, content: { 'application/json': { schema: ExtractSwissQrCodeRequest } } } },
   responses: {
-    200: { description: 'The first valid QR-bill in reading order on the last page.', content: { 'application/json': { schema: ExtractSwissQrCodeResponse } } },
+    200: { description: 'The first valid QR-bill in reading order on the last page, and what it may need attention for (`warnings`).', content: { 'application/json': { schema: ExtractSwissQrCodeResponse } } },
     400: problemContent('`validation`, `invalid-base64`, `invalid-pdf`, `encrypted-pdf` or `pdf-too-complex`.'),
     404: problemContent('`qr-code-not-found`: no valid QR-bill on the last page; `rejected` says why for each QR code found.'),
     413: problemContent('`payload-too-large`: the body exceeds MAX_BODY_MB.'),
@@ -47,9 +48,11 @@ export function registerExtractRoute(app: OpenAPIHono<AppEnv>, options: { qr: Qr
     switch (outcome.status) {
       case 'found':
         // References go back as the client wrote them (big numbers, key order and all), not re-serialized.
-        return c.body(`{"references":${references.data.text},"qrCodeData":${JSON.stringify(SwissQrCodeData.parse(outcome.bill))}}`, 200, {
-          'Content-Type': 'application/json',
-        });
+        return c.body(
+          `{"references":${references.data.text},"qrCodeData":${JSON.stringify(SwissQrCodeData.parse(outcome.bill))},"warnings":${JSON.stringify(qrBillWarnings(outcome.bill))}}`,
+          200,
+          { 'Content-Type': 'application/json' },
+        );
       case 'not-found':
         throw new Problem(
           'qr-code-not-found',

@@ -95,6 +95,26 @@ export const ExtractSwissQrCodeRequest = z.object({ references: References, base
   description: 'Property names bind case-insensitively.',
 });
 
+export const QrBillWarning = z
+  .object({
+    code: z.string().openapi({
+      description:
+        'Stable code to branch on (ignore codes you do not know): `combined-address` (a K address, not accepted by banks since 2025-11-22), ' +
+        '`extended-character-set` (characters IG 2.3 allows and IG 2.2 did not), `unsupported-character` (outside the IG 2.3 set), ' +
+        '`version-02xx` (a version other than 0200).',
+      example: 'combined-address',
+    }),
+    fields: z.array(z.string()).openapi({ description: 'Where: field names of qrCodeData, dotted inside addresses.', example: ['creditor'] }),
+    detail: z.string().openapi({ description: 'One sentence for a person.' }),
+  })
+  .openapi('QrBillWarning');
+
 export const ExtractSwissQrCodeResponse = z
-  .object({ references: z.array(z.unknown()), qrCodeData: SwissQrCodeData })
+  .object({
+    references: z.array(z.unknown()),
+    qrCodeData: SwissQrCodeData,
+    warnings: z.array(QrBillWarning).openapi({
+      description: 'What the bill may still need attention for under SIX IG QR-bill 2.3 (in force since 2025-11-22); empty when nothing. The bill is valid either way.',
+    }),
+  })
   .openapi('ExtractSwissQrCodeResponse');

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postJson, testApp, type TestApp } from '../support/app.ts';
 import { describeShared, readShared, sharedPath } from '../support/corpus.ts';
 import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
+import { PAYMENT_PART_CODE, qrBillPdf, spcCode } from '../support/qr-bills.ts';
 
 const LAUNCHER = join(import.meta.dirname, '..', '..', 'bin', 'swiss-doc.mjs');
 const VALIDATE = '/api/v1/documents/validate';
@@ -75,6 +76,19 @@ const files = {
   noQr: simplePdf(),
   notPdf: new TextEncoder().encode('Invoice 2024-001, CHF 120.00: plain text, no PDF.\n'),
   big: simplePdf({ contentBytes: 1_000_000 }),
+  /** A valid bill with a K creditor: answered with the combined-address warning. */
+  legacy: qrBillPdf([
+    {
+      codes: [
+        {
+          ...PAYMENT_PART_CODE,
+          code: spcCode(
+            ['SPC', '0200', '1', 'CH4431999123000889012', 'K', 'Robert Schneider AG', 'Rue du Lac 1268', '2501 Biel', '', '', 'CH', '', '', '', '', '', '', '', '10.00', 'CHF', '', '', '', '', '', '', '', 'QRR', '210000000003139471430009017', '', 'EPD'].join('\n'),
+          ),
+        },
+      ],
+    },
+  ]),
 };
 
 let app: TestApp;
@@ -84,6 +98,7 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'no-qr.pdf'), files.noQr);
   writeFileSync(join(dir, 'note.txt'), files.notPdf);
   writeFileSync(join(dir, 'big.pdf'), files.big);
+  writeFileSync(join(dir, 'legacy.pdf'), files.legacy);
   mkdirSync(join(dir, 'invoices', 'older'), { recursive: true });
   writeFileSync(join(dir, 'invoices', 'a.pdf'), files.a);
   writeFileSync(join(dir, 'invoices', 'b.PDF'), files.b);
@@ -212,6 +227,16 @@ describe('swiss-doc extract', () => {
     const [line, ...rest] = lines(run.stdout);
     expect(rest).toEqual([]);
     expectProblemLine(line!, 'no-qr.pdf', answer);
+  });
+});
+
+describe('swiss-doc extract on a bill with IG 2.3 warnings', () => {
+  it('prints the warnings as the API answers them, exit 0 (the bill is valid)', async () => {
+    const run = await swissDoc(['extract', 'legacy.pdf']);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const answer = await api(app, EXTRACT, pdfRequest(files.legacy, '[]'));
+    expect(lines(run.stdout)).toEqual([exactLine('legacy.pdf', answer)]);
+    expect(JSON.parse(answer.text)).toMatchObject({ warnings: [{ code: 'combined-address', fields: ['creditor'] }] });
   });
 });
 

@@ -23,10 +23,17 @@ async function extracted(pdf: Uint8Array, references: unknown[] = []) {
   const res = await extract(pdf, references);
   expect(res.status, 'status').toBe(200);
   expect(res.headers.get('content-type')).toBe('application/json');
-  const body = (await res.json()) as { references: unknown; qrCodeData: Record<string, unknown> };
-  expect(Object.keys(body)).toEqual(['references', 'qrCodeData']);
+  const body = (await res.json()) as { references: unknown; qrCodeData: Record<string, unknown>; warnings: unknown[] };
+  expect(Object.keys(body)).toEqual(['references', 'qrCodeData', 'warnings']);
   expect(body.references).toStrictEqual(references);
   return body.qrCodeData;
+}
+
+/** The answer's warnings for a PDF that holds a bill. */
+async function warningsOf(pdf: Uint8Array) {
+  const res = await extract(pdf);
+  expect(res.status, 'status').toBe(200);
+  return ((await res.json()) as { warnings: { code: string; fields: string[]; detail: string }[] }).warnings;
 }
 
 // ---- bills ------------------------------------------------------------------------------------------------------
@@ -171,6 +178,34 @@ describe('POST /api/v1/documents/extract-swiss-qr-code', () => {
     });
   });
 
+  describe('IG 2.3 warnings', () => {
+    it('are empty for an IG 2.3 bill', async () => {
+      expect(await warningsOf(await swissQrBillPdf(QRR_BILL))).toEqual([]);
+    });
+
+    it('name K addresses, characters new in IG 2.3 and a version other than 0200, and the bill is still answered', async () => {
+      const text = payload({
+        2: '0201',
+        5: 'K', 7: 'Rue du Lac 1268', 8: '2501 Biel', 9: '', 10: '',
+        30: 'Facture 12 € – merci',
+      });
+      const pdf = qrBillPdf([{ codes: [{ ...PAYMENT_PART_CODE, code: spcCode(text) }] }]);
+      expect(await extracted(pdf)).toMatchObject({ version: '0201', creditor: { addressType: 'K', addressLine1: 'Rue du Lac 1268' } });
+      expect(await warningsOf(pdf)).toEqual([
+        { code: 'combined-address', fields: ['creditor'], detail: expect.stringContaining('22 November 2025') },
+        { code: 'extended-character-set', fields: ['unstructuredMessage'], detail: expect.stringContaining('U+20AC €') },
+        { code: 'unsupported-character', fields: ['unstructuredMessage'], detail: expect.stringContaining('U+2013 –') },
+        { code: 'version-02xx', fields: ['version'], detail: expect.any(String) },
+      ]);
+    });
+
+    it('come after qrCodeData in the JSON text', async () => {
+      const pdf = qrBillPdf([{ codes: [{ ...PAYMENT_PART_CODE, code: spcCode(payload({ 2: '0201' })) }] }]);
+      const text = await (await extract(pdf)).text();
+      expect(text).toMatch(/^\{"references":\[\],"qrCodeData":\{.*\},"warnings":\[\{"code":"version-02xx","fields":\["version"\],"detail":"[^"]+"\}\]\}$/);
+    });
+  });
+
   describe('references', () => {
     const pdf = qrBillPdf([{ codes: [{ ...PAYMENT_PART_CODE, code: billCode(QRR_BILL) }] }]);
 
@@ -180,7 +215,7 @@ describe('POST /api/v1/documents/extract-swiss-qr-code', () => {
       expect(res.status).toBe(200);
       const text = await res.text();
       expect(text.startsWith(`{"references":${references},"qrCodeData":{`)).toBe(true);
-      expect(JSON.parse(text)).toStrictEqual({ references: JSON.parse(references), qrCodeData: QRR_DATA });
+      expect(JSON.parse(text)).toStrictEqual({ references: JSON.parse(references), qrCodeData: QRR_DATA, warnings: [] });
     });
 
     it('may be empty', async () => {
@@ -354,6 +389,12 @@ describe('POST /api/v1/documents/extract-swiss-qr-code', () => {
     expect(SwissQrCodeDataDto!.properties.creditor).toEqual({ $ref: '#/components/schemas/AddressDataDto' });
     expect(Object.keys(AddressDataDto!.properties)).toEqual(Object.keys(QRR_DATA.creditor));
     expect(ExtractSwissQrCodeResponse!.properties.qrCodeData).toEqual({ $ref: '#/components/schemas/SwissQrCodeDataDto' });
+    expect(Object.keys(ExtractSwissQrCodeResponse!.properties)).toEqual(['references', 'qrCodeData', 'warnings']);
+    expect(ExtractSwissQrCodeResponse!.required).toEqual(['references', 'qrCodeData', 'warnings']);
+    expect(ExtractSwissQrCodeResponse!.properties.warnings).toMatchObject({ type: 'array', items: { $ref: '#/components/schemas/QrBillWarning' } });
+    const { QrBillWarning } = doc.components.schemas;
+    expect(QrBillWarning!.required).toEqual(['code', 'fields', 'detail']);
+    expect(JSON.stringify(QrBillWarning!.properties.code)).toMatch(/combined-address.*extended-character-set.*version-02xx/);
     // null must validate against the schema of an absent address
     expect(SwissQrCodeDataDto!.properties.ultimateDebtor).toEqual({ anyOf: [{ $ref: '#/components/schemas/AddressDataDto' }, { type: 'null' }] });
   });

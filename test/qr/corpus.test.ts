@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { prepareZXingModule, readBarcodes, type ReadResult } from 'zxing-wasm/reader';
 import { readQrBill } from '../../src/qr/bill.ts';
+import { qrBillWarnings } from '../../src/qr/warnings.ts';
 import { engineModules, postJson, testApp, type TestApp } from '../support/app.ts';
 import { describeShared, readShared, readSharedJson, sharedExists } from '../support/corpus.ts';
 import { expectNotFound, qrCorpusPdfSuites, referencesFor, type ExternalPdf, type ExtractRequest } from '../support/qr-corpus.ts';
@@ -82,7 +83,7 @@ describeShared('extract: QR-bill corpus', () => {
       const first = codes.map((r) => readQrBill(r.text)).find((reading) => reading.ok);
       if (first?.ok) {
         expect(answer.status).toBe(200);
-        expect(answer.body).toStrictEqual({ references, qrCodeData: first.bill });
+        expect(answer.body).toStrictEqual({ references, qrCodeData: first.bill, warnings: qrBillWarnings(first.bill) });
       } else {
         expectNotFound(answer, codes.length === 0 ? [] : undefined);
       }

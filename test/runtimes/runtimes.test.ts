@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/net.ts';
 import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
-import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, textCode } from '../support/qr-bills.ts';
+import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, spcCode, textCode } from '../support/qr-bills.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const START_TIMEOUT_MS = 20_000;
@@ -52,6 +52,13 @@ const extract = (name: string, status: number, pdf: Uint8Array): Case => ({
   raw: status === 200,
 });
 const sampleBill = { code: billCode(SAMPLE_BILL), ...PAYMENT_PART_CODE };
+/** A valid bill with a K creditor and version 0201: answered with IG 2.3 warnings. */
+const legacyBill = {
+  code: spcCode(
+    ['SPC', '0201', '1', 'CH4431999123000889012', 'K', 'Robert Schneider AG', 'Rue du Lac 1268', '2501 Biel', '', '', 'CH', '', '', '', '', '', '', '', '10.00', 'CHF', '', '', '', '', '', '', '', 'QRR', '210000000003139471430009017', 'Facture 12 €', 'EPD'].join('\n'),
+  ),
+  ...PAYMENT_PART_CODE,
+};
 
 const CASES: Case[] = [
   validate('1-page PDF', 200, pdfBody(simplePdf())),
@@ -69,6 +76,7 @@ const CASES: Case[] = [
   extract('QR-bill: vector code in the payment part', 200, qrBillPdf([{ codes: [sampleBill] }])),
   extract('QR-bill: only a URL code on the last page', 404, qrBillPdf([{ codes: [sampleBill] }, { codes: [{ code: textCode('https://example.com/pay'), ...PAYMENT_PART_CODE }] }])),
   extract('QR-bill: no QR code at all', 404, simplePdf()),
+  extract('QR-bill: K address, version 0201 (IG 2.3 warnings)', 200, qrBillPdf([{ codes: [legacyBill] }])),
   { name: 'health', method: 'GET', path: '/health', status: 200 },
   { name: 'OpenAPI document', method: 'GET', path: '/openapi.json', status: 200 },
   { name: 'unknown route', method: 'GET', path: '/nope', status: 404 },
@@ -215,6 +223,9 @@ describe('the service answers alike on Node, Bun and Deno', () => {
     expect((JSON.parse(bill) as { qrCodeData: unknown }).qrCodeData).toMatchObject({ iban: 'CH4431999123000889012', amount: 1949.75, reference: '210000000003139471430009017' });
     expect(answer('QR-bill: only a URL code on the last page').body).toMatchObject({ type: 'https://errors.example/problems/qr-code-not-found', rejected: [{ index: 0, reason: 'not-spc' }] });
     expect(answer('QR-bill: no QR code at all').body).toMatchObject({ type: 'https://errors.example/problems/qr-code-not-found', rejected: [] });
+    expect(JSON.parse(bill)).toMatchObject({ warnings: [] });
+    const warnings = (JSON.parse(answer('QR-bill: K address, version 0201 (IG 2.3 warnings)').body as string) as { warnings: { code: string }[] }).warnings;
+    expect(warnings.map((w) => w.code)).toEqual(['combined-address', 'extended-character-set', 'version-02xx']);
     CASES.forEach((c, i) => {
       if (reference[i]!.status >= 400) expect(reference[i]!.traceId, `${c.name}: problem traceId`).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
     });

@@ -5,7 +5,8 @@
  * decoders agreed on.
  */
 import { describe, expect, it } from 'vitest';
-import { readQrBill } from '../../src/qr/bill.ts';
+import { readQrBill, type QrBill } from '../../src/qr/bill.ts';
+import { qrBillWarnings } from '../../src/qr/warnings.ts';
 import { readShared, readSharedJson } from './corpus.ts';
 
 export type ExtractAnswer = { status: number; contentType: string | null; body: Record<string, unknown> };
@@ -63,7 +64,8 @@ export function qrCorpusPdfSuites(send: () => ExtractRequest): void {
       const answer = await send()(readShared('corpus/qr', entry.file), references);
       if (entry.expectedStatus === 200) {
         expect({ status: answer.status, contentType: answer.contentType }).toEqual({ status: 200, contentType: 'application/json' });
-        expect(answer.body).toStrictEqual({ references, qrCodeData: entry.qrCodeData });
+        expect(answer.body).toStrictEqual({ references, qrCodeData: entry.qrCodeData, warnings: qrBillWarnings(entry.qrCodeData as QrBill) });
+        if (entry.file === 'generated/12_custom_legacy_K_address.pdf') expect(answer.body.warnings).toMatchObject([{ code: 'combined-address' }]);
       } else {
         expectNotFound(answer, REJECTED[entry.file]);
       }
@@ -87,7 +89,7 @@ export function qrCorpusPdfSuites(send: () => ExtractRequest): void {
         const reading = readQrBill(entry.decodedPayload!);
         expect(reading.ok, 'the payload decoders agreed on is a valid bill').toBe(true);
         expect(answer.status).toBe(200);
-        expect(answer.body).toStrictEqual({ references, qrCodeData: reading.ok ? reading.bill : undefined });
+        expect(answer.body).toStrictEqual({ references, qrCodeData: reading.ok ? reading.bill : undefined, warnings: reading.ok ? qrBillWarnings(reading.bill) : undefined });
       } else {
         // The four negatives are invoices without any QR code.
         expectNotFound(answer, []);

@@ -61,6 +61,11 @@ const brokenBill = spcCode(
   ['SPC', '0200', '1', 'CH4431999123000889012', 'S', 'Robert Schneider AG', 'Rue du Lac', '1268', '2501', 'Biel', 'CH', '', '', '', '', '', '', '', '10.00', 'CHF', '', '', '', '', '', '', '', 'QRR', '210000000003139471430009018', '', 'EPD'].join('\n'),
 );
 
+/** A valid bill that draws every IG 2.3 warning: a K creditor, characters new in 2.3 and beyond it, version 0201. */
+const legacyBill = spcCode(
+  ['SPC', '0201', '1', 'CH4431999123000889012', 'K', 'Robert Schneider AG', 'Rue du Lac 1268', '2501 Biel', '', '', 'CH', '', '', '', '', '', '', '', '10.00', 'CHF', '', '', '', '', '', '', '', 'QRR', '210000000003139471430009017', 'Facture 12 € – Ștefan', 'EPD'].join('\n'),
+);
+
 export const CASES: Case[] = [
   validate('1-page PDF', pdf(simplePdf())),
   validate('3-page PDF', pdf(simplePdf({ pages: 3 }))),
@@ -91,6 +96,7 @@ export const CASES: Case[] = [
     `{"References": [ 12345678901234567890, 1.0, "\\u00e9", {"z": 1, "a": [true, null]} ], "base64Pdf": "${toBase64(vectorBill)}"}`,
     'text',
   ),
+  extract('QR-bill: IG 2.3 warnings (K address, extended and unsupported characters, version 0201)', billPdf([], qrBillPdf([{ codes: [{ code: legacyBill, ...PAYMENT_PART_CODE }] }])), 'text'),
   extract('QR-bill: no QR code on the last page', billPdf(['x'], simplePdf({ pages: 2 }))),
   extract('QR-bill: on page 1 of 2', billPdf([], qrBillPdf([{ codes: [{ code: sampleCode, ...PAYMENT_PART_CODE }] }, {}]))),
   extract('QR-bill: a URL code and a broken bill', billPdf([], qrBillPdf([{ codes: [{ code: textCode('https://example.com/pay'), x: 150, y: 20, size: 30 }, { code: brokenBill, ...PAYMENT_PART_CODE }] }]))),

@@ -37,9 +37,10 @@ describe('POST /api/v1/documents/extract-swiss-qr-code on workerd', () => {
     const response = await extract({ references: ['INV-2026-0042', { n: 1 }], base64Pdf: toBase64(pdf) });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json');
-    const body = (await response.json()) as { references: unknown; qrCodeData: unknown };
+    const body = (await response.json()) as { references: unknown; qrCodeData: unknown; warnings: unknown };
     expect(body.references).toStrictEqual(['INV-2026-0042', { n: 1 }]);
     expect(body.qrCodeData).toMatchObject(SAMPLE_DATA);
+    expect(body.warnings).toStrictEqual([]);
   });
 
   it('echoes the references as written', async () => {

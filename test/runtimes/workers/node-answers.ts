@@ -292,7 +292,8 @@ export const NODE_ANSWERS: Record<string, Answer> = {
         "unstructuredMessage": "Auftrag vom 15.06.2020",
         "billInformation": null,
         "alternativeProcedureParameters": null
-      }
+      },
+      "warnings": []
     }
   },
   "QR-bill: 300 dpi image of the code, bottom right": {
@@ -338,7 +339,8 @@ export const NODE_ANSWERS: Record<string, Answer> = {
         "unstructuredMessage": "Auftrag vom 15.06.2020",
         "billInformation": null,
         "alternativeProcedureParameters": null
-      }
+      },
+      "warnings": []
     }
   },
   "QR-bill: page scanned at 150 dpi": {
@@ -381,7 +383,8 @@ export const NODE_ANSWERS: Record<string, Answer> = {
         "unstructuredMessage": "Auftrag vom 15.06.2020",
         "billInformation": null,
         "alternativeProcedureParameters": null
-      }
+      },
+      "warnings": []
     }
   },
   "QR-bill: a URL code above the bill": {
@@ -424,13 +427,19 @@ export const NODE_ANSWERS: Record<string, Answer> = {
         "unstructuredMessage": "Auftrag vom 15.06.2020",
         "billInformation": null,
         "alternativeProcedureParameters": null
-      }
+      },
+      "warnings": []
     }
   },
   "QR-bill: references passed through as written": {
     "status": 200,
     "contentType": "application/json",
-    "text": "{\"references\":[ 12345678901234567890, 1.0, \"\\u00e9\", {\"z\": 1, \"a\": [true, null]} ],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null}}"
+    "text": "{\"references\":[ 12345678901234567890, 1.0, \"\\u00e9\", {\"z\": 1, \"a\": [true, null]} ],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[]}"
+  },
+  "QR-bill: IG 2.3 warnings (K address, extended and unsupported characters, version 0201)": {
+    "status": 200,
+    "contentType": "application/json",
+    "text": "{\"references\":[],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0201\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"K\",\"name\":\"Robert Schneider AG\",\"street\":null,\"buildingNumber\":null,\"addressLine1\":\"Rue du Lac 1268\",\"addressLine2\":\"2501 Biel\",\"postalCode\":null,\"city\":null,\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":10,\"currency\":\"CHF\",\"ultimateDebtor\":null,\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Facture 12 € – Ștefan\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[{\"code\":\"combined-address\",\"fields\":[\"creditor\"],\"detail\":\"The creditor address is combined (type K), which banks no longer accept since 22 November 2025 (SIX IG QR-bill 2.3).\"},{\"code\":\"extended-character-set\",\"fields\":[\"unstructuredMessage\"],\"detail\":\"Characters of the character set extended in SIX IG QR-bill 2.3 (U+20AC €, U+0218 Ș): valid, but software still on IG 2.2 rules may refuse or replace them.\"},{\"code\":\"unsupported-character\",\"fields\":[\"unstructuredMessage\"],\"detail\":\"Characters outside the SIX IG QR-bill 2.3 character set (U+2013 –): a bank refuses or replaces them.\"},{\"code\":\"version-02xx\",\"fields\":[\"version\"],\"detail\":\"The QR-bill version 0201 is read as 0200, the only version SIX has defined for IG 2.x (2.3 included).\"}]}"
   },
   "QR-bill: no QR code on the last page": {
     "status": 404,
@@ -552,7 +561,7 @@ export const NODE_ANSWERS: Record<string, Answer> = {
   "OpenAPI document": {
     "status": 200,
     "contentType": "application/json",
-    "sha256": "5c7cfe906e325b94d86f7b072bbcd1fd7eb1148a935bdb844540762cab4af801"
+    "sha256": "41ac1a1a95e4dcc48278e00ae6d80aae893bc56953ae8427e7430fb72c88fe9f"
   },
   "API reference page": {
     "status": 200,
