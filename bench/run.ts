@@ -15,6 +15,7 @@ import { loadEngineModules } from '../src/runtime/shared/deps.ts';
 import { makeCases, SHARED_DIR, type BenchCase } from './inputs.ts';
 import { qpdfVersion, runQpdf, type QpdfRun } from './qpdf.ts';
 import { runBridgeBench } from './bridge.ts';
+import { runStalledSendersBench } from './bridge-memory.ts';
 import { runNegotiateBench } from './negotiate.ts';
 import { runQrBench } from './qr.ts';
 import { killAllChildren, postBody, procMemMB, startServer, type RunningServer } from './server.ts';
@@ -154,6 +155,7 @@ async function main(): Promise<void> {
   await runQrBench({ deadline: runStarted + HARD_LIMIT_MS - 100_000 });
   await runBridgeBench();
   await runNegotiateBench();
+  await runStalledSendersBench();
   console.log('');
   console.log(`Total bench time ${((performance.now() - runStarted) / 1000).toFixed(0)} s. p50/p95 are nearest-rank over n timed runs after warm-up; bombs are timed without warm-up of the bomb itself (the server's workers are warmed with 1-page requests).`);
 }

@@ -3,7 +3,9 @@
  * WCF has as binding settings. Added here (RUN.md allows more settings): BRIDGE_INIT_TIMEOUT_MS (WCF's
  * ChannelInitializationTimeout, 30 s), BRIDGE_IDLE_TIMEOUT_MS (WCF's ReceiveTimeout, 10 min), BRIDGE_SHUTDOWN_MS (how
  * long a shutdown waits for calls in flight), BRIDGE_MAX_CALLS_PER_CONNECTION, BRIDGE_NTLM_BACKEND (which NTLM acceptor
- * checks BRIDGE_NTLM_USERS: `typescript`, the default, or `gssapi`, gss-ntlmssp through the system GSSAPI).
+ * checks BRIDGE_NTLM_USERS: `typescript`, the default, or `gssapi`, gss-ntlmssp through the system GSSAPI),
+ * BRIDGE_MESSAGE_TIMEOUT_MS (how long one message may take to arrive, 2 min: a 64 MiB message at 4.5 Mbit/s).
+ * BRIDGE_MAX_INFLIGHT_MB is RUN.md's.
  */
 import { ConfigError, type Environment, type IdbConfig, integer, readIdbConfig } from '#idb';
 
@@ -15,6 +17,10 @@ export interface BridgeConfig extends IdbConfig {
   shutdownMs: number;
   /** Calls of one connection worked on at once; reading pauses beyond (a client may pipeline calls on a channel). */
   maxCallsPerConnection: number;
+  /** One envelope, from its size to its last byte (waiting for the in-flight budget included). */
+  messageTimeoutMs: number;
+  /** BRIDGE_MAX_INFLIGHT_MB: bytes of partly received envelopes across all connections. */
+  maxInflightBytes: number;
   /** BRIDGE_NTLM_USERS: local NTLM accounts (Windows security). */
   ntlmUsersFile: string | undefined;
   /** BRIDGE_NTLM_BACKEND: who checks those accounts, negotiate/ntlm.ts (`typescript`) or gss-ntlmssp (`gssapi`). */
@@ -36,6 +42,8 @@ export function readBridgeConfig(env: Environment): BridgeConfig {
     idleTimeoutMs: integer(env, 'BRIDGE_IDLE_TIMEOUT_MS', 600_000, 100, 86_400_000),
     shutdownMs: integer(env, 'BRIDGE_SHUTDOWN_MS', 10_000, 0, 600_000),
     maxCallsPerConnection: integer(env, 'BRIDGE_MAX_CALLS_PER_CONNECTION', 16, 1, 1024),
+    messageTimeoutMs: integer(env, 'BRIDGE_MESSAGE_TIMEOUT_MS', 120_000, 100, 3_600_000),
+    maxInflightBytes: integer(env, 'BRIDGE_MAX_INFLIGHT_MB', 512, 1, 65_536) * 1024 * 1024,
     ntlmUsersFile: env.BRIDGE_NTLM_USERS || undefined,
     ntlmBackend,
     keytab: env.KRB5_KTNAME || undefined,

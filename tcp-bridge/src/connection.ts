@@ -14,13 +14,18 @@
  *   client ended its session with an End record and nothing of a new session had begun when the stream closed. Any
  *   other end (reset, time-out, framing or dictionary error) rolls them back.
  * - Time-outs: until PreambleEnd, the init time-out (WCF's ChannelInitializationTimeout); afterwards the idle time-out
- *   runs whenever no call is in flight.
+ *   runs whenever no call is in flight. Each envelope must arrive whole within the message time-out from its size
+ *   on, or the connection is aborted (a sender that stalls mid-message holds its bytes no longer than that).
+ * - Memory: an envelope's declared size is reserved in the server's MessageBudget before its bytes are read; when
+ *   the budget is spent, reading stops until it is granted (the sender waits). A reservation still waiting when the
+ *   message time-out ends answers the ServerTooBusy framing fault.
  * - The server sends End in answer to the client's End (WCF does; Mono's server just closes) and keeps reading: .NET
  *   pools connections and may start a new session on the same socket.
  */
 import type { Caller, Logger } from '#idb';
 import { BinaryXmlError, decodeEnvelope, encodeEnvelope, ReaderSession, WriterSession, type XmlDocument } from './binary-xml/index.ts';
 import { END_RECORD, FramingFault, faultRecord, PREAMBLE_ACK, ServerFramingDecoder, sizedEnvelope, UPGRADE_RESPONSE, type FramingEvent, type FramingFaultName, type ServerDecoderOptions } from './framing/index.ts';
+import type { MessageBudget } from './message-budget.ts';
 import type { ByteStream, Dispatch, StreamUpgrade, StreamUpgradeAcceptor } from './streams.ts';
 
 export interface ConnectionOptions {
@@ -37,6 +42,10 @@ export interface ConnectionOptions {
   decoder: ServerDecoderOptions;
   initTimeoutMs: number;
   idleTimeoutMs: number;
+  /** How long one envelope may take to arrive, from its size to its last byte (budget wait included). */
+  messageTimeoutMs: number;
+  /** The bytes of partly received envelopes, shared by the server's connections. */
+  budget: MessageBudget;
   maxCallsInFlight: number;
   /** Answer this framing fault at PreambleEnd instead of serving (ServerTooBusy when over the connection cap). */
   refuseWith?: FramingFaultName;
@@ -54,7 +63,11 @@ export class BridgeConnection {
   private readerSession = new ReaderSession();
   private writerSession = new WriterSession();
   private inFlight = 0;
-  private paused = false;
+  /** Reading stopped: too many calls in flight, or an envelope waits for the budget. */
+  private pausedForCalls = false;
+  private pausedForBudget = false;
+  /** The envelope being received: its reservation (0 while waiting for one), time-out, and withdrawal of a wait. */
+  private envelope: { reserved: number; timer: ReturnType<typeof setTimeout>; withdraw?: () => void } | undefined;
   private sessionOpen = false;
   private closed = false;
   private draining = false;
@@ -93,7 +106,60 @@ export class BridgeConnection {
       if (this.closed) return;
       this.handle(event);
     }
+    if (this.closed) return;
+    this.budgetEnvelope();
     if (this.decoder.state === 'envelopes' && this.inFlight === 0) this.arm(this.options.idleTimeoutMs, 'idle');
+  }
+
+  /** Reserves the bytes of an envelope whose size has just been read, or waits for them with reading stopped. */
+  private budgetEnvelope(): void {
+    const partial = this.decoder.partialEnvelope;
+    if (partial === undefined || this.envelope !== undefined) return;
+    const { budget, messageTimeoutMs, logger, connectionId } = this.options;
+    const timer = setTimeout(() => {
+      if (this.envelope?.reserved === 0) {
+        logger.log('warn', 'connection refused', { connectionId, reason: 'ServerTooBusy', waitedForBytes: partial.size });
+        this.out.write(faultRecord('ServerTooBusy'));
+        this.close(false);
+      } else {
+        logger.log('warn', 'message timed out, connection aborted', { connectionId, size: partial.size, received: this.decoder.partialEnvelope?.received });
+        this.abort();
+      }
+    }, messageTimeoutMs);
+    timer.unref?.();
+    const envelope: NonNullable<BridgeConnection['envelope']> = { reserved: 0, timer };
+    this.envelope = envelope;
+    if (budget.tryReserve(partial.size)) {
+      envelope.reserved = partial.size;
+      return;
+    }
+    this.setPaused('budget', true);
+    envelope.withdraw = budget.wait(partial.size, () => {
+      envelope.reserved = partial.size;
+      envelope.withdraw = undefined;
+      this.setPaused('budget', false);
+    });
+  }
+
+  /** The envelope arrived whole, or the connection is over: its reservation goes back to the budget. */
+  private endEnvelope(): void {
+    const envelope = this.envelope;
+    if (envelope === undefined) return;
+    this.envelope = undefined;
+    clearTimeout(envelope.timer);
+    envelope.withdraw?.();
+    if (envelope.reserved > 0) this.options.budget.release(envelope.reserved);
+    this.setPaused('budget', false);
+  }
+
+  private setPaused(reason: 'calls' | 'budget', paused: boolean): void {
+    const before = this.pausedForCalls || this.pausedForBudget;
+    if (reason === 'calls') this.pausedForCalls = paused;
+    else this.pausedForBudget = paused;
+    const after = this.pausedForCalls || this.pausedForBudget;
+    if (this.closed || this.draining || before === after) return;
+    if (after) this.stream.pause();
+    else this.stream.resume();
   }
 
   /** The stream closed under us (the client closed or reset it). */
@@ -142,6 +208,7 @@ export class BridgeConnection {
         this.arm(this.options.idleTimeoutMs, 'idle');
         return;
       case 'sizedEnvelope':
+        this.endEnvelope();
         this.call(event.payload);
         return;
       case 'end':
@@ -163,10 +230,7 @@ export class BridgeConnection {
     }
     this.inFlight++;
     this.disarm();
-    if (this.inFlight >= this.options.maxCallsInFlight && !this.paused) {
-      this.paused = true;
-      this.stream.pause();
-    }
+    if (this.inFlight >= this.options.maxCallsInFlight) this.setPaused('calls', true);
     void this.options.dispatch(request, this.caller!).then(
       (reply) => this.reply(reply),
       (error: unknown) => {
@@ -191,10 +255,7 @@ export class BridgeConnection {
       if (this.inFlight === 0) this.close(false);
       return;
     }
-    if (this.paused && this.inFlight < this.options.maxCallsInFlight) {
-      this.paused = false;
-      this.stream.resume();
-    }
+    if (this.inFlight < this.options.maxCallsInFlight) this.setPaused('calls', false);
     if (this.inFlight === 0) this.arm(this.options.idleTimeoutMs, 'idle');
   }
 
@@ -261,6 +322,7 @@ export class BridgeConnection {
     if (this.closed) return;
     this.closed = true;
     this.disarm();
+    this.endEnvelope();
     this.options.onClosed(clean);
   }
 }

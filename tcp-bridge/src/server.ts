@@ -16,6 +16,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { ConfigError, type IdbService, type Logger } from '#idb';
 import { GssapiBackend, negotiateUpgrade, NtlmAccounts, NtlmBackend, type SecurityBackend } from './negotiate/index.ts';
 import { BridgeConnection } from './connection.ts';
+import { MessageBudget } from './message-budget.ts';
 import type { BridgeConfig } from './config.ts';
 import { soapDispatch } from './dispatch.ts';
 
@@ -23,6 +24,8 @@ export interface RunningBridge {
   /** The port actually bound (BRIDGE_PORT 0 picks a free one). */
   port: number;
   connections(): number;
+  /** The in-flight message budget: bytes reserved for partly received envelopes, connections waiting for it. */
+  inflight(): { reservedBytes: number; waiting: number };
   /** Graceful: finishes calls in flight, rolls back open database requests, closes the databases. */
   close(): Promise<void>;
 }
@@ -58,6 +61,7 @@ export async function startBridge(config: BridgeConfig, service: IdbService, log
   const dispatch = soapDispatch(service, { serviceNamespace: config.endpoint.serviceNamespace, logger });
   const path = new URL(config.endpoint.address.replace(/^net\.tcp:/, 'http:')).pathname;
   const upgrade = backends === undefined ? undefined : negotiateUpgrade({ backends, protectionLevel: config.endpoint.protectionLevel });
+  const budget = new MessageBudget(config.maxInflightBytes);
   const live = new Set<BridgeConnection>();
   const sockets = new Set<Socket>();
   let refused = 0;
@@ -91,6 +95,8 @@ export async function startBridge(config: BridgeConfig, service: IdbService, log
         },
         initTimeoutMs: config.initTimeoutMs,
         idleTimeoutMs: config.idleTimeoutMs,
+        messageTimeoutMs: config.messageTimeoutMs,
+        budget,
         maxCallsInFlight: config.maxCallsPerConnection,
         ...(over ? { refuseWith: 'ServerTooBusy' as const } : {}),
         logger,
@@ -124,6 +130,7 @@ export async function startBridge(config: BridgeConfig, service: IdbService, log
   return {
     port,
     connections: () => live.size,
+    inflight: () => ({ reservedBytes: budget.reserved, waiting: budget.waiters }),
     async close() {
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const connection of live) connection.drain();

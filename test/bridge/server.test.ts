@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringText } from '../../tcp-bridge/src/binary-xml/index.ts';
 import { readBridgeConfig, type BridgeConfig } from '../../tcp-bridge/src/config.ts';
-import { framing, sizedEnvelope } from '../../tcp-bridge/src/framing/index.ts';
+import { encodeInt31 } from '../../tcp-bridge/src/bytes.ts';
+import { framing, RecordType, sizedEnvelope } from '../../tcp-bridge/src/framing/index.ts';
 import { securityBackends, startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
 import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
 import { NetTcpTestClient, type ServerRecord } from '../support/nettcp.ts';
@@ -184,5 +185,75 @@ describe('tcp-bridge server (security none, SQLite)', () => {
     const users = join(folder, 'users');
     await writeFile(users, 'TESTDOM:alice:Secret123!\n', { mode: 0o644 });
     expect(() => securityBackends(readBridgeConfig({ BRIDGE_NTLM_USERS: users }))).toThrow(/BRIDGE_NTLM_USERS/);
+  });
+});
+
+describe('tcp-bridge server: memory of partly received messages (BRIDGE_MAX_INFLIGHT_MB, BRIDGE_MESSAGE_TIMEOUT_MS)', () => {
+  const MiB = 1024 * 1024;
+  let running: RunningBridge;
+
+  beforeAll(async () => {
+    folder = await mkdtemp(join(tmpdir(), 'bridge-budget-'));
+    await writeFile(join(folder, 'roles.json'), JSON.stringify({ writer: ['anonymous'] }));
+    running = (await bridge({ BRIDGE_MAX_INFLIGHT_MB: '2', BRIDGE_MESSAGE_TIMEOUT_MS: '1000' })).bridge;
+  });
+
+  afterAll(async () => {
+    await running?.close();
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  const until = async (what: () => boolean) => {
+    while (!what()) await new Promise((r) => setTimeout(r, 10));
+  };
+
+  /** A SizedEnvelope record's type and size, then `bytes` of its payload: a sender that stalls mid-message. */
+  function stalledEnvelope(size: number, bytes: number): Uint8Array {
+    const header = Uint8Array.of(RecordType.SizedEnvelope, ...encodeInt31(size));
+    const record = new Uint8Array(header.length + bytes);
+    record.set(header);
+    return record;
+  }
+
+  it('lets a second sender wait while a stalled one holds the budget, aborts the stalled one at its time-out, then serves the waiting one', async () => {
+    const stalled = await NetTcpTestClient.open(running.port);
+    const waiting = await NetTcpTestClient.open(running.port);
+    try {
+      expect(await stalled.preamble()).toEqual({ type: 'ack' });
+      expect(await waiting.preamble()).toEqual({ type: 'ack' });
+      stalled.send(stalledEnvelope(1.5 * MiB, 1 * MiB));
+      await until(() => running.inflight().reservedBytes === 1.5 * MiB);
+
+      // 0.6 MiB of SQL does not fit the 0.5 MiB left: the sender waits, its bytes unread.
+      const reply = waiting.call(sql('ExecuteNonQuery', `SELECT 1 -- ${'x'.repeat(0.6 * MiB)}`));
+      await until(() => running.inflight().waiting === 1);
+      expect(running.inflight().reservedBytes).toBe(1.5 * MiB);
+
+      expect(await stalled.next()).toEqual({ type: 'closed' }); // aborted at BRIDGE_MESSAGE_TIMEOUT_MS
+      expect(textOf(result(await reply, 'ExecuteNonQuery'))).toBe('-1');
+      await until(() => running.inflight().reservedBytes === 0);
+      expect(running.inflight().waiting).toBe(0);
+    } finally {
+      stalled.close();
+      waiting.close();
+    }
+  });
+
+  it('holds no more than the budget with many stalled senders, and frees it all when they time out', async () => {
+    const senders = await Promise.all(Array.from({ length: 8 }, () => NetTcpTestClient.open(running.port)));
+    try {
+      for (const s of senders) expect(await s.preamble()).toEqual({ type: 'ack' });
+      for (const s of senders) s.send(stalledEnvelope(MiB, MiB / 2));
+      await until(() => running.inflight().waiting === 6);
+      expect(running.inflight().reservedBytes).toBe(2 * MiB);
+      for (const s of senders) expect((await s.next()).type).toMatch(/^(closed|fault)$/);
+      await until(() => running.inflight().reservedBytes === 0 && running.inflight().waiting === 0);
+      const after = await NetTcpTestClient.open(running.port);
+      expect(await after.preamble()).toEqual({ type: 'ack' });
+      expect(textOf(result(await after.call(request('Heartbeat', [])), 'Heartbeat'))).toBe('true');
+      after.close();
+    } finally {
+      for (const s of senders) s.close();
+    }
   });
 });

@@ -14,7 +14,10 @@
  * Only duplex mode with the binary session encoding is served, which is all NetTcpBinding sends. Checks happen in the
  * order WCF makes them (ServerModeDecoder, ServerSessionDecoder and SessionConnectionReader in referencesource), each
  * as soon as the bytes that decide it have arrived: a declared size is refused before any of its bytes are waited for,
- * so nothing larger than the limits is ever allocated, and an envelope's buffer grows with the bytes actually received.
+ * so nothing larger than the limits is ever allocated. A record's buffer is allocated at its declared size when the
+ * size is read and filled in place (no copy at the end); the operating system backs such a buffer with memory only
+ * as bytes are written into it, so a sender that stalls holds what it sent, not what it declared. `partialEnvelope`
+ * tells the owner the size of an envelope being received, so it can budget and time it.
  *
  * Deliberate difference from WCF: a server that requires an upgrade (Windows security) refuses a PreambleEnd that
  * comes without one with the UpgradeInvalid fault where WCF just aborts; the client then reports the binding mismatch
@@ -32,7 +35,7 @@ import {
   KNOWN_ENCODINGS,
   RecordType,
 } from './records.ts';
-import { concatBytes, decodeUtf8 } from '../bytes.ts';
+import { decodeUtf8 } from '../bytes.ts';
 
 export type FramingEvent =
   | { type: 'version'; major: number; minor: number }
@@ -90,7 +93,7 @@ type Step =
   | { kind: 'modeValue' }
   | { kind: 'knownEncodingValue' }
   | { kind: 'size'; field: Field; value: number; count: number }
-  | { kind: 'data'; field: Field; size: number; received: number; parts: Uint8Array[] };
+  | { kind: 'data'; field: Field; buffer: Uint8Array; received: number };
 
 const RECORD_TYPE: Step = { kind: 'recordType' };
 
@@ -114,6 +117,12 @@ export class ServerFramingDecoder {
     return this.phase;
   }
 
+  /** The envelope being received, between its size and its last byte: its declared size and the bytes so far. */
+  get partialEnvelope(): { size: number; received: number } | undefined {
+    const step = this.step;
+    return step.kind === 'data' && step.field === 'envelope' ? { size: step.buffer.length, received: step.received } : undefined;
+  }
+
   /** Bytes consumed so far (what FramingFault.position counts). */
   get position(): number {
     return this.consumed;
@@ -135,12 +144,12 @@ export class ServerFramingDecoder {
     while (offset < chunk.length) {
       const step = this.step;
       if (step.kind === 'data') {
-        const take = Math.min(step.size - step.received, chunk.length - offset);
-        step.parts.push(chunk.slice(offset, offset + take));
+        const take = Math.min(step.buffer.length - step.received, chunk.length - offset);
+        step.buffer.set(chunk.subarray(offset, offset + take), step.received);
         step.received += take;
         offset += take;
         this.consumed += take;
-        if (step.received === step.size) this.completeField(step.field, concatBytes(step.parts), events);
+        if (step.received === step.buffer.length) this.completeField(step.field, step.buffer, events);
       } else {
         const byte = chunk[offset]!;
         offset++;
@@ -219,7 +228,7 @@ export class ServerFramingDecoder {
         if (step.value === 0) {
           this.completeField(step.field, new Uint8Array(0), events);
         } else {
-          this.step = { kind: 'data', field: step.field, size: step.value, received: 0, parts: [] };
+          this.step = { kind: 'data', field: step.field, buffer: new Uint8Array(step.value), received: 0 };
         }
         return;
       }
