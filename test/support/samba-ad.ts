@@ -1,0 +1,253 @@
+/**
+ * A throwaway Samba Active Directory domain for the tests (test/support/samba-ad.sh): realm SAMDOM.TEST, NetBIOS
+ * domain SAMDOM, its DC in a network namespace of its own (so ports 88, 389, 445, ... clash with nothing, the MIT
+ * test realm of krb5-realm.ts included), the accounts listed in samba-ad.sh and in `SAMBA_USERS` below.
+ *
+ * Provisioning (~5-9 s) happens once per version of samba-ad.sh: the provisioned domain is cached in
+ * `$TMPDIR/samba-ad-<hash of samba-ad.sh>/template` and every suite starts its own DC from a copy (~2 s), so suites
+ * running in parallel never share a database. `startSambaDomain()` throws SambaUnavailable (with the reason) where
+ * Samba cannot run: not root, no `ip netns`, packages missing; `describeSamba` turns that into a skipped suite with
+ * a visible message.
+ *
+ * Needs the Debian packages samba (samba, samba-tool), winbind (winbindd, wbinfo, ntlm_auth), smbclient (net),
+ * ldb-tools (ldbmodify, ldbsearch), libnss-wrapper, krb5-user (kinit, kvno), iproute2 (ip), and root.
+ */
+import { execFile, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, it } from 'vitest';
+
+const PATH = `/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin${process.env.PATH ? `:${process.env.PATH}` : ''}`;
+export const SAMBA_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'samba-ad.sh');
+
+export const SAMBA_REALM = 'SAMDOM.TEST';
+export const SAMBA_DOMAIN = 'SAMDOM';
+export const SAMBA_BASE_DN = 'DC=samdom,DC=test';
+/** The bridge's DNS identity in this domain: svc-idb holds host/idb.samdom.test. */
+export const SAMBA_DNS_IDENTITY = 'idb.samdom.test';
+/** RC4-only service: svc-legacy holds host/legacy.samdom.test. */
+export const SAMBA_LEGACY_DNS = 'legacy.samdom.test';
+export const SAMBA_DC_HOST = 'dc1.samdom.test';
+
+export const SAMBA_USERS = {
+  admin: { name: 'Administrator', password: 'Admin-Pass1' },
+  /** idb-team, and through it idb-readers and idb-all (universal). */
+  alice: { name: 'alice', password: 'Alice-Pass1' },
+  /** idb-writers (domain local). */
+  bob: { name: 'bob', password: 'Bob-Pass1' },
+  /** Disabled. */
+  carol: { name: 'carol', password: 'Carol-Pass1' },
+  /** Password expired (must change at next logon). */
+  dave: { name: 'dave', password: 'Dave-Pass1' },
+  /** Service account of the bridge (SPN host/idb.samdom.test); also the LDAP bind account. */
+  svcIdb: { name: 'svc-idb', password: 'Svc-Idb-Pass1' },
+  svcLegacy: { name: 'svc-legacy', password: 'Svc-Legacy-Pass1' },
+} as const;
+
+export const SAMBA_GROUPS = ['idb-team', 'idb-readers', 'idb-all', 'idb-writers'] as const;
+
+export class SambaUnavailable extends Error {
+  override readonly name = 'SambaUnavailable';
+}
+
+export interface SambaTimes {
+  /** Provisioning (samba-tool, accounts, keytabs); undefined when the cached template was used. */
+  provisionMs: number | undefined;
+  /** Copy of the template, namespace, `samba -D` until KDC, LDAP, LDAPS and SMB answer. */
+  startMs: number;
+}
+
+export interface SambaMember {
+  /** The member's smb.conf (for ntlm_auth -s / wbinfo). */
+  conf: string;
+  /** Environment for member-side processes (ntlm_auth, wbinfo): nss_wrapper and the winbindd socket of this run. */
+  env: Record<string, string>;
+  joinMs: number;
+}
+
+export interface SambaDomain {
+  dir: string;
+  dcIp: string;
+  hostIp: string;
+  domainSid: string;
+  /** krb5.conf for clients (AES), and one that asks for RC4 only. */
+  krb5Conf: string;
+  krb5Rc4Conf: string;
+  /** FILE: keytab of host/idb.samdom.test (AES256, AES128, RC4) and of host/legacy.samdom.test (RC4). */
+  keytab: string;
+  legacyKeytab: string;
+  /** ldaps://<dc ip> and the PEM of the DC's self-signed CA (its certificate names dc1.samdom.test). */
+  ldapsUrl: string;
+  ldapUrl: string;
+  caPem: string;
+  times: SambaTimes;
+  /** kinit `user` into a fresh ccache (FILE:...); `rc4`: with the RC4-only krb5.conf. Throws with kinit's message. */
+  kinit(user: string, password: string, options?: { rc4?: boolean }): Promise<{ ccache: string; env: Record<string, string> }>;
+  /** Runs a command with PATH and `env`; resolves with stdout, rejects with stdout+stderr. */
+  exec(command: string, args: string[], options?: { env?: Record<string, string>; input?: string }): Promise<string>;
+  /** objectSid of the account or group named `sAMAccountName`, read from the DC's database (ldbsearch). */
+  sidOf(sAMAccountName: string): Promise<string>;
+  /** Joins this host to the domain (net ads join) and starts winbindd for it (once; later calls return the same). */
+  join(): Promise<SambaMember>;
+  stop(): Promise<void>;
+}
+
+/** What is missing to run the Samba suites (empty when all is there). */
+export function sambaMissing(): string[] {
+  const missing: string[] = [];
+  if (process.getuid?.() !== 0) missing.push('root (ip netns, samba)');
+  const tools: Array<[string, string]> = [
+    ['samba', 'samba'],
+    ['samba-tool', 'samba'],
+    ['winbindd', 'winbind'],
+    ['wbinfo', 'winbind'],
+    ['ntlm_auth', 'winbind'],
+    ['net', 'samba-common-bin'],
+    ['ldbmodify', 'ldb-tools'],
+    ['ldbsearch', 'ldb-tools'],
+    ['kinit', 'krb5-user'],
+    ['ip', 'iproute2'],
+  ];
+  for (const [tool, pkg] of tools) {
+    if (spawnSync('sh', ['-c', `command -v ${tool}`], { env: { PATH }, stdio: 'ignore' }).status !== 0 && !missing.includes(pkg)) missing.push(pkg);
+  }
+  if (!['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib'].some((d) => existsSync(join(d, 'libnss_wrapper.so')))) missing.push('libnss-wrapper');
+  return missing;
+}
+
+function exec(command: string, args: string[], options: { env?: Record<string, string>; input?: string; timeout?: number } = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(command, args, { env: { PATH, ...options.env }, timeout: options.timeout ?? 60_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
+      if (error) reject(Object.assign(new Error(`${command} ${args.join(' ')}: ${error.message}\n${stdout}${stderr}`), { stdout, stderr }));
+      else resolve(stdout);
+    });
+    child.stdin?.end(options.input ?? '');
+  });
+}
+
+/** The provisioned template for this version of samba-ad.sh, provisioned now if it is not cached. */
+async function template(): Promise<{ dir: string; provisionMs: number | undefined }> {
+  const hash = createHash('sha256').update(readFileSync(SAMBA_SCRIPT)).digest('hex').slice(0, 16);
+  const cache = join(tmpdir(), `samba-ad-${hash}`);
+  const dir = join(cache, 'template');
+  if (existsSync(join(dir, 'domain-sid'))) return { dir, provisionMs: undefined };
+  mkdirSync(cache, { recursive: true });
+  // Provision beside, then rename: a suite provisioning in parallel never sees half a template.
+  const work = mkdtempSync(join(cache, 'provisioning-'));
+  const started = performance.now();
+  try {
+    await exec('bash', [SAMBA_SCRIPT, 'provision', join(work, 'template')], { timeout: 180_000 });
+    try {
+      renameSync(join(work, 'template'), dir);
+    } catch {
+      if (!existsSync(join(dir, 'domain-sid'))) throw new Error(`cannot move the template to ${dir}`);
+      // Another suite was first: use its template.
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  return { dir, provisionMs: Math.round(performance.now() - started) };
+}
+
+/** Starts a Samba AD DC from the cached template (provisioning it first if needed). Throws SambaUnavailable. */
+export async function startSambaDomain(): Promise<SambaDomain> {
+  const missing = sambaMissing();
+  if (missing.length > 0) throw new SambaUnavailable(`missing: ${missing.join(', ')}`);
+  let tpl: { dir: string; provisionMs: number | undefined };
+  try {
+    tpl = await template();
+  } catch (error) {
+    throw new SambaUnavailable(`samba-tool domain provision failed: ${(error as Error).message}`);
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'samba-ad-run-'));
+  const started = performance.now();
+  try {
+    await exec('bash', [SAMBA_SCRIPT, 'start', tpl.dir, dir, String(process.pid)], { timeout: 120_000 });
+  } catch (error) {
+    await exec('bash', [SAMBA_SCRIPT, 'stop', dir]).catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+    throw new SambaUnavailable(`samba could not start: ${(error as Error).message}`);
+  }
+  const startMs = Math.round(performance.now() - started);
+  const envFile = (file: string): Record<string, string> =>
+    Object.fromEntries(
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .map((line) => /^(?:export )?([A-Z0-9_]+)=(.*)$/.exec(line))
+        .filter((m): m is RegExpExecArray => m !== null)
+        .map((m) => [m[1]!, m[2]!]),
+    );
+  const vars = envFile(join(dir, 'env.sh'));
+  const dcIp = vars.SAMBA_AD_DC_IP!;
+  let member: Promise<SambaMember> | undefined;
+  let ccaches = 0;
+  let stopped = false;
+  const domain: SambaDomain = {
+    dir,
+    dcIp,
+    hostIp: vars.SAMBA_AD_HOST_IP!,
+    domainSid: vars.SAMBA_AD_DOMAIN_SID!,
+    krb5Conf: join(dir, 'krb5.conf'),
+    krb5Rc4Conf: join(dir, 'krb5-rc4.conf'),
+    keytab: `FILE:${join(dir, 'idb.keytab')}`,
+    legacyKeytab: `FILE:${join(dir, 'legacy.keytab')}`,
+    ldapsUrl: `ldaps://${dcIp}`,
+    ldapUrl: `ldap://${dcIp}`,
+    get caPem() {
+      return readFileSync(join(dir, 'dc', 'private', 'tls', 'ca.pem'), 'utf8');
+    },
+    times: { provisionMs: tpl.provisionMs, startMs },
+    async kinit(user, password, options = {}) {
+      const ccache = `FILE:${join(dir, `ccache-${++ccaches}`)}`;
+      const env = { KRB5_CONFIG: options.rc4 ? join(dir, 'krb5-rc4.conf') : join(dir, 'krb5.conf'), KRB5CCNAME: ccache };
+      await exec('kinit', [user], { env, input: `${password}\n` });
+      return { ccache, env };
+    },
+    exec: (command, args, options = {}) => exec(command, args, options),
+    async sidOf(name) {
+      if (!/^[A-Za-z0-9 ._$-]+$/.test(name)) throw new Error(`unexpected account name ${name}`);
+      const out = await exec('ldbsearch', ['-H', join(dir, 'dc', 'private', 'sam.ldb'), '-b', SAMBA_BASE_DN, `(sAMAccountName=${name})`, 'objectSid']);
+      const sid = /^objectSid: (S-[0-9-]+)$/m.exec(out)?.[1];
+      if (sid === undefined) throw new Error(`no objectSid for ${name}`);
+      return sid;
+    },
+    join() {
+      member ??= (async () => {
+        const t0 = performance.now();
+        await exec('bash', [SAMBA_SCRIPT, 'join', dir], { timeout: 120_000 });
+        const joinMs = Math.round(performance.now() - t0);
+        const all = envFile(join(dir, 'env.sh'));
+        return { conf: all.SAMBA_AD_MEMBER_CONF!, env: envFile(all.SAMBA_AD_MEMBER_ENV!), joinMs };
+      })();
+      return member;
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await exec('bash', [SAMBA_SCRIPT, 'stop', dir]).catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return domain;
+}
+
+let warned = false;
+/**
+ * A describe block that runs only where sambaMissing() is empty, otherwise one skipped test says what is missing (and
+ * a warning is printed once). Start failures (SambaUnavailable in beforeAll) are the suite's to turn into skips.
+ */
+export function describeSamba(name: string, body: () => void): void {
+  const missing = sambaMissing();
+  if (missing.length === 0) {
+    describe(`${name} (Samba AD)`, body);
+    return;
+  }
+  if (!warned) {
+    warned = true;
+    console.warn(`[samba] Samba AD suites skipped: ${missing.join(', ')}`);
+  }
+  describe.skip(`${name} (Samba AD)`, () => it.skip(`needs ${missing.join(', ')}`, () => {}));
+}
