@@ -47,6 +47,8 @@ export interface IdbService {
   call<K extends OperationName>(operation: K, caller: Caller, args: Operations[K]['args']): Promise<Operations[K]['result']>;
   /** The connection `connectionId` ended; without a clean close its database requests are rolled back. */
   connectionClosed(connectionId: string, clean: boolean): Promise<void>;
+  /** Database requests open now (for metrics). */
+  openRequests(): number;
   /** Rolls back open database requests and closes the databases. */
   close(): Promise<void>;
 }
@@ -124,6 +126,10 @@ class Service implements IdbService {
 
   connectionClosed(connectionId: string, clean: boolean): Promise<void> {
     return this.requests.connectionClosed(connectionId, clean);
+  }
+
+  openRequests(): number {
+    return this.requests.size;
   }
 
   async close(): Promise<void> {

@@ -5,7 +5,7 @@
  * long a shutdown waits for calls in flight), BRIDGE_MAX_CALLS_PER_CONNECTION, BRIDGE_NTLM_BACKEND (which NTLM acceptor
  * checks BRIDGE_NTLM_USERS: `typescript`, the default, or `gssapi`, gss-ntlmssp through the system GSSAPI),
  * BRIDGE_MESSAGE_TIMEOUT_MS (how long one message may take to arrive, 2 min: a 64 MiB message at 4.5 Mbit/s).
- * BRIDGE_MAX_INFLIGHT_MB is RUN.md's.
+ * BRIDGE_MAX_INFLIGHT_MB, BRIDGE_METRICS_PORT and BRIDGE_METRICS_HOST are RUN.md's.
  */
 import { ConfigError, type Environment, type IdbConfig, integer, readIdbConfig } from '#idb';
 
@@ -21,6 +21,8 @@ export interface BridgeConfig extends IdbConfig {
   messageTimeoutMs: number;
   /** BRIDGE_MAX_INFLIGHT_MB: bytes of partly received envelopes across all connections. */
   maxInflightBytes: number;
+  /** BRIDGE_METRICS_PORT / BRIDGE_METRICS_HOST: where /metrics and /health are served; undefined: not served. */
+  metrics: { host: string; port: number } | undefined;
   /** BRIDGE_NTLM_USERS: local NTLM accounts (Windows security). */
   ntlmUsersFile: string | undefined;
   /** BRIDGE_NTLM_BACKEND: who checks those accounts, negotiate/ntlm.ts (`typescript`) or gss-ntlmssp (`gssapi`). */
@@ -44,6 +46,7 @@ export function readBridgeConfig(env: Environment): BridgeConfig {
     maxCallsPerConnection: integer(env, 'BRIDGE_MAX_CALLS_PER_CONNECTION', 16, 1, 1024),
     messageTimeoutMs: integer(env, 'BRIDGE_MESSAGE_TIMEOUT_MS', 120_000, 100, 3_600_000),
     maxInflightBytes: integer(env, 'BRIDGE_MAX_INFLIGHT_MB', 512, 1, 65_536) * 1024 * 1024,
+    metrics: env.BRIDGE_METRICS_PORT ? { host: env.BRIDGE_METRICS_HOST || '127.0.0.1', port: integer(env, 'BRIDGE_METRICS_PORT', 0, 0, 65_535) } : undefined,
     ntlmUsersFile: env.BRIDGE_NTLM_USERS || undefined,
     ntlmBackend,
     keytab: env.KRB5_KTNAME || undefined,

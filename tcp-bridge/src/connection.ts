@@ -26,7 +26,7 @@ import type { Caller, Logger } from '#idb';
 import { BinaryXmlError, decodeEnvelope, encodeEnvelope, ReaderSession, WriterSession, type XmlDocument } from './binary-xml/index.ts';
 import { END_RECORD, FramingFault, faultRecord, PREAMBLE_ACK, ServerFramingDecoder, sizedEnvelope, UPGRADE_RESPONSE, type FramingEvent, type FramingFaultName, type ServerDecoderOptions } from './framing/index.ts';
 import type { MessageBudget } from './message-budget.ts';
-import type { ByteStream, Dispatch, StreamUpgrade, StreamUpgradeAcceptor } from './streams.ts';
+import type { BridgeObserver, ByteStream, Dispatch, StreamUpgrade, StreamUpgradeAcceptor } from './streams.ts';
 
 export interface ConnectionOptions {
   connectionId: string;
@@ -50,6 +50,8 @@ export interface ConnectionOptions {
   /** Answer this framing fault at PreambleEnd instead of serving (ServerTooBusy when over the connection cap). */
   refuseWith?: FramingFaultName;
   logger: Logger;
+  /** Handshakes and refusals, for metrics. */
+  observer: BridgeObserver;
   /** Called once when the connection is over; `clean` as described above. */
   onClosed: (clean: boolean) => void;
 }
@@ -119,10 +121,12 @@ export class BridgeConnection {
     const timer = setTimeout(() => {
       if (this.envelope?.reserved === 0) {
         logger.log('warn', 'connection refused', { connectionId, reason: 'ServerTooBusy', waitedForBytes: partial.size });
+        this.options.observer.refusal('ServerTooBusy');
         this.out.write(faultRecord('ServerTooBusy'));
         this.close(false);
       } else {
         logger.log('warn', 'message timed out, connection aborted', { connectionId, size: partial.size, received: this.decoder.partialEnvelope?.received });
+        this.options.observer.refusal('MessageTimeout');
         this.abort();
       }
     }, messageTimeoutMs);
@@ -200,6 +204,7 @@ export class BridgeConnection {
       case 'preambleEnd':
         if (this.options.refuseWith !== undefined) {
           this.options.logger.log('warn', 'connection refused', { reason: this.options.refuseWith });
+          this.options.observer.refusal(this.options.refuseWith);
           this.out.write(faultRecord(this.options.refuseWith));
           this.close(false);
           return;
@@ -225,6 +230,7 @@ export class BridgeConnection {
     } catch (error) {
       // Nothing to relate a reply to, and a broken session table spoils every later message: WCF aborts too.
       this.options.logger.log('warn', 'unreadable message, connection aborted', { error: error instanceof BinaryXmlError ? error.code : String(error) });
+      this.options.observer.refusal('UnreadableMessage');
       this.abort();
       return;
     }
@@ -262,6 +268,7 @@ export class BridgeConnection {
   private refuse(error: unknown): void {
     if (error instanceof FramingFault) {
       this.options.logger.log('warn', 'framing refused', { code: error.code, position: error.position });
+      this.options.observer.refusal(error.code);
       if (error.faultString !== undefined) {
         this.out.write(faultRecord(error.faultString));
         this.close(false);
@@ -278,7 +285,7 @@ export class BridgeConnection {
    * plaintext. The init time-out keeps running through the handshake until PreambleEnd.
    */
   private upgrade(rest: Uint8Array): void {
-    const { connectionId, remoteAddress, logger } = this.options;
+    const { connectionId, remoteAddress, logger, observer } = this.options;
     this.stream.write(UPGRADE_RESPONSE);
     this.upgraded = this.options.upgrade!.accept(
       this.stream,
@@ -288,10 +295,15 @@ export class BridgeConnection {
           this.caller = { name: peer.name, anonymous: false, connectionId };
           this.out = plaintext;
           logger.log('info', 'authenticated', { connectionId, caller: peer.name, mechanism: peer.mechanismName, protection: peer.protectionLevel });
+          observer.handshake(peer.mechanismName, 'established');
           this.decoder.upgradeComplete();
         },
         data: (plain) => this.framed(plain),
-        failed: () => this.finish(false),
+        failed: (_error, mechanismName) => {
+          if (this.caller === undefined) observer.handshake(mechanismName ?? 'unknown', 'refused');
+          else observer.refusal('IntegrityError');
+          this.finish(false);
+        },
       },
     );
     this.upgraded.receive(rest);

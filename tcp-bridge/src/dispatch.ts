@@ -2,14 +2,17 @@
  * A decoded request envelope → the service call → the reply envelope. Every outcome is a reply: a result, the
  * contract's fault, or the SOAP fault WCF would send for a malformed message, so the client always gets an answer
  * related to its MessageID and the channel stays usable ("A fault never ends the session").
+ *
+ * Each call writes one audit line (`call`, level info): connection, identity, operation, outcome (`ok` or the fault's
+ * name), duration and database request; never SQL text, parameter values or file contents.
  */
-import { type Caller, IdbFault, type IdbService, type Logger, type OperationName } from '#idb';
+import { type Caller, EMPTY_GUID, IdbFault, type IdbService, type Logger, type OperationName } from '#idb';
 import type { XmlDocument } from './binary-xml/index.ts';
-import type { Dispatch } from './streams.ts';
+import type { BridgeObserver, Dispatch } from './streams.ts';
 import { readRequest, SoapFault, writeFault, writeReply, type SoapOptions, type SoapRequest } from './soap/index.ts';
 
-export function soapDispatch(service: IdbService, options: SoapOptions & { logger: Logger }): Dispatch {
-  const { logger } = options;
+export function soapDispatch(service: IdbService, options: SoapOptions & { logger: Logger; observer: BridgeObserver }): Dispatch {
+  const { logger, observer } = options;
   return async (document: XmlDocument, caller: Caller): Promise<XmlDocument> => {
     let request: SoapRequest;
     try {
@@ -27,8 +30,10 @@ export function soapDispatch(service: IdbService, options: SoapOptions & { logge
     async function answer<K extends OperationName>(call: SoapRequest<K>): Promise<XmlDocument> {
       const started = performance.now();
       let outcome = 'ok';
+      let databaseRequest = 'requestId' in call.args ? (call.args.requestId as string) : undefined;
       try {
         const result = await service.call(call.operation, caller, call.args);
+        if (call.operation === 'CreateDatabaseRequest') databaseRequest = result as string;
         return writeReply(call, call.operation, result, options);
       } catch (error) {
         const fault = error instanceof IdbFault ? error : new IdbFault('InternalError', 'The service failed to complete the operation.');
@@ -36,8 +41,16 @@ export function soapDispatch(service: IdbService, options: SoapOptions & { logge
         outcome = fault.fault;
         return writeFault(call, fault, options);
       } finally {
-        // Never the arguments: SQL and files are the customer's.
-        logger.log('debug', 'call', { operation: call.operation, caller: caller.name, outcome, ms: Math.round((performance.now() - started) * 10) / 10 });
+        const seconds = (performance.now() - started) / 1000;
+        observer.call(call.operation, outcome, seconds);
+        logger.log('info', 'call', {
+          connectionId: caller.connectionId,
+          caller: caller.name,
+          operation: call.operation,
+          outcome,
+          ms: Math.round(seconds * 10_000) / 10,
+          ...(databaseRequest !== undefined && databaseRequest !== EMPTY_GUID ? { databaseRequest } : {}),
+        });
       }
     }
   };

@@ -17,6 +17,8 @@ import { ConfigError, type IdbService, type Logger } from '#idb';
 import { GssapiBackend, negotiateUpgrade, NtlmAccounts, NtlmBackend, type SecurityBackend } from './negotiate/index.ts';
 import { BridgeConnection } from './connection.ts';
 import { MessageBudget } from './message-budget.ts';
+import { BridgeMetrics, serveMetrics, type MetricsListener } from './metrics.ts';
+import { NO_OBSERVER } from './streams.ts';
 import type { BridgeConfig } from './config.ts';
 import { soapDispatch } from './dispatch.ts';
 
@@ -24,6 +26,8 @@ export interface RunningBridge {
   /** The port actually bound (BRIDGE_PORT 0 picks a free one). */
   port: number;
   connections(): number;
+  /** Where /metrics and /health are served (BRIDGE_METRICS_PORT), when they are. */
+  metricsPort: number | undefined;
   /** The in-flight message budget: bytes reserved for partly received envelopes, connections waiting for it. */
   inflight(): { reservedBytes: number; waiting: number };
   /** Graceful: finishes calls in flight, rolls back open database requests, closes the databases. */
@@ -58,7 +62,9 @@ export function securityBackends(config: BridgeConfig): SecurityBackend[] | unde
 }
 
 export async function startBridge(config: BridgeConfig, service: IdbService, logger: Logger, backends = securityBackends(config)): Promise<RunningBridge> {
-  const dispatch = soapDispatch(service, { serviceNamespace: config.endpoint.serviceNamespace, logger });
+  const metrics = config.metrics === undefined ? undefined : new BridgeMetrics();
+  const observer = metrics ?? NO_OBSERVER;
+  const dispatch = soapDispatch(service, { serviceNamespace: config.endpoint.serviceNamespace, logger, observer });
   const path = new URL(config.endpoint.address.replace(/^net\.tcp:/, 'http:')).pathname;
   const upgrade = backends === undefined ? undefined : negotiateUpgrade({ backends, protectionLevel: config.endpoint.protectionLevel });
   const budget = new MessageBudget(config.maxInflightBytes);
@@ -100,6 +106,7 @@ export async function startBridge(config: BridgeConfig, service: IdbService, log
         maxCallsInFlight: config.maxCallsPerConnection,
         ...(over ? { refuseWith: 'ServerTooBusy' as const } : {}),
         logger,
+        observer,
         onClosed: (clean) => {
           if (over) refused--;
           else live.delete(connection);
@@ -125,10 +132,20 @@ export async function startBridge(config: BridgeConfig, service: IdbService, log
     });
   });
   const port = (server.address() as AddressInfo).port;
+  let metricsListener: MetricsListener | undefined;
+  if (metrics !== undefined && config.metrics !== undefined) {
+    metrics.watch({ connections: () => live.size, openDatabaseRequests: () => service.openRequests(), inflight: () => ({ reservedBytes: budget.reserved, waiting: budget.waiters }) });
+    metricsListener = await serveMetrics(metrics, config.metrics.host, config.metrics.port).catch((error: unknown) => {
+      server.close();
+      throw error;
+    });
+    logger.log('info', 'bridge metrics listening', { url: `http://${config.metrics.host}:${metricsListener.port}/metrics` });
+  }
   logger.log('info', 'bridge listening', { url: `net.tcp://${config.endpoint.host}:${port}${path}`, security: config.endpoint.security });
 
   return {
     port,
+    metricsPort: metricsListener?.port,
     connections: () => live.size,
     inflight: () => ({ reservedBytes: budget.reserved, waiting: budget.waiters }),
     async close() {
@@ -140,6 +157,7 @@ export async function startBridge(config: BridgeConfig, service: IdbService, log
       // Connections that ended their side may still wait for the client's; the listener closes only without them.
       for (const socket of sockets) socket.destroy();
       await stopped;
+      await metricsListener?.close();
       await service.close();
       for (const backend of backends ?? []) if (backend instanceof GssapiBackend) backend.close();
     },

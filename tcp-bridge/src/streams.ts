@@ -35,8 +35,11 @@ export interface StreamUpgradeEvents {
   established(peer: UpgradedPeer, plaintext: ByteStream): void;
   /** Plaintext the client sent (never empty). */
   data(plain: Uint8Array): void;
-  /** The upgrade was refused or the protected stream broke; the upgrade has ended or destroyed the raw stream. */
-  failed(error: Error): void;
+  /**
+   * The upgrade was refused or the protected stream broke; the upgrade has ended or destroyed the raw stream. A
+   * refused handshake names the mechanism the client had chosen, when it got that far.
+   */
+  failed(error: Error, mechanismName?: string): void;
 }
 
 /** An upgrade in progress, then established, on one connection: it is fed the raw bytes from then on. */
@@ -62,3 +65,18 @@ export interface StreamUpgradeAcceptor {
   readonly contentType: string;
   accept(raw: ByteStream, site: UpgradeSite, events: StreamUpgradeEvents): StreamUpgrade;
 }
+
+/**
+ * What the bridge reports as it works, for metrics (BRIDGE_METRICS_PORT). Implementations are cheap and never
+ * throw; `NO_OBSERVER` reports nothing.
+ */
+export interface BridgeObserver {
+  /** A call answered: its operation, `ok` or the fault's name, and how long it took. */
+  call(operation: string, outcome: string, seconds: number): void;
+  /** A security handshake ended: the mechanism (`NTLM`, `Kerberos`; for a refusal the acceptor that refused). */
+  handshake(mechanism: string, outcome: 'established' | 'refused'): void;
+  /** A connection refused or aborted by the bridge: a framing fault's code, `ServerTooBusy`, `MessageTimeout`, … */
+  refusal(reason: string): void;
+}
+
+export const NO_OBSERVER: BridgeObserver = { call: () => {}, handshake: () => {}, refusal: () => {} };

@@ -84,6 +84,7 @@ describe.skipIf(!available.gssapi)('tcp-bridge with Windows security (NTLM throu
         BRIDGE_PORT: '0',
         BRIDGE_NTLM_USERS: users,
         BRIDGE_PROTECTION_LEVEL: level,
+        BRIDGE_METRICS_PORT: '0',
         BRIDGE_ROLES_FILE: join(folder, 'roles.json'),
         DATABASE_URL: `file:${join(folder, `${level}.sqlite`)}`,
         FILES_URL: `file:${join(folder, 'files')}`,
@@ -127,6 +128,14 @@ describe.skipIf(!available.gssapi)('tcp-bridge with Windows security (NTLM throu
     const client = await NetTcpTestClient.open(bridges.get('EncryptAndSign')!.port);
     expect(await client.preamble(VIA)).toEqual({ type: 'fault', fault: 'http://schemas.microsoft.com/ws/2006/05/framing/faults/UpgradeInvalid' });
     client.close();
+  });
+
+  it('counts the handshakes above by mechanism and outcome, and the refusal, in /metrics', async () => {
+    const text = await (await fetch(`http://127.0.0.1:${bridges.get('EncryptAndSign')!.metricsPort}/metrics`)).text();
+    const count = (series: string) => Number(text.split('\n').find((l) => l.startsWith(series + ' '))?.split(' ').pop() ?? 0);
+    expect(count('idb_bridge_handshakes_total{mechanism="NTLM",outcome="established"}')).toBe(2); // alice, bob
+    expect(count('idb_bridge_handshakes_total{mechanism="NTLM",outcome="refused"}')).toBe(2); // wrong password, sign-only
+    expect(count('idb_bridge_refusals_total{reason="UpgradeInvalid"}')).toBe(1);
   });
 });
 

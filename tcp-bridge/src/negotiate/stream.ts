@@ -80,7 +80,7 @@ export interface NegotiateStreamEvents {
    * The handshake was refused (the error frame was sent and the socket ended) or the data phase broke (the socket
    * was destroyed). Not called for an ordinary close; nothing is written afterwards.
    */
-  failed(error: NegotiateError | IntegrityError | NnsError): void;
+  failed(error: NegotiateError | IntegrityError | NnsError, mechanismName?: string): void;
 }
 
 export type NegotiateStreamState = 'handshake' | 'established' | 'failed' | 'closed';
@@ -272,10 +272,11 @@ export class NegotiateStreamServer {
       remoteAddress: this.options.remoteAddress,
       connectionId: this.options.connectionId,
     });
+    const mechanism = this.context?.mechanism;
     this.context?.dispose();
     this.transport.write(errorFrame());
     this.transport.end();
-    this.events.failed(failure);
+    this.events.failed(failure, mechanism === undefined ? undefined : mechanismName(mechanism));
   }
 
   /** Bytes that cannot be trusted: during the handshake a refusal, afterwards the socket is destroyed. */
