@@ -5,7 +5,8 @@ import type { BarcodeReader } from './reader.ts';
 
 /** What the last page of a document holds, as far as QR-bills go. */
 export type ScanOutcome =
-  | { status: 'found'; bill: QrBill }
+  /** `pass`: the extraction pass whose reading of the page found the winning code (for the metrics). */
+  | { status: 'found'; bill: QrBill; pass: ScanPass }
   /** No valid bill: every QR code found, in reading order, with why it is not one (empty: no QR code at all). */
   | { status: 'not-found'; rejected: { index: number; reason: QrBillRejection }[] }
   | EngineRefusal;
@@ -25,15 +26,19 @@ export interface ScanOptions {
  * first, on their own pixels, but only add candidates: a bill drawn as vector above them must still win.
  */
 const PASSES = [
-  { kind: 'images' },
-  { kind: 'render', region: 'page', dpi: 100, tryHarder: false },
-  { kind: 'render', region: 'payment-part', dpi: 150, tryHarder: false },
-  { kind: 'render', region: 'page', dpi: 150, tryHarder: false },
-  { kind: 'render', region: 'page', dpi: 300, tryHarder: true },
+  { name: 'images', kind: 'images' },
+  { name: 'page-100dpi', kind: 'render', region: 'page', dpi: 100, tryHarder: false },
+  { name: 'payment-part-150dpi', kind: 'render', region: 'payment-part', dpi: 150, tryHarder: false },
+  { name: 'page-150dpi', kind: 'render', region: 'page', dpi: 150, tryHarder: false },
+  { name: 'page-300dpi-tryharder', kind: 'render', region: 'page', dpi: 300, tryHarder: true },
 ] as const;
+
+export type ScanPass = (typeof PASSES)[number]['name'];
+export const SCAN_PASSES: readonly ScanPass[] = PASSES.map((p) => p.name);
 
 /** A QR code on the page: what it says as a bill, and where its top left corner is, as fractions of the page. */
 interface FoundCode {
+  pass: ScanPass;
   reading: QrBillReading;
   x: number;
   y: number;
@@ -56,12 +61,12 @@ export async function scanLastPage(pdf: Uint8Array, { pages, reader, clock, time
       for (const { placed, tryHarder } of rasters) {
         for (const symbol of await reader.readQrCodes(placed.raster, { tryHarder })) {
           const text = UTF8.decode(symbol.bytes);
-          if (!found.has(text)) found.set(text, { reading: readQrBill(text), x: placed.box.x + symbol.box.x * placed.box.w, y: placed.box.y + symbol.box.y * placed.box.h });
+          if (!found.has(text)) found.set(text, { pass: pass.name, reading: readQrBill(text), x: placed.box.x + symbol.box.x * placed.box.w, y: placed.box.y + symbol.box.y * placed.box.h });
         }
       }
       if (pass.kind === 'images') continue;
-      const first = [...found.values()].sort(readingOrder).find((code) => code.reading.ok)?.reading;
-      if (first?.ok) return { status: 'found', bill: first.bill };
+      const first = [...found.values()].sort(readingOrder).find((code) => code.reading.ok);
+      if (first?.reading.ok) return { status: 'found', bill: first.reading.bill, pass: first.pass };
     }
     // Every render pass ran and none yielded a bill, so no reading here is valid.
     const rejected = [...found.values()].sort(readingOrder).flatMap(({ reading }, index) => (reading.ok ? [] : [{ index, reason: reading.reason }]));
