@@ -21,6 +21,10 @@
  *   message time-out ends answers the ServerTooBusy framing fault.
  * - The server sends End in answer to the client's End (WCF does; Mono's server just closes) and keeps reading: .NET
  *   pools connections and may start a new session on the same socket.
+ * - With Windows security the pool holds the raw socket, not the upgraded stream (ConnectionPoolHelper in dotnet/wcf
+ *   and referencesource keeps the connection from before the upgrade): after the End exchanged inside NegotiateStream
+ *   the next session starts with a plaintext preamble and a new upgrade and logon. So the End ends the upgraded
+ *   stream (its keys are forgotten) and the caller; the socket is read as raw framing again.
  */
 import type { Caller, Logger } from '#idb';
 import { BinaryXmlError, decodeEnvelope, encodeEnvelope, ReaderSession, WriterSession, type XmlDocument } from './binary-xml/index.ts';
@@ -219,8 +223,18 @@ export class BridgeConnection {
       case 'end':
         this.sessionOpen = false;
         this.out.write(END_RECORD);
+        if (this.upgraded !== undefined) this.endUpgrade();
         return;
     }
+  }
+
+  /** The session inside the upgraded stream ended: the socket goes back to raw framing (see the decisions above). */
+  private endUpgrade(): void {
+    const upgraded = this.upgraded!;
+    this.upgraded = undefined;
+    this.out = this.stream;
+    this.caller = undefined;
+    upgraded.transportClosed();
   }
 
   private call(payload: Uint8Array): void {

@@ -14,6 +14,7 @@ import { framing, RecordType, sizedEnvelope } from '../../tcp-bridge/src/framing
 import { securityBackends, startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
 import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
 import { NetTcpTestClient, type ServerRecord } from '../support/nettcp.ts';
+import { PooledNtlmSocket } from '../support/ntlm-nettcp.ts';
 import { child, param, path, request, textOf } from '../support/soap.ts';
 
 const silent = { log: (...a: unknown[]) => { if (process.env.BRIDGE_TEST_LOG) console.log(JSON.stringify(a)); } };
@@ -186,6 +187,38 @@ describe('tcp-bridge server (security none, SQLite)', () => {
     const users = join(folder, 'users');
     await writeFile(users, 'TESTDOM:alice:Secret123!\n', { mode: 0o644 });
     expect(() => securityBackends(readBridgeConfig({ BRIDGE_NTLM_USERS: users }))).toThrow(/BRIDGE_NTLM_USERS/);
+  });
+});
+
+describe('tcp-bridge server with Windows security (NTLM)', () => {
+  let running: RunningBridge;
+
+  beforeAll(async () => {
+    folder = await mkdtemp(join(tmpdir(), 'bridge-ntlm-'));
+    await writeFile(join(folder, 'users'), 'TESTDOM:alice:Secret123!\n', { mode: 0o600 });
+    await writeFile(join(folder, 'roles.json'), JSON.stringify({ writer: ['TESTDOM\\alice'] }));
+    running = (await bridge({ BRIDGE_SECURITY: 'windows', BRIDGE_NTLM_USERS: join(folder, 'users') })).bridge;
+  });
+
+  afterAll(async () => {
+    await running?.close();
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  // Found by the .NET WCF client (test/bridge/dotnet.peers.test.ts): its pool keeps the raw socket, so the session
+  // after a channel's Close starts in plaintext with a new upgrade; the bridge read it as an NNS frame and dropped it.
+  it('serves a new plaintext preamble, upgrade and logon on the socket after End inside the sealed stream', async () => {
+    const socket = await PooledNtlmSocket.connect(running.port);
+    try {
+      for (let round = 0; round < 3; round++) {
+        const session = await socket.session('net.tcp://localhost/IDBService', { domain: 'TESTDOM', user: 'alice', password: 'Secret123!' });
+        expect(await session.call('Heartbeat')).toBe('true');
+        await session.end();
+      }
+      expect(running.connections()).toBe(1);
+    } finally {
+      socket.close();
+    }
   });
 });
 
