@@ -5,7 +5,8 @@ import { qrBillWarnings } from '../qr/warnings.ts';
 import type { AppEnv } from './env.ts';
 import { JsonWithText } from './json-object.ts';
 import { Problem } from './problems.ts';
-import { bindCaseInsensitive, readJsonObject } from './request-body.ts';
+import { ExtractSwissQrCodeForm, PdfBody, ReferencesQuery, serviceResponses, unsupportedMediaType } from './body-schemas.ts';
+import { bindCaseInsensitive, readDocumentBody } from './request-body.ts';
 import { ExtractSwissQrCodeRequest, ExtractSwissQrCodeResponse, SwissQrCodeData, problemContent } from './schemas.ts';
 import { readPdfFromBody } from './validate-route.ts';
 
@@ -15,21 +16,31 @@ export const extractRoute = createRoute({
   operationId: 'ExtractSwissQrCode',
   summary: 'Read the Swiss QR-bill on the last page of a PDF',
   tags: ['Documents'],
-  request: { body: { required: true, content: { 'application/json': { schema: ExtractSwissQrCodeRequest } } } },
+  request: {
+    query: ReferencesQuery,
+    body: {
+      required: true,
+      description: 'The PDF as Base64 in JSON, as the file itself (`application/pdf`, references in the query), or as the `file` part of a form (and a `references` part).',
+      content: { 'application/json': { schema: ExtractSwissQrCodeRequest }, 'application/pdf': { schema: PdfBody }, 'multipart/form-data': { schema: ExtractSwissQrCodeForm } },
+    },
+  },
   responses: {
     200: { description: 'The first valid QR-bill in reading order on the last page, and what it may need attention for (`warnings`).', content: { 'application/json': { schema: ExtractSwissQrCodeResponse } } },
     400: problemContent('`validation`, `invalid-base64`, `invalid-pdf`, `encrypted-pdf` or `pdf-too-complex`.'),
     404: problemContent('`qr-code-not-found`: no valid QR-bill on the last page; `rejected` says why for each QR code found.'),
     413: problemContent('`payload-too-large`: the body exceeds MAX_BODY_MB.'),
-    415: problemContent('`unsupported-media-type`: the body is not JSON.'),
+    415: unsupportedMediaType,
     500: problemContent('`internal`: an unexpected error; no details are leaked.'),
+    ...serviceResponses,
   },
 });
 
 export function registerExtractRoute(app: OpenAPIHono<AppEnv>, options: { qr: QrExtractor; maxBodyBytes: number }): void {
   app.openAPIRegistry.registerPath(extractRoute);
   app.post(extractRoute.path, async (c) => {
-    const body = await readJsonObject(c, options.maxBodyBytes, { bytes: ['base64Pdf'], text: ['references'] });
+    const read = await readDocumentBody(c, options.maxBodyBytes, { bytes: ['base64Pdf'], text: ['references'] });
+    // A PDF or form body carries the bytes themselves, and references (default []) from the query or a part.
+    const body = read.form === 'json' ? read.members : { references: read.references };
     const bound = bindCaseInsensitive(body, ['references', 'base64Pdf']);
     const references = ExtractSwissQrCodeRequest.shape.references.safeParse(bound.references);
     if (!references.success) {
@@ -40,7 +51,7 @@ export function registerExtractRoute(app: OpenAPIHono<AppEnv>, options: { qr: Qr
       if (bound.base64Pdf === undefined || bound.base64Pdf === null) errors.base64Pdf = ['The base64Pdf field is required.'];
       throw new Problem('validation', message, { errors });
     }
-    const pdf = readPdfFromBody(body);
+    const pdf = read.form === 'json' ? readPdfFromBody(body) : read.pdf;
     const header = findHeader(pdf);
     if (!header || !KNOWN_VERSIONS.includes(header.version)) throw new Problem('invalid-pdf', 'No %PDF-n.n header of a known version in the first 1024 bytes.');
 

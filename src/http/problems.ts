@@ -8,12 +8,14 @@ export const PROBLEMS = {
   'invalid-pdf': { status: 400, title: 'The file is not a valid PDF.' },
   'encrypted-pdf': { status: 400, title: 'The PDF is encrypted.' },
   'pdf-too-complex': { status: 400, title: 'The PDF exceeds the processing limits.' },
+  unauthorized: { status: 401, title: 'Authentication is required.' },
   'qr-code-not-found': { status: 404, title: 'No valid Swiss QR-bill on the last page.' },
   'not-found': { status: 404, title: 'Not found.' },
   'method-not-allowed': { status: 405, title: 'Method not allowed.' },
   'payload-too-large': { status: 413, title: 'The request body is too large.' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type.' },
   internal: { status: 500, title: 'An internal error occurred.' },
+  overloaded: { status: 503, title: 'The service is busy; retry later.' },
 } as const satisfies Record<string, { status: ContentfulStatusCode; title: string }>;
 
 export type ProblemName = keyof typeof PROBLEMS;
@@ -34,6 +36,8 @@ export class Problem extends Error {
     readonly problem: ProblemName,
     readonly detail: string,
     readonly extensions: Record<string, unknown> = {},
+    /** Response headers that belong to the problem (`WWW-Authenticate`, `Retry-After`). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(detail);
     this.name = 'Problem';
@@ -43,5 +47,5 @@ export class Problem extends Error {
 export function problemResponse(c: Context, typeBase: string, p: Problem): Response {
   const { status, title } = PROBLEMS[p.problem];
   const body: ProblemDetails = { type: typeBase + p.problem, title, status, detail: p.detail, traceId: c.get('traceId'), ...p.extensions };
-  return c.body(JSON.stringify(body), status, { 'Content-Type': 'application/problem+json' });
+  return c.body(JSON.stringify(body), status, { ...p.headers, 'Content-Type': 'application/problem+json' });
 }

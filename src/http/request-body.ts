@@ -1,20 +1,64 @@
 import type { Context } from 'hono';
-import { JsonSyntaxError, parseJsonObject, type RawMembers } from './json-object.ts';
+import type { AppEnv } from './env.ts';
+import { overloaded, tooLarge } from './inflight.ts';
+import { JsonSyntaxError, JsonWithText, parseJsonObject, type RawMembers } from './json-object.ts';
+import { MultipartError, boundaryOf, parseMultipart } from './multipart.ts';
 import { Problem } from './problems.ts';
 
+const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
+const PDF_TYPE = /^application\/pdf\s*(;|$)/i;
+const MULTIPART_TYPE = /^multipart\/form-data\s*(;|$)/i;
+
 /**
- * Reads a JSON object body under a byte limit. The limit is enforced while streaming, so a client that lies about
- * (or omits) Content-Length cannot make the service buffer more than the limit. Members named in `raw` keep their
- * bytes or text (see json-object.ts).
+ * A document request in any of its three forms (HTTP.md, "Other request bodies"):
+ * - `json`: the members of the JSON object (json-object.ts; `base64Pdf` a view of the body, still Base64);
+ * - `pdf` (`application/pdf`) and `multipart` (`multipart/form-data`): the PDF's bytes as a view of the one buffer the
+ *   body was read into, and `references` (for extract) from the query parameter or the form's `references` part.
  */
-export async function readJsonObject(c: Context, maxBytes: number, raw: RawMembers = {}): Promise<Record<string, unknown>> {
+export type DocumentBody =
+  | { form: 'json'; members: Record<string, unknown> }
+  | { form: 'pdf' | 'multipart'; pdf: Uint8Array; references: JsonWithText };
+
+/**
+ * Reads the body of a document request under MAX_BODY_MB (checked on Content-Length, and while streaming so a client
+ * that lies about or omits it cannot make the service buffer more) and the request's share of MAX_INFLIGHT_MB.
+ * `raw` names the JSON members kept as bytes or text (see json-object.ts).
+ */
+export async function readDocumentBody(c: Context<AppEnv>, maxBytes: number, raw: RawMembers = {}): Promise<DocumentBody> {
   const type = c.req.header('content-type') ?? '';
-  if (!/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) {
-    throw new Problem('unsupported-media-type', 'Send the request body as application/json.');
+  const form = JSON_TYPE.test(type) ? 'json' : PDF_TYPE.test(type) ? 'pdf' : MULTIPART_TYPE.test(type) ? 'multipart' : undefined;
+  if (!form) throw new Problem('unsupported-media-type', 'Send the request body as application/json, application/pdf or multipart/form-data.');
+  const boundary = form === 'multipart' ? boundaryOf(type) : undefined;
+  if (form === 'multipart' && !boundary) {
+    throw new Problem('validation', 'A multipart/form-data body needs a boundary parameter in its Content-Type.', { errors: { $: ['The Content-Type has no valid boundary parameter.'] } });
   }
+  // Only this request's own limit is checked here: its share of MAX_INFLIGHT_MB was reserved on admission (inflight.ts).
   const declared = Number(c.req.header('content-length'));
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
-  const body = await readLimitedBytes(c.req.raw, maxBytes, Number.isInteger(declared) && declared > 0 ? declared : 0);
+  const reservation = c.get('bodyReservation');
+  const body = await readLimitedBytes(c.req.raw, maxBytes, Number.isInteger(declared) && declared > 0 ? declared : 0, (bytes) => reservation?.grow(bytes) ?? true);
+  if (form === 'json') return { form, members: parseJson(body, raw) };
+  const wantsReferences = (raw.text ?? []).some((name) => name.toLowerCase() === 'references');
+  if (form === 'pdf') {
+    const query = c.req.query('references');
+    return { form, pdf: body, references: referencesFrom(wantsReferences ? query : undefined, 'The references query parameter') };
+  }
+  let parts;
+  try {
+    parts = parseMultipart(body, boundary!);
+  } catch (e) {
+    if (!(e instanceof MultipartError)) throw e;
+    throw new Problem('validation', 'The request body is not valid multipart/form-data.', { errors: { $: [e.message] } });
+  }
+  // Part names bind ignoring letter case, as JSON members do; the first part of a name counts.
+  const part = (name: string) => parts.find((p) => p.name.toLowerCase() === name);
+  const file = part('file');
+  if (!file) throw new Problem('validation', 'The file part is required.', { errors: { file: ['The file part is required.'] } });
+  const referencesPart = wantsReferences ? part('references') : undefined;
+  return { form, pdf: file.body, references: referencesFrom(referencesPart && utf8(referencesPart.body, 'references'), 'The references part') };
+}
+
+function parseJson(body: Uint8Array, raw: RawMembers): Record<string, unknown> {
   try {
     return parseJsonObject(body, raw);
   } catch (e) {
@@ -25,11 +69,44 @@ export async function readJsonObject(c: Context, maxBytes: number, raw: RawMembe
   }
 }
 
-/** The body in one buffer, sized from Content-Length when given (one copy), else grown by doubling. */
-async function readLimitedBytes(request: Request, maxBytes: number, declared: number): Promise<Uint8Array> {
+/** `references` given as text (a JSON array), `[]` when absent; kept with its text, echoed as written. */
+function referencesFrom(text: string | undefined, what: string): JsonWithText {
+  if (text === undefined) return new JsonWithText([], '[]');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  if (!Array.isArray(value)) {
+    const message = `${what} must be a JSON array, for example ["INV-2026-0042"].`;
+    throw new Problem('validation', message, { errors: { references: [message] } });
+  }
+  return new JsonWithText(value, text.trim());
+}
+
+function utf8(bytes: Uint8Array, field: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    const message = `The ${field} part is not valid UTF-8.`;
+    throw new Problem('validation', message, { errors: { [field]: [message] } });
+  }
+}
+
+/**
+ * The body in one buffer, sized from Content-Length when given (one copy), else grown by doubling. Each size the
+ * buffer takes is first reserved through `reserve` (the request's share of MAX_INFLIGHT_MB); a refusal stops reading.
+ */
+async function readLimitedBytes(request: Request, maxBytes: number, declared: number, reserve: (bytes: number) => boolean): Promise<Uint8Array<ArrayBuffer>> {
   if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
-  let buffer = new Uint8Array(declared || 64 * 1024);
+  const allocate = async (bytes: number) => {
+    if (reserve(bytes)) return new Uint8Array(bytes);
+    await reader.cancel();
+    throw overloaded('The service is reading or working on as many documents as MAX_INFLIGHT_MB allows (this body came without Content-Length); retry later.');
+  };
+  let buffer = await allocate(declared || 64 * 1024);
   let length = 0;
   for (;;) {
     const { done, value } = await reader.read();
@@ -39,7 +116,7 @@ async function readLimitedBytes(request: Request, maxBytes: number, declared: nu
       throw tooLarge(maxBytes);
     }
     if (length + value.byteLength > buffer.length) {
-      const grown = new Uint8Array(Math.min(maxBytes, Math.max(buffer.length * 2, length + value.byteLength)));
+      const grown = await allocate(Math.min(maxBytes, Math.max(buffer.length * 2, length + value.byteLength)));
       grown.set(buffer.subarray(0, length));
       buffer = grown;
     }
@@ -48,9 +125,6 @@ async function readLimitedBytes(request: Request, maxBytes: number, declared: nu
   }
   return buffer.subarray(0, length);
 }
-
-const tooLarge = (maxBytes: number) =>
-  new Problem('payload-too-large', `The request body is larger than ${Math.round(maxBytes / 1048576)} MB (MAX_BODY_MB).`);
 
 /**
  * Binds JSON members to the given property names ignoring letter case, as ASP.NET Core's web defaults do

@@ -3,7 +3,8 @@ import { decodeBase64Strict } from '../base64.ts';
 import { validatePdf, type ValidateOptions } from '../pdf/validate.ts';
 import type { AppEnv } from './env.ts';
 import { Problem } from './problems.ts';
-import { bindCaseInsensitive, readJsonObject } from './request-body.ts';
+import { PdfBody, ValidatePdfForm, serviceResponses, unsupportedMediaType } from './body-schemas.ts';
+import { bindCaseInsensitive, readDocumentBody } from './request-body.ts';
 import { ValidatePdfRequest, ValidatePdfResponse, problemContent } from './schemas.ts';
 
 export const validateRoute = createRoute({
@@ -12,13 +13,20 @@ export const validateRoute = createRoute({
   operationId: 'ValidatePdf',
   summary: 'Validate a PDF and report page count, size, version and attachments',
   tags: ['Documents'],
-  request: { body: { required: true, content: { 'application/json': { schema: ValidatePdfRequest } } } },
+  request: {
+    body: {
+      required: true,
+      description: 'The PDF as Base64 in JSON, as the file itself (`application/pdf`), or as the `file` part of a form.',
+      content: { 'application/json': { schema: ValidatePdfRequest }, 'application/pdf': { schema: PdfBody }, 'multipart/form-data': { schema: ValidatePdfForm } },
+    },
+  },
   responses: {
     200: { description: 'The PDF is valid.', content: { 'application/json': { schema: ValidatePdfResponse } } },
     400: problemContent('`validation`, `invalid-base64`, `invalid-pdf`, `encrypted-pdf` or `pdf-too-complex`.'),
     413: problemContent('`payload-too-large`: the body exceeds MAX_BODY_MB.'),
-    415: problemContent('`unsupported-media-type`: the body is not JSON.'),
+    415: unsupportedMediaType,
     500: problemContent('`internal`: an unexpected error; no details are leaked.'),
+    ...serviceResponses,
   },
 });
 
@@ -41,7 +49,8 @@ export function registerValidateRoute(app: OpenAPIHono<AppEnv>, options: Validat
   app.openAPIRegistry.registerPath(validateRoute);
   // Bound by hand rather than through app.openapi(): members bind case-insensitively, which zod's validator cannot do.
   app.post(validateRoute.path, async (c) => {
-    const pdf = readPdfFromBody(await readJsonObject(c, options.maxBodyBytes, { bytes: ['base64Pdf'] }));
+    const body = await readDocumentBody(c, options.maxBodyBytes, { bytes: ['base64Pdf'] });
+    const pdf = body.form === 'json' ? readPdfFromBody(body.members) : body.pdf;
     const result = await validatePdf(pdf, options);
     if (!result.ok) throw new Problem(result.problem, result.detail);
     return c.json(ValidatePdfResponse.parse(result.value), 200);

@@ -264,8 +264,10 @@ async function main(argv: string[]): Promise<number> {
 
   let config;
   try {
-    // PORT and HOST mean nothing here: a stray value must not stop the tool.
-    config = readHttpConfig({ ...process.env, PORT: undefined, HOST: undefined });
+    // PORT and HOST mean nothing here, nor who may call: the app runs in this process for this user alone. A stray
+    // value must not stop the tool.
+    const serviceOnly = { PORT: undefined, HOST: undefined, API_KEYS_FILE: undefined, API_KEYS: undefined, AUTH_JWKS_URL: undefined, AUTH_JWT_ISSUER: undefined, AUTH_JWT_AUDIENCE: undefined };
+    config = readHttpConfig({ ...process.env, ...serviceOnly, AUTH: 'none' });
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     process.stderr.write(`swiss-doc: ${e.message}\n`);

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { EngineReport, PdfEngine } from '../../pdf/engine/port.ts';
+import { EngineBusyError, type EngineStats } from '../../pdf/engine/queue.ts';
 import type { QrExtractor } from '../../qr/extractor.ts';
 import type { ScanOutcome } from '../../qr/scan.ts';
 import type { EngineModules } from '../shared/deps.ts';
@@ -9,27 +10,39 @@ export interface WorkerEngineOptions {
   modules: EngineModules;
   workers: number;
   timeoutMs: number;
+  /** QUEUE_TIMEOUT_MS: longest a document waits for a free worker; then it is refused with EngineBusyError. */
+  queueTimeoutMs?: number;
   memoryLimitBytes: number;
 }
 
 /** What a worker is asked: the job kinds map to the PdfEngine and QrExtractor methods. */
 export type EngineJob = { kind: 'inspect' | 'scan'; pdf: Uint8Array };
 type Outcome = EngineReport | ScanOutcome;
-type Job = EngineJob & { resolve: (r: Outcome) => void; reject: (e: Error) => void };
+type Job = EngineJob & { resolve: (r: Outcome) => void; reject: (e: Error) => void; queueTimer?: ReturnType<typeof setTimeout> };
 
 /**
  * Runs PDFium in worker threads so a document can be stopped: WebAssembly cannot be interrupted from inside, but a
  * worker can be terminated. Each worker takes one document at a time and its clock starts when it does, so a
- * document past the time-out answers `too-complex` alone: its worker is replaced and the queue goes on.
+ * document past the time-out answers `too-complex` alone: its worker is replaced and the queue goes on. A document
+ * that waits QUEUE_TIMEOUT_MS in the queue is refused (503 `overloaded`); the wait is never charged to PDF_TIMEOUT_MS.
  */
-export class WorkerPdfEngine implements PdfEngine, QrExtractor {
+export class WorkerPdfEngine implements PdfEngine, QrExtractor, EngineStats {
   private readonly idle: EngineWorker[] = [];
   private readonly queue: Job[] = [];
   private readonly all: EngineWorker[];
+  private restartCount = 0;
 
   constructor(private readonly options: WorkerEngineOptions) {
-    this.all = Array.from({ length: Math.max(1, options.workers) }, () => new EngineWorker(options));
+    this.all = Array.from({ length: Math.max(1, options.workers) }, () => new EngineWorker(options, () => this.restartCount++));
     this.idle.push(...this.all);
+  }
+
+  waiting(): number {
+    return this.queue.length;
+  }
+
+  restarts(): number {
+    return this.restartCount;
   }
 
   inspect(pdf: Uint8Array): Promise<EngineReport> {
@@ -42,8 +55,18 @@ export class WorkerPdfEngine implements PdfEngine, QrExtractor {
 
   private run(kind: EngineJob['kind'], pdf: Uint8Array): Promise<Outcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ kind, pdf, resolve, reject });
+      const job: Job = { kind, pdf, resolve, reject };
+      this.queue.push(job);
       this.dispatch();
+      const { queueTimeoutMs } = this.options;
+      if (queueTimeoutMs !== undefined && this.queue.includes(job)) {
+        job.queueTimer = setTimeout(() => {
+          const at = this.queue.indexOf(job);
+          if (at < 0) return;
+          this.queue.splice(at, 1);
+          reject(new EngineBusyError(queueTimeoutMs));
+        }, queueTimeoutMs);
+      }
     });
   }
 
@@ -55,6 +78,7 @@ export class WorkerPdfEngine implements PdfEngine, QrExtractor {
     while (this.idle.length > 0 && this.queue.length > 0) {
       const worker = this.idle.pop()!;
       const job = this.queue.shift()!;
+      clearTimeout(job.queueTimer);
       worker.run(job, this.options.timeoutMs).finally(() => {
         this.idle.push(worker);
         this.dispatch();
@@ -70,7 +94,10 @@ class EngineWorker {
   private ready!: Promise<void>;
   private current: { job: Job; timer: ReturnType<typeof setTimeout>; done: () => void } | undefined;
 
-  constructor(private readonly options: WorkerEngineOptions) {
+  constructor(
+    private readonly options: WorkerEngineOptions,
+    private readonly onRestart: () => void,
+  ) {
     this.spawn();
   }
 
@@ -98,6 +125,7 @@ class EngineWorker {
     clearTimeout(current.timer);
     if (restart) {
       void this.worker.terminate();
+      this.onRestart();
       this.spawn();
     }
     if (outcome instanceof Error) current.job.reject(outcome);
