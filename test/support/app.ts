@@ -16,7 +16,7 @@ export interface TestApp {
 }
 
 /** Overrides of the real engines, for tests of failure paths. */
-export type EngineOverrides = Partial<Pick<AppDeps, 'engine' | 'qr'>>;
+export type EngineOverrides = Partial<Pick<AppDeps, 'engine' | 'qr' | 'engineStats'>>;
 
 /** The real app with the real engines in process; logs are collected instead of printed. */
 export async function testApp(env: Environment = {}, overrides: EngineOverrides = {}): Promise<TestApp> {
