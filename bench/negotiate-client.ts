@@ -15,7 +15,7 @@ import { decodeEnvelope, encodeEnvelope, ReaderSession, WriterSession, type XmlC
 import { concatBytes, readInt31 } from '../tcp-bridge/src/bytes.ts';
 import { clientPreamble, END_RECORD, framing, NEGOTIATE_UPGRADE, RecordType, sizedEnvelope } from '../tcp-bridge/src/framing/index.ts';
 import { dataFrame, errorStatus, HandshakeId, handshakeFrame } from '../tcp-bridge/src/negotiate/nns.ts';
-import type { NtlmSessionSecurity } from '../tcp-bridge/src/negotiate/ntlm.ts';
+import type { NtlmSessionSecurity } from '../tcp-bridge/src/negotiate/ntlm/index.ts';
 import { OID } from '../tcp-bridge/src/negotiate/security-context.ts';
 import { decodeNegTokenResp, encodeMechTypes, encodeNegTokenInit, encodeNegTokenResp, NegState } from '../tcp-bridge/src/negotiate/spnego.ts';
 import { TestNtlmClient } from '../test/support/ntlm-client.ts';

@@ -1,5 +1,5 @@
 /**
- * An NTLMv2 initiator for unit tests of the acceptor (tcp-bridge/src/negotiate/ntlm.ts), built on its exported
+ * An NTLMv2 initiator for unit tests of the acceptor (tcp-bridge/src/negotiate/ntlm/), built on its exported
  * primitives: it writes NEGOTIATE and AUTHENTICATE messages as MS-NLMP 3.1.5 describes them (what .NET's managed NTLM
  * and gss-ntlmssp send), with knobs to break one rule at a time. The real initiators are in nns-client.py.
  */
@@ -18,8 +18,8 @@ import {
   sessionBaseKey,
   utf16le,
   type AvPair,
-} from '../../tcp-bridge/src/negotiate/ntlm.ts';
-import { rc4k } from '../../tcp-bridge/src/negotiate/rc4.ts';
+} from '../../tcp-bridge/src/negotiate/ntlm/index.ts';
+import { rc4k } from '../../tcp-bridge/src/negotiate/ntlm/rc4.ts';
 
 export const CLIENT_FLAGS =
   NtlmFlag.Unicode |

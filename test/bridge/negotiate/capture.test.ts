@@ -26,7 +26,7 @@ import {
   parseNegotiate,
   parseNtlmV2Response,
   sessionBaseKey,
-} from '../../../tcp-bridge/src/negotiate/ntlm.ts';
+} from '../../../tcp-bridge/src/negotiate/ntlm/index.ts';
 import { OID } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { decodeNegTokenInit, decodeNegTokenResp, encodeNegTokenResp, NegState } from '../../../tcp-bridge/src/negotiate/spnego.ts';
 import { describeShared, readShared } from '../../support/corpus.ts';

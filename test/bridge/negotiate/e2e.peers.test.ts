@@ -10,7 +10,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LogonThrottle, NtlmAccounts, NtlmBackend, ntHash } from '../../../tcp-bridge/src/negotiate/ntlm.ts';
+import { LogonThrottle, NtlmAccounts, NtlmBackend, ntHash } from '../../../tcp-bridge/src/negotiate/ntlm/index.ts';
 import type { ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { initiatorsAvailable, ntlmClientAccount, runNnsClient, startNegotiateEcho, type EchoServer } from '../../support/negotiate-echo.ts';
 

@@ -1,6 +1,6 @@
 /**
  * NegotiateStream with NTLM through gss-ntlmssp (BRIDGE_NTLM_BACKEND=gssapi: GssapiBackend given the users file,
- * tcp-bridge/src/negotiate/gssapi.ts) against the same real initiators as bridge-negotiate-e2e.test.ts: MIT GSSAPI's
+ * tcp-bridge/src/negotiate/gssapi/) against the same real initiators as bridge-negotiate-e2e.test.ts: MIT GSSAPI's
  * SPNEGO with gss-ntlmssp and impacket's NTLM client, through support/nns-client.py, against stream.ts + the GSSAPI
  * backend in support/negotiate-echo.ts, which echoes what it unwraps. The backend itself is driven directly with
  * support/ntlm-client.ts for what a real initiator does not send (a bad MIC, a foreign SPN, garbage).
@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config.ts';
 import { readBridgeConfig } from '../../../tcp-bridge/src/config.ts';
-import { GssapiBackend, GssapiNtlmContext, gssapiBackendFromEnv, GssFlag, loadGssNtlmUsers } from '../../../tcp-bridge/src/negotiate/gssapi.ts';
-import { LogonThrottle, ntHash, NtlmFlag } from '../../../tcp-bridge/src/negotiate/ntlm.ts';
+import { GssapiBackend, GssapiNtlmContext, gssapiBackendFromEnv, GssFlag, loadGssNtlmUsers } from '../../../tcp-bridge/src/negotiate/gssapi/index.ts';
+import { LogonThrottle, ntHash, NtlmFlag } from '../../../tcp-bridge/src/negotiate/ntlm/index.ts';
 import { IntegrityError, NegotiateError, OID, type AcceptorInfo, type ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { securityBackends } from '../../../tcp-bridge/src/server.ts';
 import { initiatorsAvailable, ntlmClientAccount, runNnsClient, startNegotiateEcho, type ClientResult, type EchoServer } from '../../support/negotiate-echo.ts';

@@ -1,5 +1,5 @@
 /**
- * NegotiateStream with Kerberos through the system GSSAPI (tcp-bridge/src/negotiate/gssapi.ts) against a real MIT
+ * NegotiateStream with Kerberos through the system GSSAPI (tcp-bridge/src/negotiate/gssapi/) against a real MIT
  * KDC started in a temp folder by ../shared/tools/krb5-test-realm.sh (support/krb5-realm.ts): alice's ticket drives
  * support/nns-client.py (python3-gssapi: MIT's SPNEGO, or SPNEGO built by the script the way Windows lists its OIDs, or
  * raw krb5) against stream.ts + the GSSAPI backend in support/negotiate-echo.ts, which echoes what it unwraps.
@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config.ts';
-import { checkKeytab, GssapiBackend, gssapiBackendFromEnv, GssFlag, kerberosPeerName } from '../../../tcp-bridge/src/negotiate/gssapi.ts';
+import { checkKeytab, GssapiBackend, gssapiBackendFromEnv, GssFlag, kerberosPeerName } from '../../../tcp-bridge/src/negotiate/gssapi/index.ts';
 import { IntegrityError, NegotiateError, OID, type ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { describeShared } from '../../support/corpus.ts';
 import { krb5Missing, startTestRealm, type TestRealm } from '../../support/krb5-realm.ts';

@@ -16,7 +16,7 @@ import {
   NnsError,
   type NnsFrame,
 } from '../../../tcp-bridge/src/negotiate/nns.ts';
-import { LogonThrottle, NtlmAccounts, NtlmBackend, NtlmFlag, NtlmSessionSecurity } from '../../../tcp-bridge/src/negotiate/ntlm.ts';
+import { LogonThrottle, NtlmAccounts, NtlmBackend, NtlmFlag, NtlmSessionSecurity } from '../../../tcp-bridge/src/negotiate/ntlm/index.ts';
 import {
   IntegrityError,
   NegotiateError,

@@ -1,5 +1,5 @@
 /**
- * The NTLMv2 acceptor (tcp-bridge/src/negotiate/ntlm.ts): MD4 and RC4 on their published vectors, the NTLM functions
+ * The NTLMv2 acceptor (tcp-bridge/src/negotiate/ntlm/): MD4 and RC4 on their published vectors, the NTLM functions
  * on MS-NLMP section 4.2.4 (NTLMv2 authentication and GSS_WrapEx with key exchange), the users file, the throttle, and
  * every rule of the acceptor one at a time, driven by the test initiator of support/ntlm-client.ts.
  */
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config.ts';
-import { md4 } from '../../../tcp-bridge/src/negotiate/md4.ts';
+import { md4 } from '../../../tcp-bridge/src/negotiate/ntlm/md4.ts';
 import {
   addressKey,
   AvId,
@@ -29,8 +29,8 @@ import {
   upperInvariant,
   utf16le,
   type NtlmAcceptor,
-} from '../../../tcp-bridge/src/negotiate/ntlm.ts';
-import { Rc4, rc4k } from '../../../tcp-bridge/src/negotiate/rc4.ts';
+} from '../../../tcp-bridge/src/negotiate/ntlm/index.ts';
+import { Rc4, rc4k } from '../../../tcp-bridge/src/negotiate/ntlm/rc4.ts';
 import { IntegrityError, LOGON_DENIED, NegotiateError, OID, type ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { CLIENT_FLAGS, TestNtlmClient, type AuthenticateTweaks } from '../../support/ntlm-client.ts';
 

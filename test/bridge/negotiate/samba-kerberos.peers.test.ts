@@ -9,7 +9,7 @@
  * Skipped with a message where Samba cannot start (not root, no ip netns, packages missing: see samba-ad.ts).
  */
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
-import { GssapiBackend } from '../../../tcp-bridge/src/negotiate/gssapi.ts';
+import { GssapiBackend } from '../../../tcp-bridge/src/negotiate/gssapi/index.ts';
 import { decodeLogonInfo, decodeUpnDnsInfo, identityFromPac, pacIdentity, UserFlag } from '../../../tcp-bridge/src/negotiate/pac.ts';
 import { OID } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { acceptAndReadPac, GssError, initiatorToken, type AcceptedTicket } from '../../support/gss-pac.ts';

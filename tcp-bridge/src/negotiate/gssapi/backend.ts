@@ -105,7 +105,7 @@ import { createRequire } from 'node:module';
 import { endianness } from 'node:os';
 import { resolve } from 'node:path';
 import { ConfigError, type Environment } from '#idb';
-import { admitAuthenticate, admitNegotiate, AvId, checkNtlmV2Pairs, LogonThrottle, NtlmAccounts, NtlmFlag, parseChallenge, REQUIRED_NTLM_FLAGS } from './ntlm.ts';
+import { admitAuthenticate, admitNegotiate, AvId, checkNtlmV2Pairs, LogonThrottle, NtlmAccounts, NtlmFlag, parseChallenge, REQUIRED_NTLM_FLAGS } from '../ntlm/index.ts';
 import {
   IntegrityError,
   NegotiateError,
@@ -116,7 +116,7 @@ import {
   type MicOptions,
   type SecurityBackend,
   type StepResult,
-} from './security-context.ts';
+} from '../security-context.ts';
 
 // ---- GSSAPI constants (RFC 2744, MIT gssapi.h) ----
 

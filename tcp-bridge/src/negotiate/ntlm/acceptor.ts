@@ -47,7 +47,7 @@ import {
   type MicOptions,
   type SecurityBackend,
   type StepResult,
-} from './security-context.ts';
+} from '../security-context.ts';
 
 export const NtlmFlag = {
   Unicode: 0x00000001,
