@@ -24,7 +24,7 @@ const enc = new TextEncoder();
 
 /** The boundary parameter of a multipart/form-data Content-Type (1 to 70 characters, RFC 2046), or undefined. */
 export function boundaryOf(contentType: string): string | undefined {
-  const match = /;\s*boundary\s*=\s*(?:"((?:[^"\\]|\\.){1,70})"|([^\s;"]{1,70}))/i.exec(contentType);
+  const match = /;\s*boundary\s*=\s*(?:"((?:[^"\\]|\\.){1,70})"|([^\s;"]{1,70}))\s*(?:;|$)/i.exec(contentType);
   const boundary = match?.[1]?.replace(/\\(.)/g, '$1') ?? match?.[2];
   return boundary && /^[0-9A-Za-z'()+_,\-./:=? ]*[0-9A-Za-z'()+_,\-./:=?]$/.test(boundary) ? boundary : undefined;
 }
