@@ -100,12 +100,13 @@
  * bindings (raw TCP has none), NTLM accounts from winbind (the credential store keeps gss-ntlmssp to the file).
  */
 
-import { accessSync, constants, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { endianness } from 'node:os';
 import { resolve } from 'node:path';
 import { ConfigError, type Environment } from '#idb';
 import { admitAuthenticate, admitNegotiate, AvId, checkNtlmV2Pairs, LogonThrottle, NtlmAccounts, NtlmFlag, parseChallenge, REQUIRED_NTLM_FLAGS } from '../ntlm/index.ts';
+import { checkSecretFile } from '../secret-file.ts';
 import {
   IntegrityError,
   NegotiateError,
@@ -384,28 +385,12 @@ function statusText(lib: GssLibrary, major: number, minor: number): string {
 
 // ---- configuration ----
 
-/**
- * The path of a file keytab (`FILE:/path`, `WRFILE:/path` or `/path`), after checking that we can read it and that
- * group and others cannot. Throws ConfigError otherwise.
- */
+/** The path of a file keytab (`FILE:/path`, `WRFILE:/path` or `/path`) that is a secret file; ConfigError otherwise. */
 export function checkKeytab(keytab: string): string {
   const match = /^(?:(FILE|WRFILE):)?(\/.*)$/.exec(keytab);
   if (!match) throw new ConfigError(`KRB5_KTNAME: "${keytab}" is not a file keytab (FILE:/absolute/path)`);
   const path = match[2]!;
-  let mode: number;
-  try {
-    const stat = statSync(path);
-    if (!stat.isFile()) throw Object.assign(new Error('not a file'), { code: 'ENOTFILE' });
-    mode = stat.mode;
-    accessSync(path, constants.R_OK);
-  } catch (error) {
-    throw new ConfigError(`KRB5_KTNAME: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
-  }
-  if ((mode & 0o077) !== 0) {
-    throw new ConfigError(
-      `KRB5_KTNAME: ${path} has mode ${(mode & 0o777).toString(8).padStart(3, '0')}; it holds the service's keys and must be accessible to its owner only (chmod 600)`,
-    );
-  }
+  checkSecretFile(path, 'KRB5_KTNAME', "the service's keys");
   return path;
 }
 
