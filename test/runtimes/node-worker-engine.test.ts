@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { EngineBusyError } from '../../src/pdf/engine/queue.ts';
 import { WorkerPdfEngine } from '../../src/runtime/node/worker-engine.ts';
 import { metadataBombPdf } from '../support/bomb-pdf.ts';
 import { engineModules } from '../support/app.ts';
@@ -40,6 +41,19 @@ describe('WorkerPdfEngine (Node)', async () => {
     const [slow, next] = await Promise.all([e.inspect(bombWithMetadata()), e.inspect(simplePdf())]);
     expect(slow).toMatchObject({ status: 'too-complex', reason: expect.stringMatching(/time limit/) });
     expect(next.status).toBe('opened');
+  });
+
+  it('refuses a document that waited QUEUE_TIMEOUT_MS for a worker, and counts waiting documents and restarts', async () => {
+    // The bomb holds the one worker far longer than 50 ms; the document behind it gives up waiting, not working.
+    const e = engine({ timeoutMs: 300, queueTimeoutMs: 50, memoryLimitBytes: 2047 << 20 });
+    const slow = e.inspect(bombWithMetadata());
+    const waiting = e.inspect(simplePdf());
+    expect(e.waiting()).toBe(1);
+    await expect(waiting).rejects.toBeInstanceOf(EngineBusyError);
+    expect(e.waiting()).toBe(0);
+    expect(await slow).toMatchObject({ status: 'too-complex' });
+    expect(e.restarts()).toBe(1);
+    expect((await e.inspect(simplePdf())).status).toBe('opened');
   });
 
   it('answers a memory-ceiling abort as too-complex and keeps working', async () => {
