@@ -6,6 +6,11 @@
  * checks BRIDGE_NTLM_USERS: `typescript`, the default, or `gssapi`, gss-ntlmssp through the system GSSAPI),
  * BRIDGE_MESSAGE_TIMEOUT_MS (how long one message may take to arrive, 2 min: a 64 MiB message at 4.5 Mbit/s).
  * BRIDGE_MAX_INFLIGHT_MB, BRIDGE_METRICS_PORT and BRIDGE_METRICS_HOST are RUN.md's.
+ *
+ * The bridge's settings are read from the environment here only (main.ts hands over process.env; LOG_LEVEL is
+ * #idb's): the Windows security backends (negotiate/) are made from this configuration. MIT's library reads its own
+ * variables (KRB5_CONFIG, KRB5RCACHEDIR, …); of those the bridge looks at KRB5RCACHETYPE and KRB5RCACHENAME only, to
+ * refuse Kerberos without a replay cache.
  */
 import { ConfigError, type Environment, type IdbConfig, integer, readIdbConfig } from '#idb';
 
@@ -25,7 +30,7 @@ export interface BridgeConfig extends IdbConfig {
   metrics: { host: string; port: number } | undefined;
   /** BRIDGE_NTLM_USERS: local NTLM accounts (Windows security). */
   ntlmUsersFile: string | undefined;
-  /** BRIDGE_NTLM_BACKEND: who checks those accounts, negotiate/ntlm.ts (`typescript`) or gss-ntlmssp (`gssapi`). */
+  /** BRIDGE_NTLM_BACKEND: who checks those accounts, negotiate/ntlm/ (`typescript`) or gss-ntlmssp (`gssapi`). */
   ntlmBackend: NtlmBackendKind;
   /** KRB5_KTNAME: the keytab for host/<dns identity> (Windows security with Kerberos). */
   keytab: string | undefined;
@@ -38,8 +43,11 @@ export function readBridgeConfig(env: Environment): BridgeConfig {
   if (ntlmBackend !== 'typescript' && ntlmBackend !== 'gssapi') {
     throw new ConfigError(`BRIDGE_NTLM_BACKEND must be typescript (the built-in NTLMv2 acceptor) or gssapi (gss-ntlmssp through the system GSSAPI), not "${ntlmBackend}"`);
   }
+  const idb = readIdbConfig(env);
+  const keytab = env.KRB5_KTNAME || undefined;
+  if (idb.endpoint.security === 'windows' && keytab !== undefined) checkReplayCache(env.KRB5RCACHENAME, env.KRB5RCACHETYPE);
   return {
-    ...readIdbConfig(env),
+    ...idb,
     initTimeoutMs: integer(env, 'BRIDGE_INIT_TIMEOUT_MS', 30_000, 100, 600_000),
     idleTimeoutMs: integer(env, 'BRIDGE_IDLE_TIMEOUT_MS', 600_000, 100, 86_400_000),
     shutdownMs: integer(env, 'BRIDGE_SHUTDOWN_MS', 10_000, 0, 600_000),
@@ -49,6 +57,16 @@ export function readBridgeConfig(env: Environment): BridgeConfig {
     metrics: env.BRIDGE_METRICS_PORT ? { host: env.BRIDGE_METRICS_HOST || '127.0.0.1', port: integer(env, 'BRIDGE_METRICS_PORT', 0, 0, 65_535) } : undefined,
     ntlmUsersFile: env.BRIDGE_NTLM_USERS || undefined,
     ntlmBackend,
-    keytab: env.KRB5_KTNAME || undefined,
+    keytab,
   };
+}
+
+/**
+ * Kerberos without a replay cache would accept a replayed AP-REQ: a replay cache `name` (KRB5RCACHENAME, or the
+ * GSSAPI backend's `replayCache`) of type `none:`, or KRB5RCACHETYPE=none, is a ConfigError.
+ */
+export function checkReplayCache(name: string | undefined, type?: string): void {
+  if (type === 'none' || (name !== undefined && /^none:/i.test(name))) {
+    throw new ConfigError('Kerberos needs its replay cache: unset KRB5RCACHETYPE=none / KRB5RCACHENAME=none:');
+  }
 }

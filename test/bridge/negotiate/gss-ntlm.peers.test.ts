@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config.ts';
 import { readBridgeConfig } from '../../../tcp-bridge/src/config.ts';
-import { GssapiBackend, GssapiNtlmContext, gssapiBackendFromEnv, GssFlag, loadGssNtlmUsers } from '../../../tcp-bridge/src/negotiate/gssapi/index.ts';
+import { GssapiBackend, GssapiNtlmContext, gssapiBackendFor, GssFlag, loadGssNtlmUsers } from '../../../tcp-bridge/src/negotiate/gssapi/index.ts';
 import { LogonThrottle, ntHash, NtlmFlag } from '../../../tcp-bridge/src/negotiate/ntlm/index.ts';
 import { IntegrityError, NegotiateError, OID, type AcceptorInfo, type ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { securityBackends } from '../../../tcp-bridge/src/server.ts';
@@ -88,7 +88,7 @@ describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmss
       expect(await client('EncryptAndSign', 'echo', ['--message', '00'], as('TESTDOM:ALICE:Secret123!'))).toMatchObject({ result: 'ok', replies: ['00'] });
       await closed('EncryptAndSign');
       expect(last('EncryptAndSign').peer?.name).toBe('TESTDOM\\alice');
-      // A line with an empty domain: the CHALLENGE's NetBIOS computer name, as ntlm.ts names it.
+      // A line with an empty domain: the CHALLENGE's NetBIOS computer name, as the TypeScript acceptor names it.
       expect(await client('EncryptAndSign', 'echo', ['--message', '01'], as(':carol:Carol789!'))).toMatchObject({ result: 'ok', replies: ['01'] });
       await closed('EncryptAndSign');
       expect(last('EncryptAndSign').peer?.name).toBe('LOCALHOST\\carol');
@@ -342,8 +342,8 @@ describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmss
 
   describe('configuration', () => {
     it('offers NTLM alone without a keytab, and is made from BRIDGE_NTLM_BACKEND=gssapi with BRIDGE_NTLM_USERS', () => {
-      expect(gssapiBackendFromEnv({ BRIDGE_NTLM_USERS: users })).toBeUndefined(); // typescript by default
-      const made = gssapiBackendFromEnv({ BRIDGE_NTLM_BACKEND: 'gssapi', BRIDGE_NTLM_USERS: users })!;
+      expect(gssapiBackendFor(readBridgeConfig({ BRIDGE_NTLM_USERS: users }))).toBeUndefined(); // typescript by default
+      const made = gssapiBackendFor(readBridgeConfig({ BRIDGE_NTLM_BACKEND: 'gssapi', BRIDGE_NTLM_USERS: users }))!;
       expect(made.mechanisms).toEqual([OID.ntlm]);
       expect(made.acceptorName).toBe('host@localhost');
       made.close();

@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config.ts';
-import { checkKeytab, GssapiBackend, gssapiBackendFromEnv, GssFlag, kerberosPeerName } from '../../../tcp-bridge/src/negotiate/gssapi/index.ts';
+import { readBridgeConfig } from '../../../tcp-bridge/src/config.ts';
+import { checkKeytab, GssapiBackend, gssapiBackendFor, GssFlag, kerberosPeerName } from '../../../tcp-bridge/src/negotiate/gssapi/index.ts';
 import { IntegrityError, NegotiateError, OID, type ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { describeShared } from '../../support/corpus.ts';
 import { krb5Missing, startTestRealm, type TestRealm } from '../../support/krb5-realm.ts';
@@ -333,7 +334,7 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
         const users = join(scratch, 'ntlm-users');
         writeFileSync(users, 'TESTDOM:alice:Secret123!\n', { mode: 0o600 });
         const env = { KRB5_KTNAME: realm.keytab, BRIDGE_NTLM_BACKEND: 'gssapi', BRIDGE_NTLM_USERS: users };
-        const backend = gssapiBackendFromEnv(env, { replayCache: `file2:${join(realm.dir, 'rcache-both')}` })!;
+        const backend = gssapiBackendFor(readBridgeConfig(env), { replayCache: `file2:${join(realm.dir, 'rcache-both')}` })!;
         backends.push(backend);
         expect(backend.mechanisms).toEqual([OID.kerberosMicrosoft, OID.kerberos, OID.ntlm]);
         servers.set('both', await startNegotiateEcho({ backends: [backend], protectionLevel: 'EncryptAndSign' }));
@@ -346,8 +347,8 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
       });
 
       it('is made from KRB5_KTNAME and BRIDGE_DNS_IDENTITY', () => {
-        expect(gssapiBackendFromEnv({})).toBeUndefined();
-        const backend = gssapiBackendFromEnv({ KRB5_KTNAME: realm.keytab, BRIDGE_DNS_IDENTITY: 'localhost' })!;
+        expect(gssapiBackendFor(readBridgeConfig({}))).toBeUndefined();
+        const backend = gssapiBackendFor(readBridgeConfig({ KRB5_KTNAME: realm.keytab, BRIDGE_DNS_IDENTITY: 'localhost' }))!;
         expect(backend.acceptorName).toBe('host@localhost');
         expect(backend.mechanisms).toEqual([OID.kerberosMicrosoft, OID.kerberos]);
         backend.close();

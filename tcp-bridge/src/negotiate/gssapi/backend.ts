@@ -11,7 +11,7 @@
  *   backends.push(gssapi);            // Kerberos when keytab is given, NTLM when ntlmUsers is
  *   ... on shutdown: gssapi.close();  // releases the acceptor credentials
  *
- * or `gssapiBackendFromEnv(process.env)` (KRB5_KTNAME, BRIDGE_NTLM_BACKEND, BRIDGE_NTLM_USERS, BRIDGE_DNS_IDENTITY).
+ * or `gssapiBackendFor(config)`, from the settings ../../config.ts read.
  *
  * Acceptor credentials are acquired once, at start, for the host-based name `<service>@<dnsIdentity>` (`host` by
  * default), each from a credential store named explicitly (gss_acquire_cred_from), so that the process environment
@@ -20,7 +20,7 @@
  *   for that service only, in any realm the keytab holds it in; a keytab without a key for the name is refused at
  *   start (MIT checks that when acquiring). The key itself is read at each accept, so a rotated keytab is picked up
  *   without a restart. The replay cache is MIT's (`KRB5RCACHEDIR`/`KRB5RCACHENAME`, or `replayCache`); the bridge
- *   refuses to start with it switched off (KRB5RCACHETYPE=none, a `none:` cache).
+ *   refuses to start with it switched off (checkReplayCache, ../../config.ts).
  * - NTLM: the users file under gss-ntlmssp's store key `ntlmssp_keyfile`: a server credential carries it into every
  *   gss_accept_sec_context, which then reads the accounts from it and from nowhere else. There is no
  *   `ntlm_user_file` key: 1.2.0 ignores unknown keys, and with none it knows falls back to `NTLM_USER_FILE` from the
@@ -33,7 +33,8 @@
  */
 
 import { resolve } from 'node:path';
-import { ConfigError, type Environment } from '#idb';
+import { ConfigError } from '#idb';
+import { checkReplayCache, type BridgeConfig } from '../../config.ts';
 import { LogonThrottle, NTLM_LIMITS } from '../ntlm/index.ts';
 import { checkSecretFile } from '../secret-file.ts';
 import { NegotiateError, OID, type AcceptorInfo, type SecurityBackend } from '../security-context.ts';
@@ -98,12 +99,9 @@ export class GssapiBackend implements SecurityBackend {
     const service = options.service ?? 'host';
     this.acceptorName = `${service}@${options.dnsIdentity}`;
     this.requireMutualAuth = options.requireMutualAuth ?? true;
-    const rcache = options.replayCache ?? process.env.KRB5RCACHENAME;
     if (options.keytab !== undefined) {
       this.keytabPath = checkKeytab(options.keytab);
-      if (process.env.KRB5RCACHETYPE === 'none' || (rcache !== undefined && /^none:/i.test(rcache))) {
-        throw new ConfigError('Kerberos needs its replay cache: unset KRB5RCACHETYPE=none / KRB5RCACHENAME=none:');
-      }
+      checkReplayCache(options.replayCache);
     }
     if (options.ntlmUsers !== undefined) {
       const now = options.now ?? Date.now;
@@ -215,13 +213,15 @@ export class GssapiBackend implements SecurityBackend {
   }
 }
 
+/** The settings of a BridgeConfig that make the GSSAPI backend. */
+export type GssapiSettings = Pick<BridgeConfig, 'keytab' | 'ntlmUsersFile' | 'ntlmBackend'> & { endpoint: Pick<BridgeConfig['endpoint'], 'dnsIdentity'> };
+
 /**
- * KRB5_KTNAME, BRIDGE_NTLM_USERS when BRIDGE_NTLM_BACKEND=gssapi, and BRIDGE_DNS_IDENTITY (default `localhost`, as the
- * endpoint's); undefined when neither Kerberos nor NTLM through gss-ntlmssp is configured.
+ * The GSSAPI backend the settings call for: Kerberos with a keytab, NTLM through gss-ntlmssp with
+ * BRIDGE_NTLM_BACKEND=gssapi and a users file; undefined when neither is configured.
  */
-export function gssapiBackendFromEnv(env: Environment, options: Partial<GssapiBackendOptions> = {}): GssapiBackend | undefined {
-  const keytab = env.KRB5_KTNAME || undefined;
-  const ntlmUsers = env.BRIDGE_NTLM_BACKEND === 'gssapi' ? env.BRIDGE_NTLM_USERS || undefined : undefined;
-  if (keytab === undefined && ntlmUsers === undefined) return undefined;
-  return new GssapiBackend({ keytab, ntlmUsers, dnsIdentity: env.BRIDGE_DNS_IDENTITY || 'localhost', ...options });
+export function gssapiBackendFor(config: GssapiSettings, options: Partial<GssapiBackendOptions> = {}): GssapiBackend | undefined {
+  const ntlmUsers = config.ntlmBackend === 'gssapi' ? config.ntlmUsersFile : undefined;
+  if (config.keytab === undefined && ntlmUsers === undefined) return undefined;
+  return new GssapiBackend({ keytab: config.keytab, ntlmUsers, dnsIdentity: config.endpoint.dnsIdentity, ...options });
 }
