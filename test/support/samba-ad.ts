@@ -3,9 +3,9 @@
  * domain SAMDOM, its DC in a network namespace of its own (so ports 88, 389, 445, ... clash with nothing, the MIT
  * test realm of krb5-realm.ts included), the accounts listed in samba-ad.sh and in `SAMBA_USERS` below.
  *
- * Provisioning (~5-9 s) happens once per version of samba-ad.sh: the provisioned domain is cached in
- * `$TMPDIR/samba-ad-<hash of samba-ad.sh>/template` and every suite starts its own DC from a copy (~2 s), so suites
- * running in parallel never share a database. `startSambaDomain()` throws SambaUnavailable (with the reason) where
+ * Provisioning (~6-9 s on 2 cores) happens once per version of samba-ad.sh: the provisioned domain is cached in
+ * `$TMPDIR/samba-ad-<hash of samba-ad.sh>/template` (one suite provisions, the others wait) and every suite starts
+ * its own DC from a copy (~1-2 s), so suites running in parallel never share a database. `startSambaDomain()` throws SambaUnavailable (with the reason) where
  * Samba cannot run: not root, no `ip netns`, packages missing; `describeSamba` turns that into a skipped suite with
  * a visible message.
  *
@@ -14,7 +14,7 @@
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -128,26 +128,48 @@ function exec(command: string, args: string[], options: { env?: Record<string, s
   });
 }
 
-/** The provisioned template for this version of samba-ad.sh, provisioned now if it is not cached. */
+/**
+ * The provisioned template for this version of samba-ad.sh, provisioned now if it is not cached. One suite provisions
+ * (a lock folder beside the template); suites starting meanwhile wait for it instead of provisioning too.
+ */
 async function template(): Promise<{ dir: string; provisionMs: number | undefined }> {
   const hash = createHash('sha256').update(readFileSync(SAMBA_SCRIPT)).digest('hex').slice(0, 16);
   const cache = join(tmpdir(), `samba-ad-${hash}`);
   const dir = join(cache, 'template');
-  if (existsSync(join(dir, 'domain-sid'))) return { dir, provisionMs: undefined };
+  const ready = (): boolean => existsSync(join(dir, 'domain-sid'));
+  if (ready()) return { dir, provisionMs: undefined };
   mkdirSync(cache, { recursive: true });
-  // Provision beside, then rename: a suite provisioning in parallel never sees half a template.
-  const work = mkdtempSync(join(cache, 'provisioning-'));
+  const lock = join(cache, 'provisioning.lock');
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      if (ready()) return { dir, provisionMs: undefined };
+      // A lock left by a run that died while provisioning: older than 5 minutes.
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 300_000) rmSync(lock, { recursive: true, force: true });
+      } catch {
+        // gone meanwhile
+      }
+      if (Date.now() > deadline) throw new Error(`waited 5 minutes for ${lock}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
   const started = performance.now();
   try {
-    await exec('bash', [SAMBA_SCRIPT, 'provision', join(work, 'template')], { timeout: 180_000 });
+    if (ready()) return { dir, provisionMs: undefined };
+    const work = mkdtempSync(join(cache, 'provisioning-'));
     try {
+      // Provision beside, then rename: nobody ever sees half a template.
+      await exec('bash', [SAMBA_SCRIPT, 'provision', join(work, 'template')], { timeout: 180_000 });
       renameSync(join(work, 'template'), dir);
-    } catch {
-      if (!existsSync(join(dir, 'domain-sid'))) throw new Error(`cannot move the template to ${dir}`);
-      // Another suite was first: use its template.
+    } finally {
+      rmSync(work, { recursive: true, force: true });
     }
   } finally {
-    rmSync(work, { recursive: true, force: true });
+    rmSync(lock, { recursive: true, force: true });
   }
   return { dir, provisionMs: Math.round(performance.now() - started) };
 }
