@@ -159,7 +159,7 @@ export async function startBridge(config: BridgeConfig, service: IdbService, log
       await stopped;
       await metricsListener?.close();
       await service.close();
-      for (const backend of backends ?? []) if (backend instanceof GssapiBackend) backend.close();
+      for (const backend of backends ?? []) backend.close();
     },
   };
 }

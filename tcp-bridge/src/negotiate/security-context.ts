@@ -1,7 +1,7 @@
 /**
  * What every acceptor backend implements, so that NegotiateStream (stream.ts) and SPNEGO (spnego.ts) stay the same
- * whichever mechanism runs underneath: the TypeScript NTLMv2 acceptor over local accounts (ntlm.ts), and the system
- * GSSAPI through koffi for Kerberos and, with BRIDGE_NTLM_BACKEND=gssapi, NTLM through gss-ntlmssp (gssapi.ts).
+ * whichever mechanism runs underneath: the TypeScript NTLMv2 acceptor over local accounts (ntlm/), and the system
+ * GSSAPI through koffi for Kerberos and, with BRIDGE_NTLM_BACKEND=gssapi, NTLM through gss-ntlmssp (gssapi/).
  *
  * A backend hands out one `MechanismContext` per handshake; SPNEGO drives it with the inner mechanism tokens and uses
  * `getMic`/`verifyMic` for the mechListMIC; once established, NegotiateStream protects every data frame with `wrap`
@@ -104,6 +104,8 @@ export interface SecurityBackend {
   /** The mechanism OIDs this backend accepts, in the server's order of preference. */
   readonly mechanisms: readonly string[];
   createContext(mechanism: string, info: AcceptorInfo): MechanismContext;
+  /** At shutdown: releases what the backend holds (GSSAPI: its credentials, once its contexts are released). */
+  close(): void;
 }
 
 /**

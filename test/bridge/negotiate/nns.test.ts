@@ -275,7 +275,7 @@ class FakeMechanism implements MechanismContext {
   dispose(): void {}
 }
 
-const fakeBackend = (mech: FakeMechanism): SecurityBackend => ({ name: 'fake', mechanisms: [OID.kerberos], createContext: () => mech });
+const fakeBackend = (mech: FakeMechanism): SecurityBackend => ({ name: 'fake', mechanisms: [OID.kerberos], createContext: () => mech, close: () => {} });
 
 describe('the SPNEGO acceptor over a one-round mechanism (the shape of Kerberos with mutual authentication)', () => {
   const mechTypes = [OID.kerberosMicrosoft, OID.ntlm];

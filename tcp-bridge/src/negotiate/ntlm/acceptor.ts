@@ -78,6 +78,9 @@ export class NtlmBackend implements SecurityBackend {
     if (mechanism !== OID.ntlm) throw new NegotiateError('ntlm.mechanism', `${mechanism} is not NTLM`);
     return new NtlmAcceptor(this.settings, this.decoyHash, info);
   }
+
+  /** Nothing to release: the accounts and the throttle's counts are plain memory. */
+  close(): void {}
 }
 
 type AcceptorState = 'negotiate' | 'authenticate' | 'done' | 'failed';
