@@ -1,7 +1,7 @@
 /**
  * Kerberos from a real Active Directory KDC: a Samba AD DC (test/support/samba-ad.ts) issues AES256 and RC4 tickets
  * with a PAC; MIT's GSSAPI accepts them with the keytab exported by `samba-tool domain exportkeytab`, exposes the PAC
- * through gss_get_name_attribute (test/support/gss-pac.ts, the prototype for gssapi.ts), and pac.ts decodes the
+ * through gss_get_name_attribute (test/support/gss-pac.ts, the prototype for gssapi/), and pac.ts decodes the
  * user's SID and groups, nested ones included. Then whole NegotiateStream sessions (nns-client.py, python3-gssapi)
  * through the bridge's own GssapiBackend, sealed, with an AES ticket and with an RC4 ticket. And the refusals the
  * KDC and the acceptor make: wrong password, disabled account, expired password, a ticket for another SPN.
