@@ -124,6 +124,8 @@ function exec(command: string, args: string[], options: { env?: Record<string, s
       if (error) reject(Object.assign(new Error(`${command} ${args.join(' ')}: ${error.message}\n${stdout}${stderr}`), { stdout, stderr }));
       else resolve(stdout);
     });
+    // A command that exits without reading its input (klist, kvno) must not turn into an unhandled EPIPE.
+    child.stdin?.on('error', () => undefined);
     child.stdin?.end(options.input ?? '');
   });
 }

@@ -274,6 +274,8 @@ export class WinbindAuthenticator {
         }
       }
     });
+    // A helper that died under a write (EPIPE) is reported by 'exit'; the stream error must not be unhandled.
+    helper.stdin.on('error', () => undefined);
     helper.stderr.setEncoding('utf8');
     helper.stderr.on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-2000)));
     helper.on('error', (error) => {
