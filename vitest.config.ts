@@ -40,7 +40,8 @@ export default defineConfig({
             wrangler: { configPath: './wrangler.toml' },
             remoteBindings: false,
             // Keep the test output to failures: the request log lines of [vars] LOG_LEVEL=info are noise here.
-            miniflare: { bindings: { LOG_LEVEL: 'warn' } },
+            // HOST as `npm run start:workers` passes it: loopback, so the parity cases need no credential.
+            miniflare: { bindings: { LOG_LEVEL: 'warn', HOST: '127.0.0.1' } },
           }),
         ],
         test: {

@@ -35,17 +35,17 @@ export function formBody(parts: { name: string; filename?: string; type?: string
 }
 
 /** Sends `pdf` (and for extract `references`, as text) in one of the three forms. */
-function send(app: TestApp['app'], path: string, form: Form, pdf: Uint8Array, references?: string, headers: Record<string, string> = {}): Promise<Response> {
+async function send(app: TestApp['app'], path: string, form: Form, pdf: Uint8Array, references?: string, headers: Record<string, string> = {}): Promise<Response> {
   if (form === 'json') {
     const json = references === undefined ? `{"base64Pdf":"${toBase64(pdf)}"}` : `{"references":${references},"base64Pdf":"${toBase64(pdf)}"}`;
     return postJson(app, path, json, headers);
   }
   if (form === 'pdf') {
     const query = references === undefined ? '' : `?references=${encodeURIComponent(references)}`;
-    return app.request(path + query, { method: 'POST', headers: { 'content-type': 'application/pdf', ...headers }, body: pdf });
+    return app.request(path + query, { method: 'POST', headers: { 'content-type': 'application/pdf', ...headers }, body: pdf as BodyInit });
   }
   const { body, contentType } = formBody([{ name: 'file', filename: 'invoice.pdf', type: 'application/pdf', body: pdf }, ...(references === undefined ? [] : [{ name: 'references', body: references }])]);
-  return app.request(path, { method: 'POST', headers: { 'content-type': contentType, ...headers }, body });
+  return app.request(path, { method: 'POST', headers: { 'content-type': contentType, ...headers }, body: body as BodyInit });
 }
 
 /** Status, media type and body, the random traceId aside. */
@@ -98,7 +98,7 @@ describe('application/pdf and multipart/form-data bodies', () => {
   });
 
   it('ignores a references query parameter on validate', async () => {
-    expect((await t.app.request(`${VALIDATE}?references=oops`, { method: 'POST', headers: { 'content-type': 'application/pdf' }, body: simplePdf() })).status).toBe(200);
+    expect((await t.app.request(`${VALIDATE}?references=oops`, { method: 'POST', headers: { 'content-type': 'application/pdf' }, body: simplePdf() as BodyInit })).status).toBe(200);
   });
 
   it('binds form parts ignoring letter case, takes the first file part, and ignores other parts', async () => {
@@ -108,24 +108,24 @@ describe('application/pdf and multipart/form-data bodies', () => {
       { name: 'File', filename: 'a.pdf', body: bill },
       { name: 'file', filename: 'b.pdf', body: enc.encode('second') },
     ]);
-    const res = await t.app.request(EXTRACT, { method: 'POST', headers: { 'content-type': contentType }, body });
+    const res = await t.app.request(EXTRACT, { method: 'POST', headers: { 'content-type': contentType }, body: body as BodyInit });
     expect(res.status).toBe(200);
     expect((await res.text()).startsWith('{"references":["A"],"qrCodeData":')).toBe(true);
   });
 
   it('answers 400 validation for a form without a file part, a malformed form, or no boundary', async () => {
     const noFile = formBody([{ name: 'references', body: '[]' }]);
-    expect((await problem(await t.app.request(EXTRACT, { method: 'POST', headers: { 'content-type': noFile.contentType }, body: noFile.body }), 400, 'validation')).errors).toEqual({
+    expect((await problem(await t.app.request(EXTRACT, { method: 'POST', headers: { 'content-type': noFile.contentType }, body: noFile.body as BodyInit }), 400, 'validation')).errors).toEqual({
       file: ['The file part is required.'],
     });
     const truncated = formBody([{ name: 'file', body: simplePdf() }]);
     const cut = truncated.body.subarray(0, truncated.body.length - 40);
-    expect((await problem(await t.app.request(VALIDATE, { method: 'POST', headers: { 'content-type': truncated.contentType }, body: cut }), 400, 'validation')).errors).toHaveProperty('$');
-    await problem(await t.app.request(VALIDATE, { method: 'POST', headers: { 'content-type': 'multipart/form-data' }, body: truncated.body }), 400, 'validation');
+    expect((await problem(await t.app.request(VALIDATE, { method: 'POST', headers: { 'content-type': truncated.contentType }, body: cut as BodyInit }), 400, 'validation')).errors).toHaveProperty('$');
+    await problem(await t.app.request(VALIDATE, { method: 'POST', headers: { 'content-type': 'multipart/form-data' }, body: truncated.body as BodyInit }), 400, 'validation');
   });
 
   it('answers 415 for another media type, naming the three', async () => {
-    const p = await problem(await t.app.request(VALIDATE, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: simplePdf() }), 415, 'unsupported-media-type');
+    const p = await problem(await t.app.request(VALIDATE, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: simplePdf() as BodyInit }), 415, 'unsupported-media-type');
     expect(p.detail).toMatch(/application\/json, application\/pdf or multipart\/form-data/);
   });
 

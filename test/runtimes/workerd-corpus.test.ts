@@ -23,7 +23,7 @@ describeShared('extract inside workerd (wrangler dev)', () => {
   beforeAll(async () => {
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
-    wrangler = spawn(join(ROOT, 'node_modules/.bin/wrangler'), ['dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn'], {
+    wrangler = spawn(join(ROOT, 'node_modules/.bin/wrangler'), ['dev', '--ip', '127.0.0.1', '--port', String(port), '--var', 'HOST:127.0.0.1', '--log-level', 'warn'], {
       cwd: ROOT,
       env: { ...process.env, NO_COLOR: '1', WRANGLER_SEND_METRICS: 'false', CI: 'true' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -16,7 +16,7 @@ export interface Case {
   method: 'GET' | 'POST';
   path: string;
   contentType?: string;
-  body?: string;
+  body?: string | Uint8Array;
   /**
    * `json`: the parsed body must be equal; `text`: the body exactly as sent (answers without a random traceId, where
    * the spelling matters: references echoed as written); `sha256`: the body's bytes (documents too large to inline).
@@ -66,7 +66,35 @@ const legacyBill = spcCode(
   ['SPC', '0201', '1', 'CH4431999123000889012', 'K', 'Robert Schneider AG', 'Rue du Lac 1268', '2501 Biel', '', '', 'CH', '', '', '', '', '', '', '', '10.00', 'CHF', '', '', '', '', '', '', '', 'QRR', '210000000003139471430009017', 'Facture 12 € – Ștefan', 'EPD'].join('\n'),
 );
 
+/** The same PDF bytes as the file itself (`application/pdf`) or a form's `file` part (HTTP.md, "Other request bodies"). */
+const raw = (name: string, path: string, bytes: Uint8Array, references?: string): Case => ({
+  name,
+  method: 'POST',
+  path: references === undefined ? path : `${path}?references=${encodeURIComponent(references)}`,
+  contentType: 'application/pdf',
+  body: bytes,
+  compare: 'text',
+});
+const BOUNDARY = '----parity-form-boundary-4711';
+const form = (name: string, path: string, bytes: Uint8Array, references?: string): Case => {
+  const head = (part: string, file = '') => enc.encode(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${part}"${file}\r\n\r\n`);
+  const chunks = [head('file', '; filename="invoice.pdf"'), bytes, enc.encode('\r\n')];
+  if (references !== undefined) chunks.push(head('references'), enc.encode(`${references}\r\n`));
+  chunks.push(enc.encode(`--${BOUNDARY}--\r\n`));
+  const body = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  chunks.reduce((at, c) => (body.set(c, at), at + c.length), 0);
+  return { name, method: 'POST', path, contentType: `multipart/form-data; boundary=${BOUNDARY}`, body, compare: 'text' };
+};
+const VALIDATE = '/api/v1/documents/validate';
+
 export const CASES: Case[] = [
+  raw('validate: application/pdf body', VALIDATE, simplePdf({ pages: 2, attachments: 1 })),
+  form('validate: multipart/form-data body', VALIDATE, simplePdf({ pages: 2, attachments: 1 })),
+  raw('extract: application/pdf body, references in the query', EXTRACT, vectorBill, '["INV-2026-0042", 12345678901234567890]'),
+  raw('extract: application/pdf body, no references', EXTRACT, vectorBill),
+  form('extract: multipart/form-data body with a references part', EXTRACT, vectorBill, '[{"z": 1, "a": "INV-7"}]'),
+  { ...raw('extract: references query not an array', EXTRACT, vectorBill, '{"a": 1}'), compare: 'json' },
+  { ...raw('validate: application/octet-stream', VALIDATE, simplePdf()), contentType: 'application/octet-stream', compare: 'json' },
   validate('1-page PDF', pdf(simplePdf())),
   validate('3-page PDF', pdf(simplePdf({ pages: 3 }))),
   validate('2 pages, 2 attachments', pdf(simplePdf({ pages: 2, attachments: 2 }))),
@@ -117,7 +145,7 @@ export const CASES: Case[] = [
 export function requestOf(c: Case, origin = 'http://localhost'): Request {
   const headers: Record<string, string> = { traceparent: TRACEPARENT };
   if (c.contentType) headers['content-type'] = c.contentType;
-  return new Request(origin + c.path, { method: c.method, headers, body: c.body });
+  return new Request(origin + c.path, { method: c.method, headers, body: c.body as BodyInit | undefined });
 }
 
 /** The answer with the random span id of a problem's `traceId` blanked (after checking it continues TRACE_ID). */

@@ -26,7 +26,7 @@ describe('Workers entry configuration', () => {
   it('takes its settings from the environment (PROBLEM_TYPE_BASE, LOG_LEVEL)', async () => {
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
     const worker = await freshWorker();
-    const env = { LOG_LEVEL: 'debug', PROBLEM_TYPE_BASE: 'https://docs.example.ch/problems/' };
+    const env = { LOG_LEVEL: 'debug', PROBLEM_TYPE_BASE: 'https://docs.example.ch/problems/', HOST: '127.0.0.1' };
     const response = await worker.fetch(new Request('http://localhost/nope'), env, ctx);
     expect(response.status).toBe(404);
     expect(((await response.json()) as { type: string }).type).toBe('https://docs.example.ch/problems/not-found');

@@ -2,6 +2,58 @@
 import type { Answer } from './cases.ts';
 
 export const NODE_ANSWERS: Record<string, Answer> = {
+  "validate: application/pdf body": {
+    "status": 200,
+    "contentType": "application/json",
+    "text": "{\"pageCount\":2,\"fileSizeBytes\":1124,\"fileSizeMB\":0,\"pdfVersion\":\"1.7\",\"hasAttachments\":true,\"attachmentCount\":1}"
+  },
+  "validate: multipart/form-data body": {
+    "status": 200,
+    "contentType": "application/json",
+    "text": "{\"pageCount\":2,\"fileSizeBytes\":1124,\"fileSizeMB\":0,\"pdfVersion\":\"1.7\",\"hasAttachments\":true,\"attachmentCount\":1}"
+  },
+  "extract: application/pdf body, references in the query": {
+    "status": 200,
+    "contentType": "application/json",
+    "text": "{\"references\":[\"INV-2026-0042\", 12345678901234567890],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[]}"
+  },
+  "extract: application/pdf body, no references": {
+    "status": 200,
+    "contentType": "application/json",
+    "text": "{\"references\":[],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[]}"
+  },
+  "extract: multipart/form-data body with a references part": {
+    "status": 200,
+    "contentType": "application/json",
+    "text": "{\"references\":[{\"z\": 1, \"a\": \"INV-7\"}],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[]}"
+  },
+  "extract: references query not an array": {
+    "status": 400,
+    "contentType": "application/problem+json",
+    "json": {
+      "type": "https://errors.example/problems/validation",
+      "title": "One or more validation errors occurred.",
+      "status": 400,
+      "detail": "The references query parameter must be a JSON array, for example [\"INV-2026-0042\"].",
+      "traceId": "00-4bf92f3577b34da6a3ce929d0e0e4736-<span>-00",
+      "errors": {
+        "references": [
+          "The references query parameter must be a JSON array, for example [\"INV-2026-0042\"]."
+        ]
+      }
+    }
+  },
+  "validate: application/octet-stream": {
+    "status": 415,
+    "contentType": "application/problem+json",
+    "json": {
+      "type": "https://errors.example/problems/unsupported-media-type",
+      "title": "Unsupported media type.",
+      "status": 415,
+      "detail": "Send the request body as application/json, application/pdf or multipart/form-data.",
+      "traceId": "00-4bf92f3577b34da6a3ce929d0e0e4736-<span>-00"
+    }
+  },
   "1-page PDF": {
     "status": 200,
     "contentType": "application/json",
@@ -246,7 +298,7 @@ export const NODE_ANSWERS: Record<string, Answer> = {
       "type": "https://errors.example/problems/unsupported-media-type",
       "title": "Unsupported media type.",
       "status": 415,
-      "detail": "Send the request body as application/json.",
+      "detail": "Send the request body as application/json, application/pdf or multipart/form-data.",
       "traceId": "00-4bf92f3577b34da6a3ce929d0e0e4736-<span>-00"
     }
   },
@@ -561,7 +613,7 @@ export const NODE_ANSWERS: Record<string, Answer> = {
   "OpenAPI document": {
     "status": 200,
     "contentType": "application/json",
-    "sha256": "41ac1a1a95e4dcc48278e00ae6d80aae893bc56953ae8427e7430fb72c88fe9f"
+    "sha256": "c5f1d17e9a6e445614edadf75edabf6acc5195ac765041ed4591a58c60b12439"
   },
   "API reference page": {
     "status": 200,
