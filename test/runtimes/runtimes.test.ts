@@ -4,9 +4,11 @@
  * `traceId` aside).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveJwks, sha256Hex, signingKey, signJwt, unsignedJwt, type JwksServer, type SigningKey } from '../support/jwt.ts';
 import { freePort } from '../support/net.ts';
 import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
 import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, spcCode, textCode } from '../support/qr-bills.ts';
@@ -21,7 +23,9 @@ interface Case {
   method: 'GET' | 'POST';
   path: string;
   contentType?: string;
-  body?: string;
+  body?: string | Uint8Array;
+  /** Request headers; `jwt:<name>` stands for a token signed in beforeAll. Default: the API key as Bearer. */
+  headers?: Record<string, string>;
   /** Node's status, checked so that runtimes agreeing on a broken answer do not pass. */
   status: number;
   /** Compare the body as text, not as parsed JSON (answers echoing the client's spelling). */
@@ -60,6 +64,37 @@ const legacyBill = {
   ...PAYMENT_PART_CODE,
 };
 
+// Authentication on every runtime: each serves API_KEYS_FILE and a JWKS this test serves (HTTP.md, "Authentication").
+const API_KEY = 'parity-key-0b7d4e8f60a1b2c3';
+const ISSUER = 'https://idp.example.ch/realms/ap';
+const AUDIENCE = 'swiss-doc-service';
+const withHeaders = (c: Case, headers: Record<string, string>, name: string, status: number): Case => ({ ...c, name, headers, status, raw: false });
+const onePage = validate('1-page PDF', 200, pdfBody(simplePdf()));
+const form = (pdf: Uint8Array, references?: string) => {
+  const b = '----runtimes-boundary';
+  const parts = [`--${b}\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n`, pdf, '\r\n'];
+  if (references !== undefined) parts.push(`--${b}\r\nContent-Disposition: form-data; name="references"\r\n\r\n${references}\r\n`);
+  parts.push(`--${b}--\r\n`);
+  return { contentType: `multipart/form-data; boundary=${b}`, body: new Uint8Array(Buffer.concat(parts.map((p) => (typeof p === 'string' ? enc.encode(p) : p)))) };
+};
+const bill = () => qrBillPdf([{ codes: [sampleBill] }]);
+const PRODUCTION_CASES: Case[] = [
+  withHeaders(onePage, {}, 'auth: no credential', 401),
+  withHeaders(onePage, { authorization: 'Bearer wrong-key' }, 'auth: wrong key', 401),
+  withHeaders(onePage, { 'x-api-key': API_KEY }, 'auth: X-Api-Key', 200),
+  withHeaders(onePage, { authorization: `Bearer ${API_KEY}`, 'x-api-key': API_KEY }, 'auth: both headers', 401),
+  withHeaders(onePage, { authorization: 'Bearer jwt:valid' }, 'auth: JWT of the provider', 200),
+  withHeaders(onePage, { authorization: 'Bearer jwt:expired' }, 'auth: expired JWT', 401),
+  withHeaders(onePage, { authorization: 'Bearer jwt:wrong-audience' }, 'auth: JWT for another audience', 401),
+  withHeaders(onePage, { authorization: 'Bearer jwt:none' }, 'auth: JWT with alg none', 401),
+  { name: 'body: application/pdf (validate)', method: 'POST', path: '/api/v1/documents/validate', contentType: 'application/pdf', body: simplePdf({ pages: 3, attachments: 1 }), status: 200 },
+  { name: 'body: multipart/form-data (validate)', method: 'POST', path: '/api/v1/documents/validate', ...form(simplePdf({ pages: 3, attachments: 1 })), status: 200 },
+  { name: 'body: application/pdf with references (extract)', method: 'POST', path: `${EXTRACT}?references=${encodeURIComponent(REFERENCES)}`, contentType: 'application/pdf', body: bill(), status: 200, raw: true },
+  { name: 'body: multipart/form-data with references (extract)', method: 'POST', path: EXTRACT, ...form(bill(), REFERENCES), status: 200, raw: true },
+  { name: 'body: references query not an array', method: 'POST', path: `${EXTRACT}?references=%7B%7D`, contentType: 'application/pdf', body: bill(), status: 400 },
+  { name: 'metrics without a credential', method: 'GET', path: '/metrics', headers: {}, status: 401 },
+];
+
 const CASES: Case[] = [
   validate('1-page PDF', 200, pdfBody(simplePdf())),
   validate('5-page PDF with 2 attachments', 200, pdfBody(simplePdf({ pages: 5, attachments: 2 }))),
@@ -80,6 +115,7 @@ const CASES: Case[] = [
   { name: 'health', method: 'GET', path: '/health', status: 200 },
   { name: 'OpenAPI document', method: 'GET', path: '/openapi.json', status: 200 },
   { name: 'unknown route', method: 'GET', path: '/nope', status: 404 },
+  ...PRODUCTION_CASES,
 ];
 
 interface Answer {
@@ -89,11 +125,15 @@ interface Answer {
   traceId: unknown;
 }
 
+const tokens = new Map<string, string>();
+
 async function ask(baseUrl: string, c: Case): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(c.headers ?? { authorization: `Bearer ${API_KEY}` })) headers[name] = value.replace(/jwt:([a-z-]+)/, (_, t: string) => tokens.get(t)!);
   const res = await fetch(baseUrl + c.path, {
     method: c.method,
-    headers: c.contentType ? { 'Content-Type': c.contentType } : {},
-    body: c.body,
+    headers: { ...headers, ...(c.contentType ? { 'Content-Type': c.contentType } : {}) },
+    body: c.body as BodyInit | undefined,
     signal: AbortSignal.timeout(10_000),
   });
   const text = await res.text();
@@ -120,6 +160,23 @@ interface Server {
 }
 
 const servers = new Map<Runtime, Server>();
+const keysDir = mkdtempSync(join(tmpdir(), 'runtimes-keys-'));
+let jwks: JwksServer | undefined;
+let productionEnv: Record<string, string> = {};
+
+/** The JWKS server, the key file and the tokens the cases use; the env every runtime is started with. */
+async function setUpAuthentication(): Promise<void> {
+  const key: SigningKey = await signingKey('parity-1');
+  jwks = await serveJwks([key]);
+  writeFileSync(join(keysDir, 'keys'), `# parity\nparity:${await sha256Hex(API_KEY)}\n`);
+  const now = Math.floor(Date.now() / 1000);
+  const claims = { iss: ISSUER, aud: AUDIENCE, sub: 'parity-robot', exp: now + 3600 };
+  tokens.set('valid', await signJwt(key, claims));
+  tokens.set('expired', await signJwt(key, { ...claims, exp: now - 60 }));
+  tokens.set('wrong-audience', await signJwt(key, { ...claims, aud: 'another-app' }));
+  tokens.set('none', unsignedJwt(key.kid, claims));
+  productionEnv = { API_KEYS_FILE: join(keysDir, 'keys'), AUTH_JWKS_URL: jwks.url, AUTH_JWT_ISSUER: ISSUER, AUTH_JWT_AUDIENCE: AUDIENCE };
+}
 
 /** The npm script's command line, run from node_modules/.bin without npm (so signals reach the server itself). */
 function scriptCommand(script: string): [string, string[]] {
@@ -140,7 +197,7 @@ async function start(runtime: Runtime): Promise<Server> {
   // Own process group, so tsx's child node process goes down with it.
   const child = spawn(bin, args, {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', MAX_BODY_MB: '1', PDF_WORKERS: '2', NO_COLOR: '1' },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', MAX_BODY_MB: '1', PDF_WORKERS: '2', NO_COLOR: '1', ...productionEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -200,6 +257,7 @@ describe('the service answers alike on Node, Bun and Deno', () => {
   beforeAll(async () => {
     // `npm start` builds the Node entry first (its prestart); do the same, as npm would.
     execFileSync(join(ROOT, 'node_modules', '.bin', 'esbuild'), scriptCommand('build:node')[1], { cwd: ROOT, stdio: 'pipe' });
+    await setUpAuthentication();
     const started = await Promise.allSettled((Object.keys(RUNTIMES) as Runtime[]).map(start));
     const failures = started.flatMap((s) => (s.status === 'rejected' ? [(s.reason as Error).message] : []));
     if (failures.length) throw new Error(failures.join('\n\n'));
@@ -210,6 +268,8 @@ describe('the service answers alike on Node, Bun and Deno', () => {
 
   afterAll(async () => {
     await Promise.all([...servers.values()].map(stop));
+    await jwks?.close();
+    rmSync(keysDir, { recursive: true, force: true });
   });
 
   it("Node's own answers are the expected ones", () => {
@@ -239,5 +299,41 @@ describe('the service answers alike on Node, Bun and Deno', () => {
       expect(answer, `${runtime}: ${c.method} ${c.path} (${c.name})`).toEqual(expected);
       expect(typeof traceId, `${runtime}: ${c.name}: traceId present as on Node`).toBe(typeof nodeTraceId);
     }
+  });
+
+  it.each(Object.keys(RUNTIMES) as Runtime[])('%s serves /metrics behind the same authentication, moving with the requests', async (runtime) => {
+    const { baseUrl } = servers.get(runtime)!;
+    const res = await fetch(`${baseUrl}/metrics`, { headers: { 'x-api-key': API_KEY } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    const text = await res.text();
+    const count = Number(/^http_requests_total\{route="\/api\/v1\/documents\/validate",method="POST",status="200"\} (\d+)$/m.exec(text)?.[1]);
+    expect(count).toBeGreaterThanOrEqual(CASES.filter((c) => c.path === '/api/v1/documents/validate' && c.status === 200).length);
+    for (const name of ['http_request_duration_seconds', 'http_inflight_body_bytes', 'pdf_documents_waiting', 'pdf_engine_restarts_total', 'qr_bills_found_total']) expect(text, name).toContain(`# TYPE ${name} `);
+    expect(Number(/^qr_bills_found_total\{pass="page-100dpi"\} (\d+)$/m.exec(text)?.[1])).toBeGreaterThan(0);
+  });
+
+  it.each(Object.keys(RUNTIMES) as Runtime[])('%s refuses to start on a non-loopback HOST without credentials, naming the variables', async (runtime) => {
+    const [bin, args] = scriptCommand(RUNTIMES[runtime]);
+    const env: Record<string, string | undefined> = { ...process.env, PORT: String(await freePort()), HOST: '0.0.0.0', NO_COLOR: '1' };
+    for (const name of ['API_KEYS_FILE', 'API_KEYS', 'AUTH_JWKS_URL', 'AUTH']) delete env[name];
+    const child = spawn(bin, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let output = '';
+    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    const code = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => {
+        process.kill(-child.pid!, 'SIGKILL');
+        resolve(null);
+      }, START_TIMEOUT_MS);
+      child.once('exit', (c) => {
+        clearTimeout(timer);
+        resolve(c);
+      });
+    });
+    expect(code, output).not.toBe(0);
+    expect(code, 'exited by itself').not.toBeNull();
+    expect(output).toMatch(/API_KEYS_FILE.*AUTH_JWKS_URL.*AUTH=none/);
+    expect(output).not.toMatch(/"msg":"listening"/);
   });
 });
