@@ -1,11 +1,13 @@
 import type { Clock } from '../ports.ts';
-import type { EngineRefusal, PageSource, PlacedRaster, Raster } from '../pdf/engine/port.ts';
+import type { EngineRefusal, GrayRaster, ImagePixels, LastPage, PageBox, PageContents, PageImage, PageRegion, PageSource } from '../pdf/engine/port.ts';
 import { readQrBill, type QrBill, type QrBillReading, type QrBillRejection } from './bill.ts';
-import type { BarcodeReader } from './reader.ts';
+import { framed } from './gray.ts';
+import { leadsIn, type Lead } from './leads.ts';
+import type { BarcodeReader, RasterBox, RasterReading } from './reader.ts';
 
 /** What the last page of a document holds, as far as QR-bills go. */
 export type ScanOutcome =
-  /** `pass`: the extraction pass whose reading of the page found the winning code (for the metrics). */
+  /** `pass`: the step whose reading found the winning code (for the metrics). */
   | { status: 'found'; bill: QrBill; pass: ScanPass }
   /** No valid bill: every QR code found, in reading order, with why it is not one (empty: no QR code at all). */
   | { status: 'not-found'; rejected: { index: number; reason: QrBillRejection }[] }
@@ -16,97 +18,264 @@ export interface ScanOptions {
   reader: BarcodeReader;
   clock: Clock;
   timeoutMs: number;
+  /** Told of each step as it ends, with its milliseconds (the bench's breakdown of where time goes). */
+  trace?: (step: string, ms: number) => void;
 }
 
 /**
- * The passes, cheapest first; the search ends after the first render pass that yields a valid bill. The first covers
- * the whole page at 100 dpi (a version 10-13 bill code gets about 2.6 pixels a module, enough for vector bills and clean
- * scans), so every code on the page competes in reading order. The payment part (bottom 105 mm) at 150 dpi, the page
- * at 150 dpi and finally 300 dpi with zxing's tryHarder are for small codes and poor scans. Embedded images are read
- * first, on their own pixels, but only add candidates: a bill drawn as vector above them must still win.
+ * Where codes are looked for, cheapest first:
+ * 1. every image object on its own pixels: a small square one (a QR code image) whole, with a quiet zone added; a
+ *    larger one (a scan, a photo) reduced to about WORK_DPI, where codes are located, each doubtful place then read
+ *    from a crop at the image's full resolution (a 12-megapixel photo is read whole only once, by the image decoder);
+ * 2. unless the page is images only: the page rendered at 100 dpi (a version 10-13 bill code gets about 2.6 pixels
+ *    a module, enough for vector bills and clean scans), doubtful places rendered again at a higher resolution;
+ * 3. only when no valid bill was found: the payment part (bottom 105 mm) at 150 dpi, the page at 150 dpi and at
+ *    300 dpi with zxing's tryHarder, for small codes and poor scans that left no trace at 100 dpi.
+ * The answer is the first valid bill in reading order among all codes found, whichever step found which. The search
+ * stops early only when nothing left could come before that bill: every image read, and no finder pattern or
+ * undecoded code that no read code explains lying before it (see leads.ts).
  */
-const PASSES = [
-  { name: 'images', kind: 'images' },
-  { name: 'page-100dpi', kind: 'render', region: 'page', dpi: 100, tryHarder: false },
-  { name: 'payment-part-150dpi', kind: 'render', region: 'payment-part', dpi: 150, tryHarder: false },
-  { name: 'page-150dpi', kind: 'render', region: 'page', dpi: 150, tryHarder: false },
-  { name: 'page-300dpi-tryharder', kind: 'render', region: 'page', dpi: 300, tryHarder: true },
+const FALLBACK_PASSES = [
+  { name: 'payment-part-150dpi', region: 'payment-part', dpi: 150, tryHarder: false },
+  { name: 'page-150dpi', region: 'page', dpi: 150, tryHarder: false },
+  { name: 'page-300dpi-tryharder', region: 'page', dpi: 300, tryHarder: true },
 ] as const;
 
-export type ScanPass = (typeof PASSES)[number]['name'];
-export const SCAN_PASSES: readonly ScanPass[] = PASSES.map((p) => p.name);
+/** The steps above by name; `closer-look` is any lead read from a crop or a render of its box. */
+export const SCAN_PASSES = ['images', 'page-100dpi', 'closer-look', ...FALLBACK_PASSES.map((p) => p.name)] as const;
+export type ScanPass = (typeof SCAN_PASSES)[number];
 
-/** A QR code on the page: what it says as a bill, and where its top left corner is, as fractions of the page. */
+/** Resolution at which large images are searched for codes: a 46 mm bill code of version 13 gets 2.6 pixels a module. */
+const WORK_DPI = 100;
+/** The largest working raster, whatever the page's size. */
+const MAX_WORK_PIXELS = 2_500_000;
+/** Pixels a module a closer look aims at: zxing reads reliably from 3 up, and more only costs time. */
+const LOOK_MODULE = 4;
+/** Closer looks per page at most: a page of stamps and logos must not turn into hundreds of renders. */
+const MAX_LOOKS = 8;
+
+/** A QR code on the page: what it says as a bill, and where it is, as fractions of the page. */
 interface FoundCode {
-  pass: ScanPass;
   reading: QrBillReading;
-  x: number;
-  y: number;
+  box: PageBox;
+  pass: ScanPass;
 }
+
+/** A lead placed on the page, with how to look at it closer. */
+interface PageLead {
+  box: PageBox;
+  anchor: { x: number; y: number };
+  look: () => Promise<void>;
+}
+
+class TimeUp extends Error {}
 
 /**
  * Reads the QR-bill on the last page. When the page holds several codes, the first valid bill in reading order (top to
- * bottom, left to right) among the codes found so far wins.
+ * bottom, left to right) wins.
  */
-export async function scanLastPage(pdf: Uint8Array, { pages, reader, clock, timeoutMs }: ScanOptions): Promise<ScanOutcome> {
+export async function scanLastPage(pdf: Uint8Array, { pages, reader, clock, timeoutMs, trace }: ScanOptions): Promise<ScanOutcome> {
   const deadline = clock.now() + timeoutMs;
   const opened = await pages.withLastPage(pdf, async (page): Promise<ScanOutcome> => {
-    const found = new Map<string, FoundCode>();
-    for (const pass of PASSES) {
-      if (clock.now() > deadline) return { status: 'too-complex', reason: 'time budget exhausted while reading QR codes' };
-      const rasters: { placed: PlacedRaster; tryHarder: boolean }[] =
-        pass.kind === 'images'
-          ? page.images(looksLikeQrImage).map((placed) => ({ placed: { ...placed, raster: withQuietZone(placed.raster) }, tryHarder: false }))
-          : [{ placed: page.render(pass.region, pass.dpi), tryHarder: pass.tryHarder }];
-      for (const { placed, tryHarder } of rasters) {
-        for (const symbol of await reader.readQrCodes(placed.raster, { tryHarder })) {
-          const text = UTF8.decode(symbol.bytes);
-          if (!found.has(text)) found.set(text, { pass: pass.name, reading: readQrBill(text), x: placed.box.x + symbol.box.x * placed.box.w, y: placed.box.y + symbol.box.y * placed.box.h });
-        }
-      }
-      if (pass.kind === 'images') continue;
-      const first = [...found.values()].sort(readingOrder).find((code) => code.reading.ok);
-      if (first?.reading.ok) return { status: 'found', bill: first.reading.bill, pass: first.pass };
+    try {
+      return await new PageScan(page, reader, clock, () => clock.now() > deadline, trace).run();
+    } catch (e) {
+      if (e instanceof TimeUp) return { status: 'too-complex', reason: 'time budget exhausted while reading QR codes' };
+      throw e;
     }
-    // Every render pass ran and none yielded a bill, so no reading here is valid.
-    const rejected = [...found.values()].sort(readingOrder).flatMap(({ reading }, index) => (reading.ok ? [] : [{ index, reason: reading.reason }]));
-    return { status: 'not-found', rejected };
   });
   return opened.status === 'opened' ? opened.value : opened;
 }
 
-const UTF8 = new TextDecoder('utf-8');
+class PageScan {
+  /** Codes by their text: the same code seen by two steps counts once, where it was first seen. */
+  private readonly codes = new Map<string, FoundCode>();
+  private looks = 0;
 
-/** Codes whose tops are within 2% of the page height of each other share a row and are read left to right. */
-function readingOrder(a: FoundCode, b: FoundCode): number {
-  return Math.abs(a.y - b.y) < 0.02 ? a.x - b.x : a.y - b.y;
-}
+  constructor(
+    private readonly page: LastPage,
+    private readonly reader: BarcodeReader,
+    private readonly clock: Clock,
+    private readonly timeUp: () => boolean,
+    private readonly trace?: (step: string, ms: number) => void,
+  ) {}
 
-/** An image that could be a QR code on its own: square-ish, at least version 1's 21 modules, not a full-page scan. */
-function looksLikeQrImage(width: number, height: number): boolean {
-  const ratio = width / height;
-  return Math.min(width, height) >= 21 && Math.max(width, height) <= 2000 && ratio > 0.8 && ratio < 1.25;
-}
+  /** Runs `step`, telling the trace how long it took. */
+  private timed<T>(name: string, step: () => T): T {
+    if (!this.trace) return step();
+    const started = this.clock.now();
+    const result = step();
+    if (result instanceof Promise) return result.finally(() => this.trace!(name, this.clock.now() - started)) as T;
+    this.trace(name, this.clock.now() - started);
+    return result;
+  }
 
-/**
- * An embedded QR image is often cropped to its modules (no quiet zone) and may be 1 pixel a module; a decoder needs
- * the white margin and a few pixels a module. Pads by a sixth of the size and scales small images up (nearest pixel).
- */
-function withQuietZone(raster: Raster): Raster {
-  const scale = Math.max(1, Math.ceil(200 / Math.min(raster.width, raster.height)));
-  const margin = Math.ceil((Math.max(raster.width, raster.height) * scale) / 6);
-  const width = raster.width * scale + 2 * margin;
-  const height = raster.height * scale + 2 * margin;
-  const data = new Uint8ClampedArray(width * height * 4).fill(255);
-  for (let y = 0; y < raster.height * scale; y++) {
-    const sy = Math.floor(y / scale);
-    for (let x = 0; x < raster.width * scale; x++) {
-      const s = (sy * raster.width + Math.floor(x / scale)) * 4;
-      const d = ((y + margin) * width + x + margin) * 4;
-      data[d] = raster.data[s]!;
-      data[d + 1] = raster.data[s + 1]!;
-      data[d + 2] = raster.data[s + 2]!;
+  async run(): Promise<ScanOutcome> {
+    const contents = this.page.contents();
+    let render = contents.drawsMore;
+    for (const image of contents.images) {
+      if (Math.min(image.width, image.height) < 21) continue; // smaller than a version 1 code
+      const decoded = this.clock.now();
+      const read = await this.page.withImage(image, (pixels) => {
+        this.trace?.('image: decode', this.clock.now() - decoded);
+        return this.readImage(image, pixels, contents);
+      });
+      if (read === undefined) render = true; // its pixels could not be had: the render must show it
+    }
+    if (render) await this.readRender('page-100dpi', 'page', 100, false);
+    for (const pass of FALLBACK_PASSES) {
+      if (this.firstBillCode()) break;
+      await this.readRender(pass.name, pass.region, pass.dpi, pass.tryHarder);
+    }
+    const first = this.firstBillCode();
+    if (first?.reading.ok) return { status: 'found', bill: first.reading.bill, pass: first.pass };
+    // No valid bill anywhere, so every reading here is a rejection.
+    const rejected = this.inReadingOrder().flatMap(({ reading }, index) => (reading.ok ? [] : [{ index, reason: reading.reason }]));
+    return { status: 'not-found', rejected };
+  }
+
+  /** An image object: whole if it is a small square one (a QR code image), else reduced to WORK_DPI; then its leads. */
+  private async readImage(image: PageImage, pixels: ImagePixels, contents: PageContents): Promise<true> {
+    const { width, height } = pixels;
+    const codeImage = Math.max(width, height) <= 2000 && width / height > 0.8 && width / height < 1.25;
+    // The image's resolution on the page (dots per inch), from its longer side.
+    const dpi = Math.max(width, height) / (Math.max(image.box.w * contents.width, image.box.h * contents.height) / 72);
+    const factor = codeImage ? 1 : Math.max(1, Math.floor(dpi / WORK_DPI), Math.ceil(Math.sqrt((width * height) / MAX_WORK_PIXELS)));
+    let raster = this.timed('image: reduce', () => pixels.read(0, 0, width, height, factor));
+    // raster pixel -> image pixel
+    let toImage = (x: number, y: number) => ({ x: x * factor, y: y * factor });
+    if (codeImage) {
+      const scale = Math.max(1, Math.ceil(200 / Math.min(width, height)));
+      const margin = Math.ceil((Math.max(width, height) * scale) / 6);
+      raster = framed(raster, scale, margin);
+      toImage = (x, y) => ({ x: (x - margin) / scale, y: (y - margin) / scale });
+    }
+    const toPage = (x: number, y: number) => {
+      const p = toImage(x, y);
+      return image.toPage(p.x / width, p.y / height);
+    };
+    const reading = await this.timed('image: zxing', () => this.read(raster, false));
+    this.add('images', reading, raster, toPage);
+    const leads = this.timed('image: finders', () => leadsIn(raster, reading, { finders: true })).map((lead): PageLead => {
+      // A closer look: the lead's rectangle from the image's full resolution, at about LOOK_MODULE pixels a module.
+      const from = toImage(lead.x, lead.y);
+      const to = toImage(lead.x + lead.w, lead.y + lead.h);
+      const fullModule = (lead.module * (to.x - from.x)) / lead.w;
+      return {
+        ...this.place(lead, toPage),
+        look: async () => {
+          const reduce = Math.max(1, Math.floor(fullModule / LOOK_MODULE));
+          let crop = this.timed('image: crop', () => pixels.read(from.x, from.y, to.x - from.x, to.y - from.y, reduce));
+          const scale = fullModule / reduce < 2.5 ? Math.ceil(3 / (fullModule / reduce)) : 1;
+          if (scale > 1) crop = framed(crop, scale, 0);
+          const cropToPage = (x: number, y: number) => image.toPage((Math.max(0, from.x) + (x / scale) * reduce) / width, (Math.max(0, from.y) + (y / scale) * reduce) / height);
+          await this.lookCloser(crop, cropToPage);
+        },
+      };
+    });
+    await this.follow(leads);
+    return true;
+  }
+
+  /** The page or a part of it rendered; then its leads, each rendered again at about LOOK_MODULE pixels a module. */
+  private async readRender(pass: ScanPass, region: PageRegion, dpi: number, tryHarder: boolean): Promise<void> {
+    this.check();
+    const placed = this.timed(`${pass}: render`, () => this.page.render(region, dpi));
+    const toPage = (x: number, y: number) => ({ x: placed.box.x + (x / placed.raster.width) * placed.box.w, y: placed.box.y + (y / placed.raster.height) * placed.box.h });
+    const reading = await this.timed(`${pass}: zxing`, () => this.read(placed.raster, tryHarder));
+    this.add(pass, reading, placed.raster, toPage);
+    // Finders are looked for on the first render only: it decides whether the search may stop. The fallback passes run
+    // when nothing was found, where zxing's own outlines of codes it could not read are leads enough.
+    const leads = this.timed(`${pass}: finders`, () => leadsIn(placed.raster, reading, { finders: pass === 'page-100dpi' })).map((lead): PageLead => {
+      const where = this.place(lead, toPage);
+      return {
+        ...where,
+        look: async () => {
+          this.check();
+          const closer = this.timed('closer look: render', () => this.page.render(where.box, Math.min(600, Math.max(150, (dpi * LOOK_MODULE) / lead.module))));
+          await this.lookCloser(closer.raster, (x, y) => ({
+            x: closer.box.x + (x / closer.raster.width) * closer.box.w,
+            y: closer.box.y + (y / closer.raster.height) * closer.box.h,
+          }));
+        },
+      };
+    });
+    await this.follow(leads);
+  }
+
+  /** Reads a close-up of a lead: quickly, then with zxing's tryHarder when that finds nothing. Its own leads are not followed. */
+  private async lookCloser(raster: GrayRaster, toPage: (x: number, y: number) => { x: number; y: number }): Promise<void> {
+    let reading = await this.timed('closer look: zxing', () => this.read(raster, false));
+    if (reading.codes.length === 0) reading = await this.timed('closer look: zxing tryHarder', () => this.read(raster, true));
+    this.add('closer-look', reading, raster, toPage);
+  }
+
+  /**
+   * Looks closer at the leads that could hold a code coming before the first valid bill found so far, in reading
+   * order. A lead after that bill cannot change the answer, and neither can any lead after it.
+   */
+  private async follow(leads: PageLead[]): Promise<void> {
+    for (const lead of leads.sort((a, b) => readingOrder(a.box, b.box))) {
+      if (this.explains(lead.anchor)) continue;
+      const first = this.firstBillCode();
+      if (first && readingOrder(lead.box, first.box) >= 0) break;
+      if (this.looks >= MAX_LOOKS) break;
+      this.looks++;
+      await lead.look();
     }
   }
-  return { width, height, data };
+
+  private place(lead: Lead, toPage: (x: number, y: number) => { x: number; y: number }): { box: PageBox; anchor: { x: number; y: number } } {
+    return { box: pageBox(toPage, lead.x, lead.y, lead.w, lead.h), anchor: toPage(lead.anchor.x, lead.anchor.y) };
+  }
+
+  /** A decoded code (of any source) covers this point of the page. */
+  private explains(point: { x: number; y: number }): boolean {
+    for (const { box } of this.codes.values()) {
+      const [mx, my] = [box.w * 0.1, box.h * 0.1];
+      if (point.x >= box.x - mx && point.x <= box.x + box.w + mx && point.y >= box.y - my && point.y <= box.y + box.h + my) return true;
+    }
+    return false;
+  }
+
+  private async read(raster: GrayRaster, tryHarder: boolean): Promise<RasterReading> {
+    this.check();
+    return this.reader.readQrCodes(raster, { tryHarder });
+  }
+
+  private add(pass: ScanPass, reading: RasterReading, raster: GrayRaster, toPage: (x: number, y: number) => { x: number; y: number }): void {
+    for (const symbol of reading.codes) {
+      const text = UTF8.decode(symbol.bytes);
+      if (this.codes.has(text)) continue;
+      const b: RasterBox = symbol.box;
+      this.codes.set(text, { pass, reading: readQrBill(text), box: pageBox(toPage, b.x * raster.width, b.y * raster.height, b.w * raster.width, b.h * raster.height) });
+    }
+  }
+
+  private inReadingOrder(): FoundCode[] {
+    return [...this.codes.values()].sort((a, b) => readingOrder(a.box, b.box));
+  }
+
+  private firstBillCode(): FoundCode | undefined {
+    return this.inReadingOrder().find((code) => code.reading.ok);
+  }
+
+  private check(): void {
+    if (this.timeUp()) throw new TimeUp();
+  }
+}
+
+const UTF8 = new TextDecoder('utf-8');
+
+/** The page box of a raster rectangle: the bounding box of its corners mapped to the page (images may be turned). */
+function pageBox(toPage: (x: number, y: number) => { x: number; y: number }, x: number, y: number, w: number, h: number): PageBox {
+  const corners = [toPage(x, y), toPage(x + w, y), toPage(x, y + h), toPage(x + w, y + h)];
+  const xs = corners.map((p) => p.x);
+  const ys = corners.map((p) => p.y);
+  return { x: Math.min(...xs), y: Math.min(...ys), w: Math.max(...xs) - Math.min(...xs), h: Math.max(...ys) - Math.min(...ys) };
+}
+
+/** By top left corner: tops within 2% of the page height of each other share a row and are read left to right. */
+function readingOrder(a: PageBox, b: PageBox): number {
+  return Math.abs(a.y - b.y) < 0.02 ? a.x - b.x : a.y - b.y;
 }

@@ -1,6 +1,6 @@
-import { prepareZXingModule, readBarcodes } from 'zxing-wasm/reader';
-import type { Raster } from '../pdf/engine/port.ts';
-import type { BarcodeReader, DecodedSymbol } from './reader.ts';
+import { prepareZXingModule, readBarcodes, type ReadResult } from 'zxing-wasm/reader';
+import type { GrayRaster } from '../pdf/engine/port.ts';
+import type { BarcodeReader, RasterBox, RasterReading } from './reader.ts';
 
 /** Most codes a page can hold that are worth reading (a bill, a URL, a few more). */
 const MAX_SYMBOLS = 8;
@@ -15,7 +15,7 @@ export class ZxingReader implements BarcodeReader {
 
   constructor(private readonly wasm: WebAssembly.Module) {}
 
-  async readQrCodes(raster: Raster, { tryHarder }: { tryHarder: boolean }): Promise<DecodedSymbol[]> {
+  async readQrCodes(raster: GrayRaster, { tryHarder }: { tryHarder: boolean }): Promise<RasterReading> {
     this.ready ??= prepareZXingModule({
       overrides: {
         instantiateWasm: (imports: WebAssembly.Imports, done: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void) => {
@@ -26,20 +26,38 @@ export class ZxingReader implements BarcodeReader {
       fireImmediately: true,
     });
     await this.ready;
-    // zxing-wasm reads any object shaped like ImageData (Node has no ImageData class).
-    const image = { data: raster.data, width: raster.width, height: raster.height, colorSpace: 'srgb' } as unknown as ImageData;
-    const results = await readBarcodes(image, { formats: ['QRCode'], tryHarder, maxNumberOfSymbols: MAX_SYMBOLS, returnErrors: false });
-    return results
-      .filter((r) => r.isValid)
-      .map((r) => {
-        const xs = [r.position.topLeft.x, r.position.topRight.x, r.position.bottomLeft.x, r.position.bottomRight.x];
-        const ys = [r.position.topLeft.y, r.position.topRight.y, r.position.bottomLeft.y, r.position.bottomRight.y];
-        const [x0, y0] = [Math.min(...xs), Math.min(...ys)];
-        return {
-          // The raw bytes, not zxing's text: QR-bills are UTF-8 (coding type 1) whether or not they carry an ECI.
-          bytes: r.bytes,
-          box: { x: x0 / raster.width, y: y0 / raster.height, w: (Math.max(...xs) - x0) / raster.width, h: (Math.max(...ys) - y0) / raster.height },
-        };
-      });
+    const results = await readBarcodes(rgbaOf(raster), {
+      formats: ['QRCode'],
+      tryHarder,
+      // A QR code reads in any orientation and bills are never printed inverted: zxing's retries with the image turned
+      // or inverted only cost time on pages without a code.
+      tryRotate: false,
+      tryInvert: false,
+      maxNumberOfSymbols: MAX_SYMBOLS,
+      // Codes zxing located but could not read tell the scan where to look closer.
+      returnErrors: true,
+    });
+    const box = (r: ReadResult): RasterBox => {
+      const xs = [r.position.topLeft.x, r.position.topRight.x, r.position.bottomLeft.x, r.position.bottomRight.x];
+      const ys = [r.position.topLeft.y, r.position.topRight.y, r.position.bottomLeft.y, r.position.bottomRight.y];
+      const [x0, y0] = [Math.min(...xs), Math.min(...ys)];
+      return { x: x0 / raster.width, y: y0 / raster.height, w: (Math.max(...xs) - x0) / raster.width, h: (Math.max(...ys) - y0) / raster.height };
+    };
+    return {
+      // The raw bytes, not zxing's text: QR-bills are UTF-8 (coding type 1) whether or not they carry an ECI.
+      codes: results.filter((r) => r.isValid).map((r) => ({ bytes: r.bytes, box: box(r) })),
+      unreadable: results.filter((r) => !r.isValid).map(box),
+    };
   }
+}
+
+/** zxing-wasm takes ImageData-shaped RGBA (and turns it back into luma): grey goes in as R = G = B. */
+function rgbaOf(raster: GrayRaster): ImageData {
+  const { width, height, data } = raster;
+  const rgba = new Uint8ClampedArray(width * height * 4);
+  // One 32-bit store a pixel: 0xAABBGGRR in little-endian memory (every platform these runtimes run on).
+  const words = new Uint32Array(rgba.buffer);
+  for (let i = 0; i < data.length; i++) words[i] = 0xff000000 | (data[i]! * 0x010101);
+  // zxing-wasm reads any object shaped like ImageData (Node has no ImageData class).
+  return { data: rgba, width, height, colorSpace: 'srgb' } as unknown as ImageData;
 }

@@ -9,6 +9,7 @@ import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
 import { postJson, testApp, type TestApp, problem } from '../support/app.ts';
 import { swissQrBillPdf } from '../support/pdfkit-bill.ts';
 import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, spcCode, textCode, type BillData, type Code } from '../support/qr-bills.ts';
+import { TWO_BILL_PAGES, UPPER_READ_FIRST } from '../support/reading-order-pages.ts';
 
 const EXTRACT = '/api/v1/documents/extract-swiss-qr-code';
 let t: TestApp;
@@ -366,6 +367,10 @@ describe('POST /api/v1/documents/extract-swiss-qr-code', () => {
       expect(await extracted(pdf)).toMatchObject({ iban: 'CH9300762011623852957', amount: 10, currency: 'EUR' });
       // Alone, the payment part's bill is found.
       expect(await extracted(qrBillPdf([{ codes: [{ ...PAYMENT_PART_CODE, code: billCode(QRR_BILL) }] }]))).toStrictEqual(QRR_DATA);
+    });
+
+    it.each([...TWO_BILL_PAGES, ...UPPER_READ_FIRST])('takes the upper bill whichever step reads it ($name)', async ({ pdf, bill }) => {
+      expect(await extracted(pdf)).toStrictEqual(bill);
     });
 
     it('takes the left of two bills side by side when only the right one is an embedded image', async () => {

@@ -227,7 +227,7 @@ function paint(gray: Uint8Array, stride: number, code: Code, left: number, top: 
 }
 
 /** A page as a scanner would see it: white, title and invoice lines as grey bars, the codes as pixels. */
-function rasterPage(page: BillPage, dpi: number): { width: number; height: number; gray: Uint8Array } {
+export function rasterPage(page: BillPage, dpi: number): { width: number; height: number; gray: Uint8Array } {
   const px = (millimetres: number) => Math.round((millimetres / 25.4) * dpi);
   const width = px(210);
   const height = px(297);

@@ -1,5 +1,5 @@
 import { init, type WrappedPdfiumModule } from '@embedpdf/pdfium';
-import type { EngineRefusal, EngineReport, LastPage, PageRegion, PageSource, PdfEngine, PlacedRaster, Raster } from './port.ts';
+import type { EngineRefusal, EngineReport, GrayRaster, ImagePixels, LastPage, PageBox, PageContents, PageImage, PageRegion, PageSource, PdfEngine, PlacedRaster } from './port.ts';
 
 export interface PdfiumOptions {
   /** The compiled `pdfium.wasm`: each runtime's entry loads it its own way (file, module import). */
@@ -27,12 +27,15 @@ const FILE_ACCESS_SIZE = 12;
 const FPDF_ERR_PASSWORD = 4;
 const FPDF_ERR_SECURITY = 5;
 const FPDF_ANNOT = 0x01;
-const FPDF_REVERSE_BYTE_ORDER = 0x10; // RGBA instead of BGRA
 const FPDF_PRINTING = 0x800;
 const FPDFBitmap_Gray = 1;
 const FPDFBitmap_BGR = 2;
+const FPDFBitmap_BGRx = 3;
 const FPDFBitmap_BGRA = 4;
+const FPDF_PAGEOBJ_TEXT = 1;
 const FPDF_PAGEOBJ_IMAGE = 3;
+const FPDF_TEXTRENDERMODE_INVISIBLE = 3;
+const FPDF_COLORSPACE_UNKNOWN = 0;
 
 /** 105 mm in points: the height of a QR-bill's payment part and receipt. */
 const PAYMENT_PART_PT = (105 / 25.4) * 72;
@@ -194,9 +197,11 @@ export class PdfiumEngine implements PdfEngine, PageSource {
 /** An open page, drawn in its content orientation. */
 class PdfiumPage implements LastPage {
   private readonly rotation: number;
-  /** Content-orientation size in points, and the media box origin. */
+  /** Content-orientation size in points, and the media box's top left corner. */
   private readonly width: number;
   private readonly height: number;
+  private readonly left: number;
+  private readonly top: number;
 
   constructor(
     private readonly m: WrappedPdfiumModule,
@@ -205,97 +210,168 @@ class PdfiumPage implements LastPage {
     this.rotation = ((m.FPDFPage_GetRotation(page) % 4) + 4) % 4;
     const [w, h] = [m.FPDF_GetPageWidthF(page), m.FPDF_GetPageHeightF(page)];
     [this.width, this.height] = this.rotation % 2 === 1 ? [h, w] : [w, h];
+    const media = m.pdfium.wasmExports.malloc(16);
+    try {
+      const has = m.FPDFPage_GetMediaBox(page, media, media + 4, media + 8, media + 12);
+      [this.left, this.top] = has ? [m.pdfium.getValue(media, 'float'), m.pdfium.getValue(media + 12, 'float')] : [0, this.height];
+    } finally {
+      m.pdfium.wasmExports.free(media);
+    }
   }
 
-  render(region: PageRegion, dpi: number): PlacedRaster {
+  render(region: PageRegion | PageBox, dpi: number): PlacedRaster {
     const m = this.m;
     const scale = Math.min(dpi / 72, Math.sqrt(MAX_RENDER_PIXELS / (this.width * this.height)));
     const fullW = Math.max(1, Math.round(this.width * scale));
     const fullH = Math.max(1, Math.round(this.height * scale));
-    const h = region === 'payment-part' ? Math.min(fullH, Math.round(PAYMENT_PART_PT * scale)) : fullH;
-    const bitmap = m.FPDFBitmap_CreateEx(fullW, h, FPDFBitmap_BGRA, 0, 0);
+    const box: PageBox =
+      region === 'page' ? { x: 0, y: 0, w: 1, h: 1 } : region === 'payment-part' ? { x: 0, y: Math.max(0, 1 - PAYMENT_PART_PT / this.height), w: 1, h: Math.min(1, PAYMENT_PART_PT / this.height) } : region;
+    // Whole pixels of the full-page raster, so a box's raster lines up with the page's.
+    const x0 = Math.max(0, Math.floor(box.x * fullW));
+    const y0 = Math.max(0, Math.floor(box.y * fullH));
+    const w = Math.max(1, Math.min(fullW, Math.ceil((box.x + box.w) * fullW)) - x0);
+    const h = Math.max(1, Math.min(fullH, Math.ceil((box.y + box.h) * fullH)) - y0);
+    const bitmap = m.FPDFBitmap_CreateEx(w, h, FPDFBitmap_BGRx, 0, 0);
     if (!bitmap) throw new WebAssembly.RuntimeError('bitmap allocation failed');
     try {
-      m.FPDFBitmap_FillRect(bitmap, 0, 0, fullW, h, 0xffffffff);
-      // Drawing the whole page shifted up clips it to the bottom part; (4 - /Rotate) undoes the page's rotation.
-      m.FPDF_RenderPageBitmap(bitmap, this.page, 0, h - fullH, fullW, fullH, (4 - this.rotation) % 4, FPDF_ANNOT | FPDF_PRINTING | FPDF_REVERSE_BYTE_ORDER);
-      const raster = copyBitmap(m, bitmap, fullW, h, FPDFBitmap_BGRA, true);
-      return { raster, box: { x: 0, y: (fullH - h) / fullH, w: 1, h: h / fullH } };
+      m.FPDFBitmap_FillRect(bitmap, 0, 0, w, h, 0xffffffff);
+      // Drawing the whole page shifted clips it to the box; (4 - /Rotate) undoes the page's rotation.
+      m.FPDF_RenderPageBitmap(bitmap, this.page, -x0, -y0, fullW, fullH, (4 - this.rotation) % 4, FPDF_ANNOT | FPDF_PRINTING);
+      const raster = grayOfBitmap(m, bitmap, { x: 0, y: 0, w, h }, 1);
+      return { raster, box: { x: x0 / fullW, y: y0 / fullH, w: w / fullW, h: h / fullH } };
     } finally {
       m.FPDFBitmap_Destroy(bitmap);
     }
   }
 
-  images(wanted: (width: number, height: number) => boolean): PlacedRaster[] {
+  contents(): PageContents {
     const m = this.m;
-    const found: PlacedRaster[] = [];
-    const out = m.pdfium.wasmExports.malloc(16);
+    const images: PageImage[] = [];
+    // Annotations draw appearance streams of their own (stamps, widgets): only a render shows them.
+    let drawsMore = m.FPDFPage_GetAnnotCount(this.page) > 0;
+    // two i32 (pixel size), then FS_MATRIX (six floats)
+    const out = m.pdfium.wasmExports.malloc(32);
     try {
       const count = m.FPDFPage_CountObjects(this.page);
-      for (let i = 0; i < count; i++) {
-        const obj = m.FPDFPage_GetObject(this.page, i);
-        if (m.FPDFPageObj_GetType(obj) !== FPDF_PAGEOBJ_IMAGE) continue;
-        if (!m.FPDFImageObj_GetImagePixelSize(obj, out, out + 4)) continue;
-        const [pw, ph] = [m.pdfium.getValue(out, 'i32'), m.pdfium.getValue(out + 4, 'i32')];
-        if (!wanted(pw, ph)) continue;
-        const bitmap = m.FPDFImageObj_GetBitmap(obj);
-        if (!bitmap) continue;
-        try {
-          const format = m.FPDFBitmap_GetFormat(bitmap);
-          const raster = copyBitmap(m, bitmap, m.FPDFBitmap_GetWidth(bitmap), m.FPDFBitmap_GetHeight(bitmap), format, false);
-          found.push({ raster, box: this.bounds(obj, out) });
-        } finally {
-          m.FPDFBitmap_Destroy(bitmap);
+      for (let index = 0; index < count; index++) {
+        const obj = m.FPDFPage_GetObject(this.page, index);
+        const type = m.FPDFPageObj_GetType(obj);
+        if (type === FPDF_PAGEOBJ_TEXT) {
+          // An OCR layer (invisible text) draws nothing; visible text could be a barcode font.
+          if (m.FPDFTextObj_GetTextRenderMode(obj) !== FPDF_TEXTRENDERMODE_INVISIBLE) drawsMore = true;
+          continue;
         }
+        if (type !== FPDF_PAGEOBJ_IMAGE) {
+          drawsMore = true;
+          continue;
+        }
+        if (!m.FPDFImageObj_GetImagePixelSize(obj, out, out + 4) || !m.FPDFPageObj_GetMatrix(obj, out + 8)) {
+          drawsMore = true;
+          continue;
+        }
+        const [width, height] = [m.pdfium.getValue(out, 'i32'), m.pdfium.getValue(out + 4, 'i32')];
+        const [a, b, c, d, e, f] = [0, 1, 2, 3, 4, 5].map((i) => m.pdfium.getValue(out + 8 + 4 * i, 'float')) as [number, number, number, number, number, number];
+        // A stencil mask or an image with a soft mask shows more (or less) than its pixels: the render must see it too.
+        if (this.hasMask(obj)) drawsMore = true;
+        // The image's unit square: its first row at the top (v = 0 is y = 1 in image space).
+        const toPage = (u: number, v: number) => ({ x: (a * u + c * (1 - v) + e - this.left) / this.width, y: (this.top - (b * u + d * (1 - v) + f)) / this.height });
+        const corners = [toPage(0, 0), toPage(1, 0), toPage(0, 1), toPage(1, 1)];
+        const [xs, ys] = [corners.map((p) => p.x), corners.map((p) => p.y)];
+        const box = { x: Math.min(...xs), y: Math.min(...ys), w: Math.max(...xs) - Math.min(...xs), h: Math.max(...ys) - Math.min(...ys) };
+        images.push({ index, width, height, box, toPage });
       }
     } finally {
       m.pdfium.wasmExports.free(out);
     }
-    return found;
+    return { width: this.width, height: this.height, images, drawsMore };
   }
 
-  /** An object's bounds as fractions of the page, top left origin, in content orientation (unrotated user space). */
-  private bounds(obj: number, out: number): PlacedRaster['box'] {
+  /** An image drawn through a mask: /ImageMask (1 bit, no colour space) or a soft mask. */
+  private hasMask(obj: number): boolean {
     const m = this.m;
-    if (!m.FPDFPageObj_GetBounds(obj, out, out + 4, out + 8, out + 12)) return { x: 0, y: 0, w: 1, h: 1 };
-    const [left, bottom, right, top] = [0, 4, 8, 12].map((o) => m.pdfium.getValue(out + o, 'float'));
-    const media = m.pdfium.wasmExports.malloc(16);
+    const meta = m.pdfium.wasmExports.malloc(28);
     try {
-      const has = m.FPDFPage_GetMediaBox(this.page, media, media + 4, media + 8, media + 12);
-      const [ml, , , mt] = has ? [0, 4, 8, 12].map((o) => m.pdfium.getValue(media + o, 'float')) : [0, 0, 0, this.height];
-      return { x: (left! - ml!) / this.width, y: (mt! - top!) / this.height, w: (right! - left!) / this.width, h: (top! - bottom!) / this.height };
+      // FPDF_IMAGEOBJ_METADATA: width, height, horizontal_dpi, vertical_dpi, bits_per_pixel, colorspace, marked_content_id
+      if (!m.FPDFImageObj_GetImageMetadata(obj, this.page, meta)) return true;
+      const bitsPerPixel = m.pdfium.getValue(meta + 16, 'i32');
+      const colorspace = m.pdfium.getValue(meta + 20, 'i32');
+      return (bitsPerPixel === 1 && colorspace === FPDF_COLORSPACE_UNKNOWN) || Boolean(m.FPDFPageObj_HasTransparency(obj));
     } finally {
-      m.pdfium.wasmExports.free(media);
+      m.pdfium.wasmExports.free(meta);
+    }
+  }
+
+  async withImage<T>(image: PageImage, use: (pixels: ImagePixels) => Promise<T>): Promise<T | undefined> {
+    const m = this.m;
+    const bitmap = m.FPDFImageObj_GetBitmap(m.FPDFPage_GetObject(this.page, image.index));
+    if (!bitmap) return undefined;
+    try {
+      const [width, height] = [m.FPDFBitmap_GetWidth(bitmap), m.FPDFBitmap_GetHeight(bitmap)];
+      return await use({
+        width,
+        height,
+        read: (x, y, w, h, factor) => {
+          const x0 = Math.max(0, Math.min(width, Math.round(x)));
+          const y0 = Math.max(0, Math.min(height, Math.round(y)));
+          return grayOfBitmap(m, bitmap, { x: x0, y: y0, w: Math.min(width - x0, Math.round(w)), h: Math.min(height - y0, Math.round(h)) }, Math.max(1, Math.floor(factor)));
+        },
+      });
+    } finally {
+      m.FPDFBitmap_Destroy(bitmap);
     }
   }
 }
 
-/** Copies a PDFium bitmap out of the WebAssembly heap as RGBA (transparency flattened onto white). */
-function copyBitmap(m: WrappedPdfiumModule, bitmap: number, width: number, height: number, format: number, rgbaAlready: boolean): Raster {
+/**
+ * A rectangle of a PDFium bitmap in grey (BT.601 luma; transparency flattened onto white), each `factor` × `factor`
+ * square averaged into one pixel. Read straight from the WebAssembly heap: a 12-megapixel photo is never copied whole.
+ */
+function grayOfBitmap(m: WrappedPdfiumModule, bitmap: number, rect: { x: number; y: number; w: number; h: number }, factor: number): GrayRaster {
+  const format = m.FPDFBitmap_GetFormat(bitmap);
   const stride = m.FPDFBitmap_GetStride(bitmap);
-  const src = heapOf(m).subarray(m.FPDFBitmap_GetBuffer(bitmap), m.FPDFBitmap_GetBuffer(bitmap) + stride * height);
-  const data = new Uint8ClampedArray(width * height * 4);
-  const bytesPerPixel = format === FPDFBitmap_Gray ? 1 : format === FPDFBitmap_BGR ? 3 : 4;
-  for (let y = 0; y < height; y++) {
-    const row = y * stride;
-    if (rgbaAlready && stride === width * 4) {
-      data.set(src.subarray(row, row + width * 4), y * width * 4);
-      continue;
+  const bpp = format === FPDFBitmap_Gray ? 1 : format === FPDFBitmap_BGR ? 3 : 4;
+  const alpha = format === FPDFBitmap_BGRA;
+  const buffer = m.FPDFBitmap_GetBuffer(bitmap);
+  const heap = heapOf(m);
+  const width = Math.max(0, Math.floor(rect.w / factor));
+  const height = Math.max(0, Math.floor(rect.h / factor));
+  const data = new Uint8Array(width * height);
+  if (factor === 1 && !alpha) {
+    // the common case (renders, crops at full resolution), without the averaging
+    for (let y = 0; y < height; y++) {
+      let p = buffer + (rect.y + y) * stride + rect.x * bpp;
+      const row = y * width;
+      if (bpp === 1) data.set(heap.subarray(p, p + width), row);
+      else for (let x = 0; x < width; x++, p += bpp) data[row + x] = (heap[p]! * 29 + heap[p + 1]! * 150 + heap[p + 2]! * 77) >> 8;
     }
-    for (let x = 0; x < width; x++) {
-      const s = row + x * bytesPerPixel;
-      const d = (y * width + x) * 4;
-      if (bytesPerPixel === 1) {
-        data[d] = data[d + 1] = data[d + 2] = src[s]!;
+    return { width, height, data };
+  }
+  const sums = new Uint32Array(width);
+  const area = factor * factor;
+  for (let oy = 0; oy < height; oy++) {
+    sums.fill(0);
+    for (let dy = 0; dy < factor; dy++) {
+      let p = buffer + (rect.y + oy * factor + dy) * stride + rect.x * bpp;
+      if (bpp === 1) {
+        for (let ox = 0; ox < width; ox++) {
+          let s = 0;
+          for (let dx = 0; dx < factor; dx++, p++) s += heap[p]!;
+          sums[ox]! += s;
+        }
       } else {
-        const alpha = bytesPerPixel === 4 && format === FPDFBitmap_BGRA ? src[s + 3]! / 255 : 1;
-        const [r, g, b] = rgbaAlready ? [src[s]!, src[s + 1]!, src[s + 2]!] : [src[s + 2]!, src[s + 1]!, src[s]!];
-        data[d] = r * alpha + 255 * (1 - alpha);
-        data[d + 1] = g * alpha + 255 * (1 - alpha);
-        data[d + 2] = b * alpha + 255 * (1 - alpha);
+        for (let ox = 0; ox < width; ox++) {
+          let s = 0;
+          for (let dx = 0; dx < factor; dx++, p += bpp) {
+            // PDFium's bitmaps are B, G, R(, x or A): (B·29 + G·150 + R·77) / 256
+            const luma = (heap[p]! * 29 + heap[p + 1]! * 150 + heap[p + 2]! * 77) >> 8;
+            s += alpha ? (luma * heap[p + 3]! + 255 * (255 - heap[p + 3]!)) / 255 : luma;
+          }
+          sums[ox]! += s;
+        }
       }
-      data[d + 3] = 255;
     }
+    const row = oy * width;
+    for (let ox = 0; ox < width; ox++) data[row + ox] = sums[ox]! / area;
   }
   return { width, height, data };
 }

@@ -7,6 +7,7 @@ import { SELF } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { simplePdf, toBase64 } from '../../support/pdf-builder.ts';
 import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, textCode } from '../../support/qr-bills.ts';
+import { TWO_BILL_PAGES, UPPER_READ_FIRST } from '../../support/reading-order-pages.ts';
 
 const extract = (body: string | object) =>
   SELF.fetch('http://localhost/api/v1/documents/extract-swiss-qr-code', {
@@ -41,6 +42,12 @@ describe('POST /api/v1/documents/extract-swiss-qr-code on workerd', () => {
     expect(body.references).toStrictEqual(['INV-2026-0042', { n: 1 }]);
     expect(body.qrCodeData).toMatchObject(SAMPLE_DATA);
     expect(body.warnings).toStrictEqual([]);
+  });
+
+  it.each([...TWO_BILL_PAGES, ...UPPER_READ_FIRST])('takes the upper of two bills whichever step reads it: $name', async ({ pdf, bill }) => {
+    const response = await extract({ references: [], base64Pdf: toBase64(pdf) });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { qrCodeData: unknown }).qrCodeData).toStrictEqual(bill);
   });
 
   it('echoes the references as written', async () => {
