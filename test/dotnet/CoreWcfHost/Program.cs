@@ -1,0 +1,68 @@
+// The CoreWCF host of IIDBService: Kestrel with CoreWCF's net.tcp transport, NetTcpBinding with SecurityMode.None
+// (binary encoding, 64 MiB messages unless --max-message-mb), the service of Service.cs over a folder.
+// Prints {"ready":true,"port":N,"endpoint":"..."} once it listens; stops when its stdin closes.
+// Usage: CoreWcfHost --port N --data <folder> [--max-message-mb N]
+using System;
+using System.Globalization;
+using System.IO;
+using System.Threading.Tasks;
+using CoreWCF;
+using CoreWCF.Configuration;
+using IDBService.Contracts;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+
+namespace IDBService.CoreWcfHost
+{
+    public static class Program
+    {
+        public static async Task<int> Main(string[] args)
+        {
+            int port = 8808, maxMB = 64;
+            string data = Path.Combine(Path.GetTempPath(), "corewcf-idb");
+            for (int i = 0; i + 1 < args.Length; i += 2)
+            {
+                switch (args[i])
+                {
+                    case "--port": port = int.Parse(args[i + 1], CultureInfo.InvariantCulture); break;
+                    case "--data": data = args[i + 1]; break;
+                    case "--max-message-mb": maxMB = int.Parse(args[i + 1], CultureInfo.InvariantCulture); break;
+                    default: Console.Error.WriteLine("unknown argument " + args[i]); return 2;
+                }
+            }
+            Directory.CreateDirectory(data);
+            var service = new IdbService(data);
+
+            var builder = WebApplication.CreateBuilder();
+            builder.Logging.SetMinimumLevel(LogLevel.Warning);
+            builder.WebHost.UseNetTcp(System.Net.IPAddress.Loopback, port);
+            builder.Services.AddServiceModelServices();
+            builder.Services.AddSingleton(service);
+            var app = builder.Build();
+            long max = (long)maxMB * 1024 * 1024;
+            var binding = new NetTcpBinding(SecurityMode.None)
+            {
+                MaxReceivedMessageSize = max,
+                MaxBufferSize = (int)max,
+                ReceiveTimeout = TimeSpan.FromMinutes(10),
+            };
+            binding.ReaderQuotas.MaxArrayLength = int.MaxValue;
+            binding.ReaderQuotas.MaxStringContentLength = int.MaxValue;
+            binding.ReaderQuotas.MaxBytesPerRead = int.MaxValue;
+            binding.ReaderQuotas.MaxNameTableCharCount = int.MaxValue;
+            app.UseServiceModel(b =>
+            {
+                b.AddService<IdbService>();
+                b.AddServiceEndpoint<IdbService, IIDBService>(binding, "/IDBService");
+            });
+            await app.StartAsync();
+            Console.WriteLine("{\"ready\":true,\"port\":" + port + ",\"endpoint\":\"net.tcp://localhost:" + port + "/IDBService\"}");
+            Console.Out.Flush();
+            await Task.Run(() => { while (Console.In.Read() >= 0) { } });
+            await app.StopAsync();
+            return 0;
+        }
+    }
+}

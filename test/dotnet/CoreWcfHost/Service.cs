@@ -1,0 +1,494 @@
+// The 13 operations of IIDBService over Microsoft.Data.Sqlite and a folder, as the bridge serves them on SQLite
+// (../shared/spec/IIDBService.md): typed DataTables by declared column type, parameters bound as the bridge binds them
+// on SQLite (DateTime and Guid as text), database requests as transactions on connections of their own, files in a
+// folder with their metadata and the documents' index in the database, SOAP 1.2 faults with the contract's subcodes.
+// Every caller is a writer (SecurityMode.None). Compiled with COREWCF for the host; the same file compiles against
+// the System.ServiceModel client packages too (FaultException and FaultCode exist there), which is how it is
+// type-checked where the NuGet feed has no CoreWCF.
+using System;
+using System.Collections.Concurrent;
+using System.Collections.Generic;
+using System.Data;
+using System.Globalization;
+using System.IO;
+using System.Linq;
+using System.Security.Cryptography;
+using System.Text.RegularExpressions;
+using IDBService.Contracts;
+using Microsoft.Data.Sqlite;
+#if COREWCF
+using CoreWCF;
+#else
+using System.ServiceModel;
+#endif
+
+namespace IDBService.CoreWcfHost
+{
+#if COREWCF
+    [ServiceBehavior(InstanceContextMode = InstanceContextMode.Single, ConcurrencyMode = ConcurrencyMode.Multiple)]
+#endif
+    public sealed class IdbService : IIDBService
+    {
+        const string Ns = "http://tempuri.org/";
+        readonly string connectionString;
+        readonly string filesDir;
+        readonly ConcurrentDictionary<Guid, Request> requests = new ConcurrentDictionary<Guid, Request>();
+
+        sealed class Request
+        {
+            public SqliteConnection Connection;
+            public SqliteTransaction Transaction;
+            public bool Failed;
+            public readonly object Gate = new object();
+        }
+
+        public IdbService(string dataDir)
+        {
+            filesDir = Path.Combine(dataDir, "files");
+            Directory.CreateDirectory(filesDir);
+            connectionString = new SqliteConnectionStringBuilder { DataSource = Path.Combine(dataDir, "idb.sqlite"), Pooling = true, DefaultTimeout = 30 }.ToString();
+            using var c = Open();
+            Exec(c, null, "PRAGMA journal_mode = WAL");
+            Exec(c, null, "CREATE TABLE IF NOT EXISTS idb_files (id TEXT PRIMARY KEY, name TEXT, content_type TEXT, length INTEGER, sha256 TEXT, created TEXT, modified TEXT)");
+            Exec(c, null, "CREATE TABLE IF NOT EXISTS idb_documents (id TEXT PRIMARY KEY, container TEXT, file_id TEXT, title TEXT, created TEXT)");
+            Exec(c, null, "CREATE TABLE IF NOT EXISTS idb_fields (document_id TEXT, ord INTEGER, name TEXT, value TEXT)");
+        }
+
+        SqliteConnection Open()
+        {
+            var c = new SqliteConnection(connectionString);
+            c.Open();
+            return c;
+        }
+
+        static void Exec(SqliteConnection c, SqliteTransaction t, string sql, params (string, object)[] ps)
+        {
+            using var cmd = c.CreateCommand();
+            cmd.Transaction = t;
+            cmd.CommandText = sql;
+            foreach (var (n, v) in ps) cmd.Parameters.AddWithValue(n, v ?? DBNull.Value);
+            cmd.ExecuteNonQuery();
+        }
+
+        static FaultException Fault(string name, string reason, bool sender = true)
+        {
+            var sub = new FaultCode(name, Ns);
+            return new FaultException(new FaultReason(reason), new FaultCode(sender ? "Sender" : "Receiver", sub), null);
+        }
+
+        public bool Heartbeat() => true;
+
+        // ---- database requests --------------------------------------------------------------------------------
+
+        public Guid CreateDatabaseRequest(string database)
+        {
+            if (!string.IsNullOrEmpty(database)) throw Fault("UnknownDatabase", $"There is no database named '{database}'.");
+            var c = Open();
+            var id = Guid.NewGuid();
+            requests[id] = new Request { Connection = c, Transaction = c.BeginTransaction(deferred: true) };
+            return id;
+        }
+
+        public bool CloseDatabaseRequest(Guid requestId, bool commit)
+        {
+            if (!requests.TryRemove(requestId, out var r)) return false;
+            lock (r.Gate)
+            {
+                try
+                {
+                    if (commit && r.Failed)
+                    {
+                        r.Transaction.Rollback();
+                        throw Fault("SqlError", "A statement of this database request failed: it was rolled back, not committed.");
+                    }
+                    if (commit) r.Transaction.Commit(); else r.Transaction.Rollback();
+                    return true;
+                }
+                finally
+                {
+                    r.Connection.Dispose();
+                }
+            }
+        }
+
+        /// <summary>Runs `work` in the request's transaction, or in one of its own for Guid.Empty (committed after).</summary>
+        T InTransaction<T>(Guid requestId, Func<SqliteConnection, SqliteTransaction, T> work)
+        {
+            if (requestId == Guid.Empty)
+            {
+                using var c = Open();
+                using var t = c.BeginTransaction(deferred: true);
+                var result = Guard(() => work(c, t));
+                t.Commit();
+                return result;
+            }
+            if (!requests.TryGetValue(requestId, out var r)) throw Fault("UnknownDatabaseRequest", "The database request is unknown, expired or not yours.");
+            lock (r.Gate)
+            {
+                try
+                {
+                    return Guard(() => work(r.Connection, r.Transaction));
+                }
+                catch (FaultException)
+                {
+                    r.Failed = true;
+                    throw;
+                }
+            }
+        }
+
+        static T Guard<T>(Func<T> work)
+        {
+            try
+            {
+                return work();
+            }
+            catch (SqliteException e)
+            {
+                throw Fault("SqlError", e.Message);
+            }
+            catch (InvalidOperationException e) when (e.Message.Contains("Must add values for the following parameters"))
+            {
+                throw Fault("InvalidArgument", e.Message);
+            }
+        }
+
+        static SqliteCommand Command(SqliteConnection c, SqliteTransaction t, string sql, QueryParameter[] parameters)
+        {
+            var cmd = c.CreateCommand();
+            cmd.Transaction = t;
+            cmd.CommandText = sql;
+            // Markers are @name in the SQL; a parameter may be named with or without the @, in any case.
+            var markers = Regex.Matches(sql, @"@([A-Za-z_][A-Za-z0-9_]*)").Select(m => m.Groups[1].Value).Distinct().ToList();
+            foreach (var p in parameters ?? new QueryParameter[0])
+            {
+                var name = (p?.Name ?? "").TrimStart('@');
+                var marker = markers.FirstOrDefault(m => string.Equals(m, name, StringComparison.OrdinalIgnoreCase));
+                if (marker == null) continue; // unused parameters are allowed
+                cmd.Parameters.AddWithValue("@" + marker, Bind(p.Value));
+            }
+            return cmd;
+        }
+
+        /// <summary>SQLite storage classes for .NET values, as the bridge binds them: DateTime and Guid as text.</summary>
+        static object Bind(object value)
+        {
+            switch (value)
+            {
+                case null: return DBNull.Value;
+                case DateTime d:
+                    var text = d.ToString("yyyy-MM-dd'T'HH:mm:ss.FFFFFFF", CultureInfo.InvariantCulture).TrimEnd('.');
+                    return d.Kind == DateTimeKind.Utc ? text + "Z" : d.Kind == DateTimeKind.Local ? d.ToString("yyyy-MM-dd'T'HH:mm:ss.FFFFFFFzzz", CultureInfo.InvariantCulture) : text;
+                case Guid g: return g.ToString();
+                case decimal m: return m.ToString(CultureInfo.InvariantCulture);
+                case float f: return (double)f;
+                case bool b: return b ? 1L : 0L;
+                default: return value;
+            }
+        }
+
+        // ---- typed results ------------------------------------------------------------------------------------
+
+        static readonly Dictionary<string, Type> ByName = new (string[] names, Type type)[]
+        {
+            (new[] { "int", "integer", "int4", "mediumint" }, typeof(int)),
+            (new[] { "bigint", "int8" }, typeof(long)),
+            (new[] { "smallint", "int2", "tinyint" }, typeof(short)),
+            (new[] { "numeric", "decimal", "money" }, typeof(decimal)),
+            (new[] { "real", "float4" }, typeof(float)),
+            (new[] { "double", "double precision", "float", "float8" }, typeof(double)),
+            (new[] { "boolean", "bool", "bit" }, typeof(bool)),
+            (new[] { "text", "varchar", "char", "nvarchar", "nchar", "clob", "character varying" }, typeof(string)),
+            (new[] { "blob", "bytea", "varbinary", "binary" }, typeof(byte[])),
+            (new[] { "timestamp", "datetime", "date", "timestamptz", "datetime2" }, typeof(DateTime)),
+            (new[] { "uuid", "uniqueidentifier", "guid" }, typeof(Guid)),
+        }.SelectMany(e => e.names.Select(n => (n, e.type))).ToDictionary(e => e.n, e => e.type);
+
+        sealed class Column
+        {
+            public string Name;
+            public Type Type;
+            public bool Utc;
+        }
+
+        static readonly System.Reflection.FieldInfo RecordField = typeof(SqliteDataReader).GetField("_record", System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Instance);
+
+        /// <summary>sqlite3_column_decltype: Microsoft.Data.Sqlite's GetDataTypeName names an expression by its value's
+        /// storage class (INTEGER, ...), which cannot be told from a declared INTEGER, so the statement is asked
+        /// itself (through the reader's internal record: a test host may do that).</summary>
+        static string DeclaredType(SqliteDataReader reader, int i)
+        {
+            var record = RecordField?.GetValue(reader);
+            var handle = record?.GetType().GetProperty("Handle", System.Reflection.BindingFlags.Public | System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Instance)?.GetValue(record) as SQLitePCL.sqlite3_stmt;
+            if (handle == null) return reader.GetDataTypeName(i);
+            return SQLitePCL.raw.sqlite3_column_decltype(handle, i).utf8_to_string();
+        }
+
+        /// <summary>The declared type of each column mapped by the spec's table; an undeclared one (an expression)
+        /// typed by its first non-null value; Int16 and Int32 widened when a value does not fit.</summary>
+        static Column[] Columns(SqliteDataReader reader, List<object[]> rows)
+        {
+            var columns = new Column[reader.FieldCount];
+            for (int i = 0; i < reader.FieldCount; i++)
+            {
+                var declared = DeclaredType(reader, i);
+                var undeclared = string.IsNullOrEmpty(declared);
+                var name = undeclared ? "" : Regex.Replace(declared.ToLowerInvariant(), @"\([^)]*\)", " ").Trim();
+                name = Regex.Replace(name, @"\s+", " ");
+                Type type = null;
+                if (!undeclared) ByName.TryGetValue(name, out type);
+                if (type == null)
+                {
+                    var first = rows.Select(r => r[i]).FirstOrDefault(v => v != null && v != DBNull.Value);
+                    type = first switch { long => typeof(long), double => typeof(double), byte[] => typeof(byte[]), _ => typeof(string) };
+                }
+                if (type == typeof(short) || type == typeof(int))
+                {
+                    foreach (var v in rows.Select(r => r[i]).OfType<long>())
+                    {
+                        if (type == typeof(short) && (v < short.MinValue || v > short.MaxValue)) type = typeof(int);
+                        if (type == typeof(int) && (v < int.MinValue || v > int.MaxValue)) type = typeof(long);
+                    }
+                }
+                columns[i] = new Column { Name = reader.GetName(i), Type = type, Utc = name == "timestamptz" };
+            }
+            return columns;
+        }
+
+        static object Convert(object raw, Column c)
+        {
+            if (raw == null || raw == DBNull.Value) return null;
+            var t = c.Type;
+            if (t == typeof(string)) return raw is byte[] b0 ? System.Text.Encoding.UTF8.GetString(b0) : System.Convert.ToString(raw, CultureInfo.InvariantCulture);
+            if (t == typeof(long)) return System.Convert.ToInt64(raw, CultureInfo.InvariantCulture);
+            if (t == typeof(int)) return System.Convert.ToInt32(raw, CultureInfo.InvariantCulture);
+            if (t == typeof(short)) return System.Convert.ToInt16(raw, CultureInfo.InvariantCulture);
+            if (t == typeof(double)) return System.Convert.ToDouble(raw, CultureInfo.InvariantCulture);
+            if (t == typeof(float)) return (float)System.Convert.ToDouble(raw, CultureInfo.InvariantCulture);
+            if (t == typeof(bool)) return raw is string s0 ? s0 == "1" || s0.Equals("true", StringComparison.OrdinalIgnoreCase) : System.Convert.ToInt64(raw, CultureInfo.InvariantCulture) != 0;
+            if (t == typeof(decimal))
+            {
+                var text = raw is double d ? d.ToString("R", CultureInfo.InvariantCulture) : System.Convert.ToString(raw, CultureInfo.InvariantCulture);
+                return decimal.Parse(text, NumberStyles.Float, CultureInfo.InvariantCulture);
+            }
+            if (t == typeof(byte[])) return raw as byte[] ?? System.Text.Encoding.UTF8.GetBytes(System.Convert.ToString(raw, CultureInfo.InvariantCulture));
+            if (t == typeof(Guid)) return raw is byte[] g ? new Guid(g) : Guid.Parse(System.Convert.ToString(raw, CultureInfo.InvariantCulture));
+            if (t == typeof(DateTime)) return ParseDateTime(System.Convert.ToString(raw, CultureInfo.InvariantCulture), c.Utc);
+            return raw;
+        }
+
+        /// <summary>Utc columns: converted to UTC by the offset (none means UTC already), Kind Utc. Others: the
+        /// wall-clock value as written, an offset ignored, Kind Unspecified.</summary>
+        static DateTime ParseDateTime(string text, bool utc)
+        {
+            var m = Regex.Match(text, @"^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?))?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$");
+            if (!m.Success) throw Fault("InvalidArgument", $"'{text}' is no date and time.", sender: false);
+            var local = DateTime.Parse(m.Groups[1].Value + "T" + (m.Groups[2].Success ? m.Groups[2].Value : "00:00:00"), CultureInfo.InvariantCulture, DateTimeStyles.AllowWhiteSpaces);
+            if (!utc) return DateTime.SpecifyKind(local, DateTimeKind.Unspecified);
+            var offset = TimeSpan.Zero;
+            if (m.Groups[3].Success && m.Groups[3].Value != "Z")
+            {
+                var o = m.Groups[3].Value.Replace(":", "");
+                offset = new TimeSpan(int.Parse(o.Substring(1, 2), CultureInfo.InvariantCulture), o.Length > 3 ? int.Parse(o.Substring(3, 2), CultureInfo.InvariantCulture) : 0, 0);
+                if (o[0] == '-') offset = -offset;
+            }
+            return DateTime.SpecifyKind(local - offset, DateTimeKind.Utc);
+        }
+
+        static (Column[] columns, List<object[]> rows) Query(SqliteCommand cmd)
+        {
+            using var reader = cmd.ExecuteReader();
+            var rows = new List<object[]>();
+            while (reader.Read())
+            {
+                var row = new object[reader.FieldCount];
+                reader.GetValues(row);
+                rows.Add(row);
+            }
+            return (Columns(reader, rows), rows);
+        }
+
+        public DataTable ReturnDatatable(Guid requestId, string sql, QueryParameter[] parameters)
+        {
+            return InTransaction(requestId, (c, t) =>
+            {
+                using var cmd = Command(c, t, sql, parameters);
+                var (columns, rows) = Query(cmd);
+                var table = new DataTable("Table");
+                foreach (var col in columns)
+                {
+                    var dc = table.Columns.Add(col.Name, col.Type);
+                    if (col.Type == typeof(DateTime)) dc.DateTimeMode = col.Utc ? DataSetDateTime.Utc : DataSetDateTime.Unspecified;
+                }
+                // Rows stay Added: the diffgram marks them inserted, as the bridge writes it.
+                foreach (var row in rows) table.Rows.Add(columns.Select((col, i) => Convert(row[i], col) ?? DBNull.Value).ToArray());
+                return table;
+            });
+        }
+
+        public object ReturnScalar(Guid requestId, string sql, QueryParameter[] parameters)
+        {
+            return InTransaction(requestId, (c, t) =>
+            {
+                using var cmd = Command(c, t, sql, parameters);
+                var (columns, rows) = Query(cmd);
+                return rows.Count == 0 || columns.Length == 0 ? null : Convert(rows[0][0], columns[0]);
+            });
+        }
+
+        public int ExecuteNonQuery(Guid requestId, string sql, QueryParameter[] parameters)
+        {
+            return InTransaction(requestId, (c, t) =>
+            {
+                using var cmd = Command(c, t, sql, parameters);
+                var affected = cmd.ExecuteNonQuery();
+                // Rows affected for INSERT, UPDATE and DELETE; -1 for anything else, as ADO.NET.
+                return Regex.IsMatch(sql, @"^\s*(INSERT|UPDATE|DELETE|REPLACE)\b", RegexOptions.IgnoreCase) ? affected : -1;
+            });
+        }
+
+        // ---- files and documents ------------------------------------------------------------------------------
+
+        static string Hex(byte[] content) => System.Convert.ToHexString(SHA256.HashData(content)).ToLowerInvariant();
+        static string Stamp(DateTime d) => d.ToString("o", CultureInfo.InvariantCulture);
+        static DateTime ReadStamp(string s) => DateTime.Parse(s, CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal);
+        string PathOf(Guid id) => Path.Combine(filesDir, id.ToString("N"));
+
+        void WriteAtomically(Guid id, byte[] content)
+        {
+            var temp = PathOf(id) + "." + Guid.NewGuid().ToString("N") + ".tmp";
+            File.WriteAllBytes(temp, content ?? new byte[0]);
+            File.Move(temp, PathOf(id), overwrite: true);
+        }
+
+        public Guid NewFile(FileData file)
+        {
+            var id = Guid.NewGuid();
+            var content = file?.Content ?? new byte[0];
+            WriteAtomically(id, content);
+            var now = Stamp(DateTime.UtcNow);
+            using var c = Open();
+            Exec(c, null, "INSERT INTO idb_files VALUES (@id, @name, @type, @length, @sha, @now, @now)", ("@id", id.ToString()), ("@name", file?.FileName), ("@type", file?.ContentType), ("@length", (long)content.Length), ("@sha", Hex(content)), ("@now", now));
+            return id;
+        }
+
+        public bool UpdateFile(FileData file)
+        {
+            if (file == null) return false;
+            using var c = Open();
+            using (var exists = c.CreateCommand())
+            {
+                exists.CommandText = "SELECT count(*) FROM idb_files WHERE id = @id";
+                exists.Parameters.AddWithValue("@id", file.FileId.ToString());
+                if ((long)exists.ExecuteScalar() == 0) return false;
+            }
+            var content = file.Content ?? new byte[0];
+            WriteAtomically(file.FileId, content);
+            Exec(c, null, "UPDATE idb_files SET name = @name, content_type = @type, length = @length, sha256 = @sha, modified = @now WHERE id = @id", ("@id", file.FileId.ToString()), ("@name", file.FileName), ("@type", file.ContentType), ("@length", (long)content.Length), ("@sha", Hex(content)), ("@now", Stamp(DateTime.UtcNow)));
+            return true;
+        }
+
+        public FileData GetFile(Guid fileId)
+        {
+            using var c = Open();
+            using var cmd = c.CreateCommand();
+            cmd.CommandText = "SELECT name, content_type, length, sha256, created, modified FROM idb_files WHERE id = @id";
+            cmd.Parameters.AddWithValue("@id", fileId.ToString());
+            using var r = cmd.ExecuteReader();
+            if (!r.Read()) return null;
+            var content = File.ReadAllBytes(PathOf(fileId));
+            var sha = r.GetString(3);
+            if (Hex(content) != sha) throw Fault("SqlError", "The stored file does not match its SHA-256.", sender: false);
+            return new FileData
+            {
+                Content = content,
+                ContentType = r.IsDBNull(1) ? null : r.GetString(1),
+                CreatedUtc = ReadStamp(r.GetString(4)),
+                FileId = fileId,
+                FileName = r.IsDBNull(0) ? null : r.GetString(0),
+                Length = r.GetInt64(2),
+                ModifiedUtc = ReadStamp(r.GetString(5)),
+                Sha256 = sha,
+            };
+        }
+
+        public bool DeleteFile(Guid fileId)
+        {
+            using var c = Open();
+            using var t = c.BeginTransaction();
+            using var cmd = c.CreateCommand();
+            cmd.Transaction = t;
+            cmd.CommandText = "DELETE FROM idb_files WHERE id = @id";
+            cmd.Parameters.AddWithValue("@id", fileId.ToString());
+            if (cmd.ExecuteNonQuery() == 0) return false;
+            Exec(c, t, "DELETE FROM idb_fields WHERE document_id IN (SELECT id FROM idb_documents WHERE file_id = @id)", ("@id", fileId.ToString()));
+            Exec(c, t, "DELETE FROM idb_documents WHERE file_id = @id", ("@id", fileId.ToString()));
+            t.Commit();
+            File.Delete(PathOf(fileId));
+            return true;
+        }
+
+        public Guid NewFileIndex(FileIndexData index)
+        {
+            if (index == null) throw Fault("InvalidArgument", "No index was given.");
+            using var c = Open();
+            using var t = c.BeginTransaction();
+            using (var exists = c.CreateCommand())
+            {
+                exists.Transaction = t;
+                exists.CommandText = "SELECT count(*) FROM idb_files WHERE id = @id";
+                exists.Parameters.AddWithValue("@id", index.FileId.ToString());
+                if ((long)exists.ExecuteScalar() == 0) throw Fault("FileNotFound", $"There is no file {index.FileId}.");
+            }
+            var id = index.DocumentId == Guid.Empty ? Guid.NewGuid() : index.DocumentId;
+            Exec(c, t, "DELETE FROM idb_fields WHERE document_id = @id", ("@id", id.ToString()));
+            Exec(c, t, "INSERT INTO idb_documents VALUES (@id, @container, @file, @title, @now) ON CONFLICT(id) DO UPDATE SET container = excluded.container, file_id = excluded.file_id, title = excluded.title",
+                ("@id", id.ToString()), ("@container", index.ContainerId.ToString()), ("@file", index.FileId.ToString()), ("@title", index.Title), ("@now", Stamp(DateTime.UtcNow)));
+            var fields = index.Fields ?? new IndexField[0];
+            for (int i = 0; i < fields.Length; i++) Exec(c, t, "INSERT INTO idb_fields VALUES (@id, @ord, @name, @value)", ("@id", id.ToString()), ("@ord", (long)i), ("@name", fields[i]?.Name), ("@value", fields[i]?.Value));
+            t.Commit();
+            return id;
+        }
+
+        DocumentData[] Documents(string where, Guid value)
+        {
+            using var c = Open();
+            var docs = new List<DocumentData>();
+            using (var cmd = c.CreateCommand())
+            {
+                cmd.CommandText = "SELECT d.id, d.container, d.created, d.file_id, d.title, f.name, f.content_type, f.length FROM idb_documents d JOIN idb_files f ON f.id = d.file_id WHERE " + where + " = @v ORDER BY d.created, d.id";
+                cmd.Parameters.AddWithValue("@v", value.ToString());
+                using var r = cmd.ExecuteReader();
+                while (r.Read())
+                {
+                    docs.Add(new DocumentData
+                    {
+                        DocumentId = Guid.Parse(r.GetString(0)),
+                        ContainerId = Guid.Parse(r.GetString(1)),
+                        CreatedUtc = ReadStamp(r.GetString(2)),
+                        FileId = Guid.Parse(r.GetString(3)),
+                        Title = r.IsDBNull(4) ? null : r.GetString(4),
+                        FileName = r.IsDBNull(5) ? null : r.GetString(5),
+                        ContentType = r.IsDBNull(6) ? null : r.GetString(6),
+                        Length = r.GetInt64(7),
+                    });
+                }
+            }
+            foreach (var d in docs)
+            {
+                using var cmd = c.CreateCommand();
+                cmd.CommandText = "SELECT name, value FROM idb_fields WHERE document_id = @id ORDER BY ord";
+                cmd.Parameters.AddWithValue("@id", d.DocumentId.ToString());
+                using var r = cmd.ExecuteReader();
+                var fields = new List<IndexField>();
+                while (r.Read()) fields.Add(new IndexField { Name = r.IsDBNull(0) ? null : r.GetString(0), Value = r.IsDBNull(1) ? null : r.GetString(1) });
+                d.Fields = fields.ToArray();
+            }
+            return docs.ToArray();
+        }
+
+        public DocumentData GetDocumentByDocumentId(Guid documentId) => Documents("d.id", documentId).FirstOrDefault();
+
+        public DocumentData[] GetDocumentByContainerId(Guid containerId) => Documents("d.container", containerId);
+    }
+}
