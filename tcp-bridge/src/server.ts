@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { ConfigError, type IdbService, type Logger } from '#idb';
-import { GssapiBackend, negotiateUpgrade, NtlmAccounts, NtlmBackend, type SecurityBackend } from './negotiate/index.ts';
+import { gssapiBackendFor, negotiateUpgrade, NtlmAccounts, NtlmBackend, type SecurityBackend } from './negotiate/index.ts';
 import { BridgeConnection } from './connection.ts';
 import { MessageBudget } from './message-budget.ts';
 import { BridgeMetrics, serveMetrics, type MetricsListener } from './metrics.ts';
@@ -42,16 +42,16 @@ export interface RunningBridge {
  */
 export function securityBackends(config: BridgeConfig): SecurityBackend[] | undefined {
   if (config.endpoint.security === 'none') return undefined;
+  if (config.ntlmBackend === 'gssapi' && config.ntlmUsersFile === undefined) {
+    throw new ConfigError('BRIDGE_NTLM_BACKEND=gssapi checks the accounts of BRIDGE_NTLM_USERS through gss-ntlmssp: set BRIDGE_NTLM_USERS too');
+  }
+  // Kerberos first (SPNEGO serves the client's preferred mechanism among those offered); the GSSAPI backend also
+  // offers NTLM with BRIDGE_NTLM_BACKEND=gssapi, else the TypeScript acceptor checks BRIDGE_NTLM_USERS.
   const backends: SecurityBackend[] = [];
-  const dnsIdentity = config.endpoint.dnsIdentity;
-  if (config.ntlmBackend === 'gssapi') {
-    if (config.ntlmUsersFile === undefined) throw new ConfigError('BRIDGE_NTLM_BACKEND=gssapi checks the accounts of BRIDGE_NTLM_USERS through gss-ntlmssp: set BRIDGE_NTLM_USERS too');
-    // One GSSAPI backend: Kerberos (when KRB5_KTNAME is set) listed before NTLM; SPNEGO serves the client's preference.
-    backends.push(new GssapiBackend({ keytab: config.keytab, ntlmUsers: config.ntlmUsersFile, dnsIdentity }));
-  } else {
-    // Kerberos first: SPNEGO serves the client's preferred mechanism among those offered.
-    if (config.keytab !== undefined) backends.push(new GssapiBackend({ keytab: config.keytab, dnsIdentity }));
-    if (config.ntlmUsersFile !== undefined) backends.push(new NtlmBackend({ accounts: NtlmAccounts.load(config.ntlmUsersFile), dnsIdentity }));
+  const gssapi = gssapiBackendFor(config);
+  if (gssapi !== undefined) backends.push(gssapi);
+  if (config.ntlmBackend === 'typescript' && config.ntlmUsersFile !== undefined) {
+    backends.push(new NtlmBackend({ accounts: NtlmAccounts.load(config.ntlmUsersFile), dnsIdentity: config.endpoint.dnsIdentity }));
   }
   if (backends.length === 0) {
     throw new ConfigError(
