@@ -3,7 +3,7 @@
  * against qpdf as a peer, on generated inputs (1, 100 and 2000 pages, 50 MB, a 1 GiB decompression bomb) and the
  * shared corpus's bombs; QR-bill extraction against pdftoppm + zbarimg (qr.ts); the tcp-bridge against a Mono
  * ServiceHost and a canned responder (bridge.ts), and with NTLM through NegotiateStream against security none
- * (negotiate.ts). Prints Markdown tables and the targets. Not part of the tests.
+ * (negotiate.ts); Microsoft's WCF client and CoreWCF beside them (dotnet.ts). Prints Markdown tables and the targets. Not part of the tests.
  */
 import { execSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -15,6 +15,7 @@ import { loadEngineModules } from '../src/runtime/shared/deps.ts';
 import { makeCases, SHARED_DIR, type BenchCase } from './inputs.ts';
 import { qpdfVersion, runQpdf, type QpdfRun } from './qpdf.ts';
 import { runBridgeBench } from './bridge.ts';
+import { runDotnetBench } from './dotnet.ts';
 import { runStalledSendersBench } from './bridge-memory.ts';
 import { runNegotiateBench } from './negotiate.ts';
 import { runQrBench } from './qr.ts';
@@ -155,6 +156,7 @@ async function main(): Promise<void> {
   await runQrBench({ deadline: runStarted + HARD_LIMIT_MS - 100_000 });
   await runBridgeBench();
   await runNegotiateBench();
+  await runDotnetBench();
   await runStalledSendersBench();
   console.log('');
   console.log(`Total bench time ${((performance.now() - runStarted) / 1000).toFixed(0)} s. p50/p95 are nearest-rank over n timed runs after warm-up; bombs are timed without warm-up of the bomb itself (the server's workers are warmed with 1-page requests).`);
