@@ -18,6 +18,7 @@ import { runBridgeBench } from './bridge.ts';
 import { runDotnetBench } from './dotnet.ts';
 import { runStalledSendersBench } from './bridge-memory.ts';
 import { runNegotiateBench } from './negotiate.ts';
+import { runProductionBench } from './production.ts';
 import { runQrBench } from './qr.ts';
 import { killAllChildren, postBody, procMemMB, startServer, type RunningServer } from './server.ts';
 import { fmtMs, fmtPair, measure, p50, percentile, type Sample } from './stats.ts';
@@ -152,6 +153,8 @@ async function main(): Promise<void> {
     console.log('');
     console.log('qpdf is not installed, so the peer columns are empty. Install it with `apt-get install -y qpdf` (as root) and run again.');
   }
+  // overload (MAX_INFLIGHT_MB with 100 and 200 clients of 40 MB bodies) and raw bodies beside Base64 JSON
+  await runProductionBench();
   // the QR extraction part, bounded so the whole run ends before HARD_LIMIT_MS
   await runQrBench({ deadline: runStarted + HARD_LIMIT_MS - 100_000 });
   await runBridgeBench();
