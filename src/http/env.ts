@@ -1,4 +1,4 @@
-import type { BodyReservation } from './inflight.ts';
+import type { BodyReservation } from './body-budget.ts';
 
 /** Hono context variables set by the app's middleware. */
 export type AppEnv = {

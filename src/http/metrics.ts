@@ -1,7 +1,7 @@
 import type { MetricsRegistry } from '../metrics.ts';
 import type { EngineStats } from '../pdf/engine/queue.ts';
 import { SCAN_PASSES, type ScanPass } from '../qr/scan.ts';
-import type { InflightBudget } from './inflight.ts';
+import type { InflightBudget } from './body-budget.ts';
 
 /** Request latency buckets in seconds: from a health check to a 300 dpi scan of a large page. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];

@@ -1,12 +1,12 @@
-import { serve } from '@hono/node-server';
 import { readHttpConfig } from '../../config.ts';
 import { readEndpointConfig } from '../../idb/config.ts';
 import { nodeService } from './deps.ts';
+import { serveNode } from './serve.ts';
 
 const config = readHttpConfig(process.env);
 const { app, deps, engine } = await nodeService(config, readEndpointConfig(process.env), Number(process.env.PDF_WORKERS) || undefined);
 
-const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+const server = serveNode({ fetch: app.fetch, port: config.port, hostname: config.host, budget: deps.budget, maxBodyBytes: config.maxBodyBytes }, (info) => {
   deps.logger.log('info', 'listening', { url: `http://${info.address}:${info.port}`, runtime: `node ${process.version}` });
 });
 
