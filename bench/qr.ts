@@ -252,7 +252,7 @@ async function postExtract(url: string, body: Uint8Array<ArrayBuffer>): Promise<
 // ---------------------------------------------------------------- the peer: poppler + zbar
 
 /** Versions of the peer's tools, or undefined when one is missing. */
-function peerTools(): string | undefined {
+export function peerTools(): string | undefined {
   const found = spawnSync('bash', ['-c', 'command -v pdfinfo && command -v pdftoppm && command -v zbarimg'], { encoding: 'utf8', timeout: 5000 });
   if (found.status !== 0) return undefined;
   const poppler = spawnSync('pdftoppm', ['-v'], { encoding: 'utf8', timeout: 5000 });
@@ -289,7 +289,7 @@ interface PeerCall {
   error?: string;
 }
 
-async function peerCall(path: string, timeoutMs = PEER_CALL_TIMEOUT_MS): Promise<PeerCall> {
+export async function peerCall(path: string, timeoutMs = PEER_CALL_TIMEOUT_MS): Promise<PeerCall> {
   const started = performance.now();
   const child = spawn('bash', ['-c', PEER_SCRIPT, 'qr-peer', path, String(PEER_DPI)], {
     stdio: ['ignore', 'pipe', 'pipe', 'pipe'],

@@ -1,7 +1,7 @@
 import type { Clock } from '../ports.ts';
 import type { EngineRefusal, GrayRaster, ImagePixels, LastPage, PageBox, PageContents, PageImage, PageRegion, PageSource } from '../pdf/engine/port.ts';
 import { readQrBill, type QrBill, type QrBillReading, type QrBillRejection } from './bill.ts';
-import { framed } from './gray.ts';
+import { enlarged, framed } from './gray.ts';
 import { leadsIn, type Lead } from './leads.ts';
 import type { BarcodeReader, RasterBox, RasterReading } from './reader.ts';
 
@@ -42,13 +42,20 @@ const FALLBACK_PASSES = [
 ] as const;
 
 /** The steps above by name; `closer-look` is any lead read from a crop or a render of its box. */
-export const SCAN_PASSES = ['images', 'page-100dpi', 'closer-look', ...FALLBACK_PASSES.map((p) => p.name)] as const;
+export const SCAN_PASSES = ['images', 'images-fine', 'page-100dpi', 'closer-look', ...FALLBACK_PASSES.map((p) => p.name)] as const;
 export type ScanPass = (typeof SCAN_PASSES)[number];
 
 /** Resolution at which large images are searched for codes: a 46 mm bill code of version 13 gets 2.6 pixels a module. */
 const WORK_DPI = 100;
 /** The largest working raster, whatever the page's size. */
 const MAX_WORK_PIXELS = 2_500_000;
+/**
+ * Where a page is images only and no bill was found in an image at WORK_DPI, the image is read again while its pixels
+ * are at hand: at about FINE_DPI (at most MAX_FINE_PIXELS) with zxing's tryHarder. Rendering the page could show no
+ * more than these pixels.
+ */
+const FINE_DPI = 200;
+const MAX_FINE_PIXELS = 4_000_000;
 /** Pixels a module a closer look aims at: zxing reads reliably from 3 up, and more only costs time. */
 const LOOK_MODULE = 4;
 /** Closer looks per page at most: a page of stamps and logos must not turn into hundreds of renders. */
@@ -112,6 +119,7 @@ class PageScan {
 
   async run(): Promise<ScanOutcome> {
     const contents = this.page.contents();
+    // Only an image-only page whose every image was read may skip rendering.
     let render = contents.drawsMore;
     for (const image of contents.images) {
       if (Math.min(image.width, image.height) < 21) continue; // smaller than a version 1 code
@@ -124,7 +132,7 @@ class PageScan {
     }
     if (render) await this.readRender('page-100dpi', 'page', 100, false);
     for (const pass of FALLBACK_PASSES) {
-      if (this.firstBillCode()) break;
+      if (this.firstBillCode() || !render) break;
       await this.readRender(pass.name, pass.region, pass.dpi, pass.tryHarder);
     }
     const first = this.firstBillCode();
@@ -140,7 +148,8 @@ class PageScan {
     const codeImage = Math.max(width, height) <= 2000 && width / height > 0.8 && width / height < 1.25;
     // The image's resolution on the page (dots per inch), from its longer side.
     const dpi = Math.max(width, height) / (Math.max(image.box.w * contents.width, image.box.h * contents.height) / 72);
-    const factor = codeImage ? 1 : Math.max(1, Math.floor(dpi / WORK_DPI), Math.ceil(Math.sqrt((width * height) / MAX_WORK_PIXELS)));
+    // Whole factors only, down to 80% of WORK_DPI: a 180 dpi photo is searched at 90 dpi, a 150 dpi scan as it is.
+    const factor = codeImage ? 1 : Math.max(1, Math.floor(dpi / (0.8 * WORK_DPI)), Math.ceil(Math.sqrt((width * height) / MAX_WORK_PIXELS)));
     let raster = this.timed('image: reduce', () => pixels.read(0, 0, width, height, factor));
     // raster pixel -> image pixel
     let toImage = (x: number, y: number) => ({ x: x * factor, y: y * factor });
@@ -164,17 +173,40 @@ class PageScan {
       return {
         ...this.place(lead, toPage),
         look: async () => {
-          const reduce = Math.max(1, Math.floor(fullModule / LOOK_MODULE));
+          // fewer pixels when modules are large; enlarged smoothly when they are small
+          const reduce = Math.max(1, Math.round(fullModule / LOOK_MODULE));
           let crop = this.timed('image: crop', () => pixels.read(from.x, from.y, to.x - from.x, to.y - from.y, reduce));
-          const scale = fullModule / reduce < 2.5 ? Math.ceil(3 / (fullModule / reduce)) : 1;
-          if (scale > 1) crop = framed(crop, scale, 0);
-          const cropToPage = (x: number, y: number) => image.toPage((Math.max(0, from.x) + (x / scale) * reduce) / width, (Math.max(0, from.y) + (y / scale) * reduce) / height);
-          await this.lookCloser(crop, cropToPage);
+          const scale = fullModule / reduce < LOOK_MODULE - 0.5 ? LOOK_MODULE / (fullModule / reduce) : 1;
+          if (scale > 1) crop = enlarged(crop, scale);
+          const [x0, y0] = [Math.max(0, Math.round(from.x)), Math.max(0, Math.round(from.y))];
+          await this.lookCloser(crop, (x, y) => image.toPage((x0 + (x / scale) * reduce) / width, (y0 + (y / scale) * reduce) / height));
         },
       };
     });
     await this.follow(leads);
+    if (!contents.drawsMore && !codeImage && !this.firstBillCode()) await this.readImageFiner(image, pixels, dpi, toPage, factor);
     return true;
+  }
+
+  /** A large image of an image-only page without a bill yet, again at about FINE_DPI with tryHarder; then zxing's leads. */
+  private async readImageFiner(image: PageImage, pixels: ImagePixels, dpi: number, coarse: (x: number, y: number) => { x: number; y: number }, coarseFactor: number): Promise<void> {
+    const { width, height } = pixels;
+    const factor = Math.max(1, Math.floor(dpi / FINE_DPI), Math.ceil(Math.sqrt((width * height) / MAX_FINE_PIXELS)));
+    const raster = this.timed('image fine: reduce', () => pixels.read(0, 0, width, height, factor));
+    const toPage = factor === coarseFactor ? coarse : (x: number, y: number) => image.toPage((x * factor) / width, (y * factor) / height);
+    const reading = await this.timed('image fine: zxing tryHarder', () => this.read(raster, true));
+    this.add('images-fine', reading, raster, toPage);
+    const leads = leadsIn(raster, reading, { finders: false }).map((lead): PageLead => ({
+      ...this.place(lead, toPage),
+      look: async () => {
+        const crop = pixels.read(lead.x * factor, lead.y * factor, lead.w * factor, lead.h * factor, 1);
+        const scale = (lead.module * factor) < LOOK_MODULE ? LOOK_MODULE / (lead.module * factor) : 1;
+        const x0 = Math.max(0, Math.round(lead.x * factor));
+        const y0 = Math.max(0, Math.round(lead.y * factor));
+        await this.lookCloser(scale > 1 ? enlarged(crop, scale) : crop, (x, y) => image.toPage((x0 + x / scale) / width, (y0 + y / scale) / height));
+      },
+    }));
+    await this.follow(leads);
   }
 
   /** The page or a part of it rendered; then its leads, each rendered again at about LOOK_MODULE pixels a module. */

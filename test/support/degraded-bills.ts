@@ -33,15 +33,6 @@ export function expectedBill(data: BillData): QrBill {
   return reading.bill;
 }
 
-export type Family = 'office scan' | 'fax (G4)' | 'low-res JPEG' | 'phone photo' | 'two bills';
-
-export interface DegradedPdf {
-  family: Family;
-  name: string;
-  pdf: Uint8Array;
-  /** The bill the answer must hold (the first valid one in reading order). */
-  bill: QrBill;
-}
 
 // ---- PDFs of one image --------------------------------------------------------------------------------------------
 
@@ -117,9 +108,9 @@ function streak(image: GrayImage, x: number, widthPx: number, darkness: number):
 const billPage = (data: BillData): BillPage => ({ codes: [{ code: billCode(data), ...PAYMENT_PART_CODE }] });
 
 /** An office scan: skewed by up to ±2°, slightly blurred, noisy, a toner streak through the code, grey JPEG. */
-export function officeScan({ data = SAMPLE_BILL, dpi = 200, seed = 1, quality = 60 }: { data?: BillData; dpi?: number; seed?: number; quality?: number } = {}): Uint8Array {
+export function officeScan({ data = SAMPLE_BILL, page, dpi = 200, seed = 1, quality = 60 }: { data?: BillData; page?: BillPage; dpi?: number; seed?: number; quality?: number } = {}): Uint8Array {
   const random = seededRandom(seed);
-  let image = skewed(printed(billPage(data), dpi), (random() * 2 - 1) * 2);
+  let image = skewed(printed(page ?? billPage(data), dpi), (random() * 2 - 1) * 2);
   image = blur(image, 1, 1);
   image = streak(image, (PAYMENT_PART_CODE.x + 10 + random() * 26) / 210, Math.max(1, Math.round(dpi / 150)), 0.35);
   image = light(image, { bright: 0.98, dim: 0.9, noise: 14, seed });
@@ -142,6 +133,8 @@ export function lowResJpeg({ data = SAMPLE_BILL, dpi = 100, seed = 1, quality = 
 
 export interface PhotoOptions {
   data?: BillData;
+  /** The printed page, when it is not one bill in the payment part. */
+  page?: BillPage;
   /** Photo size in megapixels, 4:3 portrait. */
   megapixels?: number;
   seed?: number;
@@ -158,14 +151,14 @@ export interface PhotoOptions {
  * at a tilt (perspective), lit unevenly with the phone's shadow across it, slightly out of focus, noisy, and stored as a
  * colour JPEG with warm white balance.
  */
-export function phonePhoto({ data = SAMPLE_BILL, megapixels = 12, seed = 1, rotation = 6, tilt = 0.08, blurRadius = 1, quality = 85 }: PhotoOptions = {}): Uint8Array {
+export function phonePhoto({ data = SAMPLE_BILL, page: printedPage, megapixels = 12, seed = 1, rotation = 6, tilt = 0.08, blurRadius = 1, quality = 85 }: PhotoOptions = {}): Uint8Array {
   const random = seededRandom(seed);
   const height = Math.round(Math.sqrt((megapixels * 1e6 * 4) / 3));
   const width = Math.round((height * 3) / 4);
   // the page 80% of the frame's height, printed at the resolution it has there
   const pageHeight = 0.8 * height;
   const dpi = pageHeight / (297 / 25.4);
-  const page = printed(billPage(data), dpi);
+  const page = printed(printedPage ?? billPage(data), dpi);
   const pageWidth = (pageHeight * 210) / 297;
   const a = ((random() * 2 - 1) * rotation * Math.PI) / 180;
   const [cx, cy] = [width / 2 + (random() - 0.5) * 0.05 * width, height / 2 + (random() - 0.5) * 0.05 * height];

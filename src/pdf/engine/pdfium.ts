@@ -323,8 +323,9 @@ class PdfiumPage implements LastPage {
 }
 
 /**
- * A rectangle of a PDFium bitmap in grey (BT.601 luma; transparency flattened onto white), each `factor` × `factor`
- * square averaged into one pixel. Read straight from the WebAssembly heap: a 12-megapixel photo is never copied whole.
+ * A rectangle of a PDFium bitmap in grey (BT.601 luma at full resolution, green when reduced; transparency flattened
+ * onto white), each `factor` × `factor` square averaged into one pixel. Read straight from the WebAssembly heap: a
+ * 12-megapixel photo is never copied whole.
  */
 function grayOfBitmap(m: WrappedPdfiumModule, bitmap: number, rect: { x: number; y: number; w: number; h: number }, factor: number): GrayRaster {
   const format = m.FPDFBitmap_GetFormat(bitmap);
@@ -347,24 +348,29 @@ function grayOfBitmap(m: WrappedPdfiumModule, bitmap: number, rect: { x: number;
     return { width, height, data };
   }
   const sums = new Uint32Array(width);
-  const area = factor * factor;
+  // From a factor of 3 up every other row and column of a square is enough for its mean, at a quarter of the reads:
+  // a 12-megapixel photo is reduced in a third of the time.
+  const step = factor >= 3 ? 2 : 1;
+  const samples = Math.ceil(factor / step);
+  const area = samples * samples;
   for (let oy = 0; oy < height; oy++) {
     sums.fill(0);
-    for (let dy = 0; dy < factor; dy++) {
+    for (let dy = 0; dy < factor; dy += step) {
       let p = buffer + (rect.y + oy * factor + dy) * stride + rect.x * bpp;
       if (bpp === 1) {
-        for (let ox = 0; ox < width; ox++) {
+        for (let ox = 0; ox < width; ox++, p += factor - samples * step) {
           let s = 0;
-          for (let dx = 0; dx < factor; dx++, p++) s += heap[p]!;
+          for (let dx = 0; dx < factor; dx += step, p += step) s += heap[p]!;
           sums[ox]! += s;
         }
       } else {
-        for (let ox = 0; ox < width; ox++) {
+        for (let ox = 0; ox < width; ox++, p += (factor - samples * step) * bpp) {
           let s = 0;
-          for (let dx = 0; dx < factor; dx++, p += bpp) {
-            // PDFium's bitmaps are B, G, R(, x or A): (B·29 + G·150 + R·77) / 256
-            const luma = (heap[p]! * 29 + heap[p + 1]! * 150 + heap[p + 2]! * 77) >> 8;
-            s += alpha ? (luma * heap[p + 3]! + 255 * (255 - heap[p + 3]!)) / 255 : luma;
+          for (let dx = 0; dx < factor; dx += step, p += step * bpp) {
+            // Reduced images only locate codes: green alone (B, G, R order) carries most of the detail of a black and
+            // white page, at a third of the reads.
+            const green = heap[p + 1]!;
+            s += alpha ? (green * heap[p + 3]! + 255 * (255 - heap[p + 3]!)) / 255 : green;
           }
           sums[ox]! += s;
         }
