@@ -482,7 +482,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       callsPerSecond: latencies.length / seconds,
       p50Ms: percentile(latencies, 0.5),
       p99Ms: percentile(latencies, 0.99),
-      maxMs: latencies.length ? Math.max(...latencies) : NaN,
+      maxMs: latencies.reduce((most, ms) => Math.max(most, ms), latencies.length ? -Infinity : NaN),
     };
   } finally {
     await Promise.all(channels.map((c) => c.close().catch(() => c.destroy())));
