@@ -47,14 +47,14 @@ interface ImageStream {
   data: Uint8Array;
 }
 
-const jpegStream = (image: GrayImage | { width: number; height: number; r: Uint8Array; g: Uint8Array; b: Uint8Array }, quality: number): ImageStream => ({
+export const jpegStream = (image: GrayImage | { width: number; height: number; r: Uint8Array; g: Uint8Array; b: Uint8Array }, quality: number): ImageStream => ({
   width: image.width,
   height: image.height,
   entries: `/ColorSpace ${'data' in image ? '/DeviceGray' : '/DeviceRGB'} /BitsPerComponent 8 /Filter /DCTDecode`,
   data: encodeJpeg(image, quality),
 });
 
-function g4Stream(image: GrayImage): ImageStream {
+export function g4Stream(image: GrayImage): ImageStream {
   const bilevel = threshold(image, 150);
   return {
     width: image.width,
