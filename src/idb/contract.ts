@@ -144,12 +144,15 @@ export interface SqlArgs {
 /**
  * Who is calling, as the transport established it. `name` is normalized (`DOMAIN\user`, `user@REALM`) or `anonymous`
  * (security mode None only). `connectionId` names the connection the call came on: a database request is rolled back
- * when the connection that opened it breaks.
+ * when the connection that opened it breaks. `sids` are the Windows SIDs the domain vouched for at logon (the user's
+ * own first, then the enabled groups, nested ones included: a Kerberos ticket's PAC, winbind for domain NTLM); empty
+ * or absent for local accounts, tickets without a PAC and the anonymous identity. Roles may name them.
  */
 export interface Caller {
   name: string;
   anonymous: boolean;
   connectionId: string;
+  sids?: readonly string[];
 }
 
 /**

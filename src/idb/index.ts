@@ -10,3 +10,4 @@ export { readIdbConfig, type IdbConfig } from './config.ts';
 export * from './contract.ts';
 export * from './contract-shapes.ts';
 export type { IdbService } from './service.ts';
+export type { AccountDirectory, Role, Roles } from './roles.ts';

@@ -4,11 +4,18 @@
  *
  * Decisions:
  * - The file is JSON `{"reader": [...], "writer": [...], "groups": {"name": [members]}}`. Unknown keys, a non-string
- *   member, a group that names an undefined group or itself through others, or a role entry that is neither an
- *   identity, `*`, `anonymous` nor a defined group are refused at start: a typo must not silently deny (or grant).
- *   A group may contain groups.
+ *   member, a group that names an undefined group or itself through others, a malformed SID, or a role entry that is
+ *   neither an identity, a SID, `*`, `anonymous` nor a defined group are refused at start: a typo must not silently
+ *   deny (or grant). A group may contain groups.
  * - Names compare case-insensitively, as Windows compares accounts (`CORP\Alice` is `corp\alice`); Kerberos realms
  *   are upper case by convention, so `alice@CORP.EXAMPLE` and `Alice@corp.example` are one identity here too.
+ * - Active Directory: an entry may be a SID (`S-1-5-21-…-1105`, as Windows prints it), which matches a caller whose
+ *   logon carried it (Caller.sids: the user's own SID or an enabled group's, nested groups included). A
+ *   `DOMAIN\name` entry matches the caller of that name and, once `withDirectory` gives these roles a directory
+ *   (an adapter that resolves the entries of `accountNames` to SIDs, over LDAP in the bridge), any caller carrying
+ *   the SID the directory has for it now: so `CORP\IDB Readers` grants a role to the group's members, and
+ *   `CORP\alice` to alice however she logs on. Membership is never looked up here: it comes with the logon, so a user
+ *   added to a group has the role at their next logon. The directory is asked at each call, so its refreshes count.
  * - `*` is any authenticated identity, never the anonymous one: granting `*` must not open a bridge that runs with
  *   security mode None to everybody. `anonymous` has to be named.
  * - A writer may do what a reader may.
@@ -19,11 +26,26 @@ import { REQUIRED_ROLE, type Caller, type OperationName } from './contract.ts';
 
 export type Role = 'reader' | 'writer';
 
+/** What the roles need of a caller. */
+export type RoleSubject = Pick<Caller, 'name' | 'anonymous' | 'sids'>;
+
 export interface Roles {
   /** The roles `caller` has, after groups are resolved. */
-  rolesOf(caller: Pick<Caller, 'name' | 'anonymous'>): ReadonlySet<Role>;
+  rolesOf(caller: RoleSubject): ReadonlySet<Role>;
   /** Whether `caller` may call `operation`. */
-  allows(caller: Pick<Caller, 'name' | 'anonymous'>, operation: OperationName): boolean;
+  allows(caller: RoleSubject, operation: OperationName): boolean;
+  /** The `DOMAIN\name` entries the roles grant through (lower case): what a directory may resolve to SIDs. */
+  readonly accountNames: readonly string[];
+  /** These roles, with `DOMAIN\name` entries also matching callers that carry the SID `directory` has for them. */
+  withDirectory(directory: AccountDirectory): Roles;
+}
+
+/**
+ * The port to a directory of accounts (Active Directory over LDAP in the bridge): the SID a `DOMAIN\name` (user or
+ * group) stands for now, undefined when it has none (another domain's name, or an account gone since).
+ */
+export interface AccountDirectory {
+  sidOf(name: string): string | undefined;
 }
 
 const ANY_AUTHENTICATED = '*';
@@ -77,8 +99,8 @@ export function parseRoles(text: string, source: string): Roles {
     const members = new Set<string>();
     for (const entry of entries) {
       if (groups.has(entry)) for (const m of expand(entry)) members.add(m);
-      else if (entry === ANY_AUTHENTICATED || entry === ANONYMOUS || isIdentity(entry)) members.add(entry);
-      else throw new ConfigError(`${source}: "${name}" names "${entry}", which is no group, DOMAIN\\user, user@REALM, "*" or "anonymous"`);
+      else if (entry === ANY_AUTHENTICATED || entry === ANONYMOUS || isIdentity(entry) || isSid(entry)) members.add(entry);
+      else throw new ConfigError(`${source}: "${name}" names "${entry}", which is no group, DOMAIN\\user, DOMAIN\\Group, user@REALM, SID, "*" or "anonymous"`);
     }
     return members;
   };
@@ -86,16 +108,26 @@ export function parseRoles(text: string, source: string): Roles {
   return rolesFrom({ reader: role('reader'), writer: role('writer') });
 }
 
-function rolesFrom(members: Record<Role, ReadonlySet<string>>): Roles {
-  const has = (role: Role, caller: Pick<Caller, 'name' | 'anonymous'>): boolean => {
+function rolesFrom(members: Record<Role, ReadonlySet<string>>, directory?: AccountDirectory): Roles {
+  const accounts: Record<Role, string[]> = { reader: [...members.reader].filter(isAccountName), writer: [...members.writer].filter(isAccountName) };
+  const has = (role: Role, caller: RoleSubject, sids: ReadonlySet<string>): boolean => {
     const set = members[role];
     if (caller.anonymous) return set.has(ANONYMOUS);
-    return set.has(ANY_AUTHENTICATED) || set.has(normalize(caller.name));
+    if (set.has(ANY_AUTHENTICATED) || set.has(normalize(caller.name))) return true;
+    if (sids.size === 0) return false;
+    for (const sid of sids) if (set.has(sid)) return true;
+    if (directory === undefined) return false;
+    for (const name of accounts[role]) {
+      const sid = directory.sidOf(name);
+      if (sid !== undefined && sids.has(normalize(sid))) return true;
+    }
+    return false;
   };
-  const rolesOf = (caller: Pick<Caller, 'name' | 'anonymous'>): ReadonlySet<Role> => {
+  const rolesOf = (caller: RoleSubject): ReadonlySet<Role> => {
+    const sids = new Set((caller.anonymous ? [] : (caller.sids ?? [])).map(normalize));
     const roles = new Set<Role>();
-    if (has('writer', caller)) roles.add('writer').add('reader');
-    else if (has('reader', caller)) roles.add('reader');
+    if (has('writer', caller, sids)) roles.add('writer').add('reader');
+    else if (has('reader', caller, sids)) roles.add('reader');
     return roles;
   };
   return {
@@ -104,21 +136,42 @@ function rolesFrom(members: Record<Role, ReadonlySet<string>>): Roles {
       const needed = REQUIRED_ROLE[operation];
       return needed === 'none' || rolesOf(caller).has(needed);
     },
+    accountNames: [...new Set([...accounts.reader, ...accounts.writer])],
+    withDirectory: (next) => rolesFrom(members, next),
   };
 }
 
 function names(value: unknown, where: string): string[] {
   if (!Array.isArray(value) || !value.every((v) => typeof v === 'string' && v.trim() !== '')) throw new ConfigError(`${where} must be an array of non-empty strings`);
-  return value.map(normalize);
+  const list = value.map(normalize);
+  const bad = list.find((v) => /^s-\d/.test(v) && !isSid(v));
+  if (bad !== undefined) throw new ConfigError(`${where}: "${bad}" is no SID as Windows writes one (S-1-5-21-…, decimal, no leading zeros)`);
+  return list;
 }
 
 function normalize(name: string): string {
   return name.trim().toLowerCase();
 }
 
-/** `DOMAIN\user` or `user@REALM`: the forms the transport hands over. */
+/**
+ * `DOMAIN\user` or `user@REALM`: the forms the transport hands over; `DOMAIN\Group` too, whose name may hold blanks
+ * (`CORP\IDB Readers`).
+ */
 function isIdentity(name: string): boolean {
-  return /^[^\\@\s]+\\[^\\@\s]+$/.test(name) || /^[^\\@\s]+@[^\\@\s]+$/.test(name);
+  return isAccountName(name) || /^[^\\@\s]+@[^\\@\s]+$/.test(name);
+}
+
+function isAccountName(name: string): boolean {
+  return /^[^\\@\s]+\\[^\\@]+$/.test(name);
+}
+
+/**
+ * A SID in the canonical form Windows prints and the bridge hands over (its negotiate/sid.ts): `S-1-`, a decimal
+ * authority, decimal sub-authorities, no leading zeros. Other spellings are refused rather than normalized: the
+ * transport never produces them, so they could only fail to match.
+ */
+function isSid(name: string): boolean {
+  return /^s-1-(0|[1-9]\d{0,9})(-(0|[1-9]\d{0,9})){1,15}$/i.test(name);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -61,6 +61,60 @@ describe('roles file', () => {
   });
 });
 
+describe('roles by Active Directory SIDs and groups', () => {
+  const DOMAIN = 'S-1-5-21-1004336348-1177238915-682003330';
+  const withSids = (name: string, ...sids: string[]) => ({ name, anonymous: false, sids });
+  const roles = parseRoles(
+    JSON.stringify({
+      reader: ['CORP\\IDB Readers', `${DOMAIN}-1105`],
+      writer: ['ops', 's-1-5-21-1004336348-1177238915-682003330-1200'],
+      groups: { ops: ['CORP\\IDB Writers', 'alice@CORP.EXAMPLE'] },
+    }),
+    'roles.json',
+  );
+
+  it("matches a SID entry against the caller's SIDs (the user's own or a group's), in either case of S", () => {
+    expect([...roles.rolesOf(withSids('bob@CORP.EXAMPLE', `${DOMAIN}-513`, `${DOMAIN}-1105`))]).toEqual(['reader']);
+    expect([...roles.rolesOf(withSids('CORP\\carol', `${DOMAIN}-1200`))].sort()).toEqual(['reader', 'writer']);
+    expect(roles.rolesOf(withSids('CORP\\dave', `${DOMAIN}-1106`)).size).toBe(0);
+    expect(roles.rolesOf({ name: 'CORP\\dave', anonymous: false }).size).toBe(0);
+    // The anonymous identity never carries SIDs that count.
+    expect(roles.rolesOf({ name: 'anonymous', anonymous: true, sids: [`${DOMAIN}-1200`] }).size).toBe(0);
+  });
+
+  it('lists the DOMAIN\\name entries (groups expanded; not SIDs, principals or roles-file groups) for a directory to resolve', () => {
+    expect([...roles.accountNames].sort()).toEqual(['corp\\idb readers', 'corp\\idb writers']);
+    expect(NO_ROLES.accountNames).toEqual([]);
+  });
+
+  it("with a directory, a DOMAIN\\Group entry matches a caller carrying the group's SID, asked at each call", () => {
+    const directory = new Map([['corp\\idb readers', `${DOMAIN}-1300`]]);
+    const resolved = roles.withDirectory({ sidOf: (name) => directory.get(name) });
+    const alice = withSids('alice@CORP.EXAMPLE', `${DOMAIN}-1103`, `${DOMAIN}-1300`);
+    const erin = withSids('CORP\\erin', `${DOMAIN}-1104`, `${DOMAIN}-1301`);
+    expect([...resolved.rolesOf(withSids('CORP\\frank', `${DOMAIN}-1300`))]).toEqual(['reader']);
+    expect(resolved.allows(erin, 'NewFile')).toBe(false);
+    // A refresh: the writers' group resolves now, and a re-created readers group has another SID.
+    directory.set('corp\\idb writers', `${DOMAIN}-1301`);
+    directory.set('corp\\idb readers', `${DOMAIN}-1400`);
+    expect(resolved.allows(erin, 'NewFile')).toBe(true);
+    expect(resolved.allows(withSids('CORP\\frank', `${DOMAIN}-1300`), 'GetFile')).toBe(false);
+    // Names still match by name, with or without the directory; the roles without it are unchanged.
+    expect(resolved.allows(alice, 'NewFile')).toBe(true);
+    expect(roles.allows(erin, 'NewFile')).toBe(false);
+    expect(roles.allows({ name: 'corp\\IDB Writers', anonymous: false }, 'NewFile')).toBe(true);
+  });
+
+  it.each([
+    ['a SID with a leading zero', '{"reader": ["S-1-5-21-01"]}'],
+    ['a SID with a letter', '{"reader": ["S-1-5-21-1x"]}'],
+    ['a SID that is only an authority', '{"reader": ["S-1-5"]}'],
+    ['a malformed SID in a group', '{"reader": ["g"], "groups": {"g": ["S-1-5-21--5"]}}'],
+  ])('refuses %s', (_, text) => {
+    expect(() => parseRoles(text, 'roles.json')).toThrow(/no SID|no group/);
+  });
+});
+
 describe('IIDBService configuration', () => {
   it('has the documented defaults', () => {
     const config = readIdbConfig({});

@@ -1,6 +1,7 @@
 /**
  * IIDBService on Node as configured (spec/RUN.md): the databases of DATABASE_URL (and DATABASE_URL_<NAME>), the file
- * store of FILES_URL, the roles of BRIDGE_ROLES_FILE. The tcp-bridge serves what this builds.
+ * store of FILES_URL, the roles of BRIDGE_ROLES_FILE. The tcp-bridge serves what this builds; it may hand over the
+ * roles it read itself (readRolesFile) with a directory attached (Active Directory names resolved to SIDs).
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -31,8 +32,13 @@ export async function readRolesFile(path: string | undefined): Promise<Roles> {
   return parseRoles(text, `BRIDGE_ROLES_FILE ${path}`);
 }
 
-export async function openNodeIdbService(config: IdbConfig, logger: Logger): Promise<IdbService> {
-  const [roles, files] = await Promise.all([readRolesFile(config.rolesFile), openFileStore(config.files)]);
+export interface NodeIdbServiceOptions {
+  /** The roles to apply instead of reading BRIDGE_ROLES_FILE here. */
+  roles?: Roles;
+}
+
+export async function openNodeIdbService(config: IdbConfig, logger: Logger, options: NodeIdbServiceOptions = {}): Promise<IdbService> {
+  const [roles, files] = await Promise.all([options.roles ?? readRolesFile(config.rolesFile), openFileStore(config.files)]);
   const databases = new Map<string, Database>();
   try {
     for (const [name, url] of config.databases) databases.set(name, await openDatabase(url));
