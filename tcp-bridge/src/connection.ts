@@ -306,9 +306,11 @@ export class BridgeConnection {
       { connectionId, remoteAddress, logger },
       {
         established: (peer, plaintext) => {
-          this.caller = { name: peer.name, anonymous: false, connectionId };
+          this.caller = { name: peer.name, anonymous: false, connectionId, sids: peer.sids };
           this.out = plaintext;
-          logger.log('info', 'authenticated', { connectionId, caller: peer.name, mechanism: peer.mechanismName, protection: peer.protectionLevel });
+          // The SIDs, when the domain gave any: what an operator needs to see why a role was (not) granted.
+          const sids = peer.sids.length > 0 ? { sids: peer.sids } : {};
+          logger.log('info', 'authenticated', { connectionId, caller: peer.name, mechanism: peer.mechanismName, protection: peer.protectionLevel, ...sids });
           observer.handshake(peer.mechanismName, 'established');
           this.decoder.upgradeComplete();
         },

@@ -24,6 +24,11 @@ export type Dispatch = (request: XmlDocument, caller: Caller) => Promise<XmlDocu
 export interface UpgradedPeer {
   /** The caller's name, normalized (`DOMAIN\user` or `user@REALM`). */
   name: string;
+  /**
+   * The SIDs the domain vouched for (the user's, then the enabled groups'): a Kerberos ticket's PAC, winbind for a
+   * domain account's NTLM logon; empty otherwise. They become the Caller's, for the roles.
+   */
+  sids: readonly string[];
   /** For the log: `NTLM`, `Kerberos`. */
   mechanismName: string;
   /** For the log: what protects the plaintext (`EncryptAndSign`, `Sign`). */

@@ -18,6 +18,9 @@
  *   every later call throws, and the caller drops the connection.
  * - `wrap` protects as negotiated: sealed (encrypted and signed) when `confidentiality` is true, otherwise signed.
  * - `peerName` is normalized: `DOMAIN\user` for NTLM accounts, `user@REALM` for Kerberos principals.
+ * - `peerSids` are what the domain vouched for at this logon, the user's SID first, then the enabled groups' (nested
+ *   ones included): the verified PAC of a Kerberos ticket, winbind's answer for a domain account over NTLM. Empty for
+ *   local accounts and tickets without a (verified) PAC: no groups rather than guessed ones.
  */
 
 /** The protection NegotiateStream asks of a client (WCF's ProtectionLevel, BRIDGE_PROTECTION_LEVEL). */
@@ -58,6 +61,8 @@ export interface SecurityContext {
   readonly established: boolean;
   /** The authenticated peer, normalized (`DOMAIN\user`, `user@REALM`); undefined until established. */
   readonly peerName: string | undefined;
+  /** The peer's SIDs from the domain (see above); absent or empty when there are none. */
+  readonly peerSids?: readonly string[];
   /** Sealing (encryption) was negotiated: `wrap` encrypts and `unwrap` expects encrypted payloads. */
   readonly confidentiality: boolean;
   /** Signing was negotiated. */

@@ -289,6 +289,10 @@ export class SpnegoAcceptor implements SecurityContext {
     return this.established ? this.mech?.peerName : undefined;
   }
 
+  get peerSids(): readonly string[] {
+    return (this.established ? this.mech?.peerSids : undefined) ?? [];
+  }
+
   get confidentiality(): boolean {
     return this.established && this.mech!.confidentiality;
   }

@@ -61,6 +61,8 @@ export interface NegotiateStreamOptions {
 export interface NegotiatedPeer {
   /** Normalized: `DOMAIN\user` or `user@REALM`. */
   name: string;
+  /** The user's SID and enabled group SIDs, when the domain gave them (SecurityContext.peerSids); else empty. */
+  sids: readonly string[];
   /** The mechanism's OID. */
   mechanism: string;
   /** `NTLM` or `Kerberos`. */
@@ -215,7 +217,7 @@ export class NegotiateStreamServer {
     this.decoder.startData();
     this.phase = 'established';
     const mechanism = context.mechanism ?? OID.spnego;
-    const peer: NegotiatedPeer = { name, mechanism, mechanismName: mechanismName(mechanism), spnego: this.spnego, protectionLevel: achieved };
+    const peer: NegotiatedPeer = { name, sids: context.peerSids ?? [], mechanism, mechanismName: mechanismName(mechanism), spnego: this.spnego, protectionLevel: achieved };
     this.options.logger?.log('info', 'negotiate: authenticated', { peer: name, mechanism: peer.mechanismName, spnego: peer.spnego, protection: achieved, remoteAddress: this.options.remoteAddress });
     this.events.established(peer, {
       write: (bytes) => this.send(bytes),

@@ -63,7 +63,7 @@ describe.skipIf(!available.gssapi)('NegotiateStream with real GSSAPI/NTLM initia
     expect(result.replies).toEqual(['68656c6c6f', toHex(large)]);
     await closed('EncryptAndSign');
     const connection = last('EncryptAndSign');
-    expect(connection.peer).toEqual({ name: 'TESTDOM\\alice', mechanism: '1.3.6.1.4.1.311.2.2.10', mechanismName: 'NTLM', spnego: true, protectionLevel: 'EncryptAndSign' });
+    expect(connection.peer).toEqual({ name: 'TESTDOM\\alice', sids: [], mechanism: '1.3.6.1.4.1.311.2.2.10', mechanismName: 'NTLM', spnego: true, protectionLevel: 'EncryptAndSign' });
     expect(toHex(new Uint8Array(connection.received.flatMap((c) => [...c])))).toBe(`68656c6c6f${toHex(large)}`);
     expect(connection.failure).toBeUndefined();
   });

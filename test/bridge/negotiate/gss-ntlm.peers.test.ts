@@ -78,7 +78,7 @@ describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmss
       expect(result.replies).toEqual(['68656c6c6f', toHex(pattern(100_000))]);
       await closed('EncryptAndSign');
       const connection = last('EncryptAndSign');
-      expect(connection.peer).toEqual({ name: 'TESTDOM\\alice', mechanism: OID.ntlm, mechanismName: 'NTLM', spnego: true, protectionLevel: 'EncryptAndSign' });
+      expect(connection.peer).toEqual({ name: 'TESTDOM\\alice', sids: [], mechanism: OID.ntlm, mechanismName: 'NTLM', spnego: true, protectionLevel: 'EncryptAndSign' });
       expect(connection.received.map((c) => c.length)).toEqual([5, 63 * 1024, 100_000 - 63 * 1024]);
       expect(toHex(Buffer.concat(connection.received))).toBe(`68656c6c6f${toHex(pattern(100_000))}`);
       expect(connection.failure).toBeUndefined();

@@ -74,7 +74,7 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
         expect(result.replies).toEqual(['68656c6c6f', toHex(pattern(100_000))]);
         await closed('EncryptAndSign');
         const connection = last('EncryptAndSign');
-        expect(connection.peer).toEqual({ name: ALICE, mechanism: OID.kerberos, mechanismName: 'Kerberos', spnego: true, protectionLevel: 'EncryptAndSign' });
+        expect(connection.peer).toEqual({ name: ALICE, sids: [], mechanism: OID.kerberos, mechanismName: 'Kerberos', spnego: true, protectionLevel: 'EncryptAndSign' });
         expect(connection.received.map((c) => c.length)).toEqual([5, 63 * 1024, 100_000 - 63 * 1024]);
         expect(toHex(Buffer.concat(connection.received))).toBe(`68656c6c6f${toHex(pattern(100_000))}`);
         expect(connection.failure).toBeUndefined();
@@ -84,7 +84,7 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
         const result = await client('EncryptAndSign', 'echo', ['--spnego-ms', '--ms-inner-oid', '--rrc', '28', '--message', '00', '--pattern', '70000']);
         expect(result).toMatchObject({ result: 'ok', replies: ['00', toHex(pattern(70_000))] });
         await closed('EncryptAndSign');
-        expect(last('EncryptAndSign').peer).toEqual({ name: ALICE, mechanism: OID.kerberosMicrosoft, mechanismName: 'Kerberos', spnego: true, protectionLevel: 'EncryptAndSign' });
+        expect(last('EncryptAndSign').peer).toEqual({ name: ALICE, sids: [], mechanism: OID.kerberosMicrosoft, mechanismName: 'Kerberos', spnego: true, protectionLevel: 'EncryptAndSign' });
       });
 
       it("with .NET's NegotiateStream flags (Confidentiality + MutualAuth, no sequence detection asked)", async () => {

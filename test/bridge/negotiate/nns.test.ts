@@ -369,7 +369,7 @@ describe('the NegotiateStream server', () => {
   it('authenticates, then unwraps data frames in any chunking and wraps writes into frames of at most 63 KiB', async () => {
     const s = openStream();
     const security = await handshake(s);
-    expect(s.events.peer).toEqual({ name: 'TESTDOM\\alice', mechanism: OID.ntlm, mechanismName: 'NTLM', spnego: true, protectionLevel: 'EncryptAndSign' });
+    expect(s.events.peer).toEqual({ name: 'TESTDOM\\alice', sids: [], mechanism: OID.ntlm, mechanismName: 'NTLM', spnego: true, protectionLevel: 'EncryptAndSign' });
     const frames = new Uint8Array([...dataFrame(security.wrap(ascii('one'))), ...dataFrame(security.wrap(ascii('two')))]);
     for (let at = 0; at < frames.length; at += 3) s.stream.receive(frames.subarray(at, at + 3));
     expect(s.events.data.map((d) => new TextDecoder().decode(d))).toEqual(['one', 'two']);

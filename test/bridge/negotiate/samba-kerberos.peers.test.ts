@@ -3,7 +3,8 @@
  * with a PAC; MIT's GSSAPI accepts them with the keytab exported by `samba-tool domain exportkeytab`, exposes the PAC
  * through gss_get_name_attribute (test/support/gss-pac.ts, the prototype for gssapi/), and pac.ts decodes the
  * user's SID and groups, nested ones included. Then whole NegotiateStream sessions (nns-client.py, python3-gssapi)
- * through the bridge's own GssapiBackend, sealed, with an AES ticket and with an RC4 ticket. And the refusals the
+ * through the bridge's own GssapiBackend, sealed, with an AES ticket and with an RC4 ticket, whose peer carries the
+ * SIDs of the PAC (gssapi/kerberos.ts). And the refusals the
  * KDC and the acceptor make: wrong password, disabled account, expired password, a ticket for another SPN.
  *
  * Skipped with a message where Samba cannot start (not root, no ip netns, packages missing: see samba-ad.ts).
@@ -166,7 +167,12 @@ describeSamba('Kerberos from Active Directory: tickets, the PAC, sealed sessions
       expect(result).toMatchObject({ result: 'ok', encrypted_flag: true, mutual: true });
       expect(result.replies?.[0]).toBe('68656c6c6f');
       await server.closedCount(1);
-      expect(server.connections[0]!.peer).toMatchObject({ name: `alice@${SAMBA_REALM}`, mechanism: OID.kerberos, protectionLevel: 'EncryptAndSign' });
+      const peer = server.connections[0]!.peer!;
+      expect(peer).toMatchObject({ name: `alice@${SAMBA_REALM}`, mechanism: OID.kerberos, protectionLevel: 'EncryptAndSign' });
+      // The backend read the verified PAC on the peer's name: alice's SID first, then her groups, nested ones included.
+      expect(peer.sids[0]).toBe(sids.get('alice'));
+      expect(peer.sids).toEqual(expect.arrayContaining(['Domain Users', 'idb-team', 'idb-readers', 'idb-all'].map((g) => sids.get(g))));
+      expect(peer.sids).not.toContain(sids.get('idb-writers'));
       expect(server.connections[0]!.failure).toBeUndefined();
     };
 

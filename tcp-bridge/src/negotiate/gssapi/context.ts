@@ -15,7 +15,7 @@
  */
 
 import { IntegrityError, NegotiateError, OID, type AcceptorInfo, type MechanismContext, type MicOptions, type StepResult } from '../security-context.ts';
-import { deleteContext, isError, NativeBlock, OID_BYTES, statusText, takeBuffer, type GssLibrary, type Ptr } from './ffi.ts';
+import { deleteContext, GSS_S_CONTINUE_NEEDED, isError, NativeBlock, OID_BYTES, statusText, takeBuffer, type GssLibrary, type Ptr } from './ffi.ts';
 
 type ContextState = 'accepting' | 'done' | 'failed' | 'disposed';
 
@@ -31,6 +31,8 @@ export interface Accepted {
   output: Uint8Array;
   /** gss_display_name of src_name, when the call succeeded and gave one. */
   peer: string | undefined;
+  /** What `peerSidsOf` read from src_name on the step that completed the context. */
+  sids: readonly string[];
   /** The mechanism's OID (dotted for the known ones, hex otherwise). */
   mechanism: string | undefined;
   flags: number;
@@ -57,6 +59,7 @@ export abstract class GssapiContext implements MechanismContext {
   private released = false;
   protected flags = 0;
   protected name: string | undefined;
+  protected sids: readonly string[] = [];
 
   constructor(
     protected readonly lib: GssLibrary,
@@ -78,6 +81,10 @@ export abstract class GssapiContext implements MechanismContext {
     return this.established ? this.name : undefined;
   }
 
+  get peerSids(): readonly string[] {
+    return this.established ? this.sids : [];
+  }
+
   get integrity(): boolean {
     return this.established;
   }
@@ -89,6 +96,14 @@ export abstract class GssapiContext implements MechanismContext {
 
   /** Checks a client token before the library sees it; throws NegotiateError. */
   protected admit(_token: Uint8Array): void {}
+
+  /**
+   * The peer's SIDs, read from the library's name of the peer (`name`, alive only during this call) on the step that
+   * completes the context; throws NegotiateError to refuse. None by default.
+   */
+  protected peerSidsOf(_name: Ptr): readonly string[] {
+    return [];
+  }
 
   /** After a successful gss_accept_sec_context: the answer, or a NegotiateError. */
   protected abstract finish(accepted: Accepted): StepResult;
@@ -169,14 +184,19 @@ export abstract class GssapiContext implements MechanismContext {
     const output = takeBuffer(lib, block, 48, 0);
     const srcName = block.ptr(32);
     let peer: string | undefined;
+    let sids: readonly string[] = [];
     if (srcName !== 0n) {
-      if (!isError(major)) peer = this.displayName(srcName);
-      block.setPtr(32, srcName);
-      lib.releaseName(block.at(0), block.at(32));
+      try {
+        if (!isError(major)) peer = this.displayName(srcName);
+        if (!isError(major) && (major & GSS_S_CONTINUE_NEEDED) === 0 && this.state !== 'disposed') sids = this.peerSidsOf(srcName);
+      } finally {
+        block.setPtr(32, srcName);
+        lib.releaseName(block.at(0), block.at(32));
+      }
     }
     if (this.state === 'disposed') throw new NegotiateError('gssapi.disposed', 'the connection closed during the handshake');
     if (isError(major)) throw this.refusal(major, minor);
-    return this.finish({ major, output, peer, mechanism: this.mechanismOf(block.ptr(40)), flags: block.u32(64) });
+    return this.finish({ major, output, peer, sids, mechanism: this.mechanismOf(block.ptr(40)), flags: block.u32(64) });
   }
 
   /** The library's words for a status, for refusal details. */

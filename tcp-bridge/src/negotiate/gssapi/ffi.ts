@@ -73,6 +73,8 @@ export interface GssLibrary {
   acquireCredFrom: NativeFn;
   acceptSecContext: NativeFn;
   displayName: NativeFn;
+  /** RFC 6680: what MIT exposes of a ticket's authorization data (the PAC) on the peer's name. */
+  getNameAttribute: NativeFn;
   displayStatus: NativeFn;
   wrap: NativeFn;
   unwrap: NativeFn;
@@ -123,6 +125,9 @@ export function loadGssapi(path = 'libgssapi_krb5.so.2'): GssLibrary {
       'uint32 gss_accept_sec_context(void *minor, void *context_handle, void *acceptor_cred, void *input_token, void *channel_bindings, void *src_name, void *mech_type, void *output_token, void *ret_flags, void *time_rec, void *delegated_cred)',
     ),
     displayName: f('uint32 gss_display_name(void *minor, void *name, void *output_name_buffer, void *output_name_type)'),
+    getNameAttribute: f(
+      'uint32 gss_get_name_attribute(void *minor, void *name, void *attr, void *authenticated, void *complete, void *value, void *display_value, void *more)',
+    ),
     displayStatus: f('uint32 gss_display_status(void *minor, uint32 status_value, int status_type, void *mech_type, void *message_context, void *status_string)'),
     wrap: f('uint32 gss_wrap(void *minor, void *context, int conf_req_flag, uint32 qop_req, void *input_message, void *conf_state, void *output_message)'),
     unwrap: f('uint32 gss_unwrap(void *minor, void *context, void *input_message, void *output_message, void *conf_state, void *qop_state)'),
@@ -232,6 +237,33 @@ export function takeBuffer(lib: GssLibrary, block: NativeBlock, descOffset: numb
   if (length > 0 && value !== 0n) out = new Uint8Array(lib.koffi.view(value, length)).slice();
   if (value !== 0n) lib.releaseBuffer(block.at(minorOffset), block.at(descOffset));
   return out;
+}
+
+/** One value of a name attribute, or why there is none (the library's status). */
+export type NameAttribute =
+  | { found: true; value: Uint8Array; authenticated: boolean; complete: boolean }
+  | { found: false; major: number; minor: number };
+
+/**
+ * The first value of the RFC 6680 attribute `attribute` of `name` (gss_get_name_attribute with more = -1), copied
+ * out; the library's buffers are released. `authenticated` is the library's word that the value was verified.
+ */
+export function nameAttribute(lib: GssLibrary, name: Ptr, attribute: string): NameAttribute {
+  const attr = new TextEncoder().encode(attribute);
+  // minor 0 · attr desc 8 · authenticated 24 · complete 28 · value desc 32 · display desc 48 · more 64 · attr 72
+  const block = new NativeBlock(lib.koffi, 72 + attr.length);
+  try {
+    block.setBuffer(8, 72, attr);
+    block.view.setInt32(64, -1, true);
+    const major = lib.getNameAttribute(block.at(0), name, block.at(8), block.at(24), block.at(28), block.at(32), block.at(48), block.at(64));
+    const minor = block.u32(0);
+    const value = takeBuffer(lib, block, 32, 0);
+    takeBuffer(lib, block, 48, 0);
+    if (isError(major)) return { found: false, major, minor };
+    return { found: true, value, authenticated: block.view.getInt32(24, true) !== 0, complete: block.view.getInt32(28, true) !== 0 };
+  } finally {
+    block.free();
+  }
 }
 
 /** The library's words for a status (major and minor), for log lines. */

@@ -25,14 +25,24 @@
  * - Wrap tokens: MIT writes RRC 0; gss_unwrap takes any RRC, so Windows' rotated tokens (RRC 28 sealed) are read as
  *   they are. The largest frame .NET sends (63 KiB of plaintext) wraps to 64 572 bytes, within the 64 KiB NNS
  *   accepts; `wrapOverhead` is gss_wrap_size_limit's figure, but at least 72 bytes (see computeOverhead).
- * - Peer names are `user@REALM` (kerberosPeerName). Refusal reasons in the log: `gssapi.replay`, `gssapi.clock-skew`,
+ * - Peer names are `user@REALM` (kerberosPeerName), with or without a PAC: an identity in the roles file does not
+ *   change when the KDC is Active Directory. Refusal reasons in the log: `gssapi.replay`, `gssapi.clock-skew`,
  *   `gssapi.ticket-expired`, `gssapi.wrong-service`, `gssapi.wrong-key`, `gssapi.not-mutual`, `gssapi.anonymous`,
- *   `gssapi.refused`.
+ *   `gssapi.bad-pac`, `gssapi.refused`.
+ * - Groups (peerSids) come from the ticket's PAC as MIT exposes it on the peer's name (RFC 6680 naming extensions,
+ *   read before the name is released): `urn:mspac:logon-info`, the KERB_VALIDATION_INFO that ../pac.ts decodes into
+ *   the user's SID and the enabled group SIDs, nested groups expanded by the KDC. The library verifies the PAC's
+ *   server checksum with the service key and that it names the ticket's client; it hides a PAC that fails
+ *   (GSS_S_UNAVAILABLE) and says `authenticated` for one that passes. So: no attribute (an MIT KDC's ticket, or an
+ *   unverified PAC) means no SIDs, and a value that is not `authenticated` is not used either (fail closed: name-only
+ *   roles still apply). A verified PAC that pac.ts cannot decode refuses the logon (`gssapi.bad-pac`), so a decoding
+ *   gap shows in the log instead of silently taking a user's groups away.
  */
 
+import { decodeLogonInfo, PacError, pacIdentity } from '../pac.ts';
 import { NegotiateError, OID, type AcceptorInfo, type MicOptions, type StepResult } from '../security-context.ts';
 import { GssapiContext, type Accepted } from './context.ts';
-import { GSS_S_CONTINUE_NEEDED, GssFlag, isError, NativeBlock, SEQUENCE_PROBLEMS, type GssLibrary, type Ptr } from './ffi.ts';
+import { GSS_S_CONTINUE_NEEDED, GssFlag, isError, nameAttribute, NativeBlock, SEQUENCE_PROBLEMS, type GssLibrary, type Ptr } from './ffi.ts';
 
 /** krb5 com_err codes (krb5_err.et: ERROR_TABLE_BASE_krb5 + index) behind the refusal reasons. */
 const KRB5_BASE = -1765328384;
@@ -64,6 +74,22 @@ export function kerberosPeerName(display: string): string {
   return at > 0 ? `${name.slice(0, at)}@${name.slice(at + 1).toUpperCase()}` : name;
 }
 
+/**
+ * The SIDs of a verified PAC on the peer's name `name`: the user's, then the enabled groups' (see the header). Empty
+ * without a verified PAC; NegotiateError `gssapi.bad-pac` for one pac.ts cannot read.
+ */
+export function pacSids(lib: GssLibrary, name: Ptr): readonly string[] {
+  const logonInfo = nameAttribute(lib, name, 'urn:mspac:logon-info');
+  if (!logonInfo.found || !logonInfo.authenticated) return [];
+  try {
+    const identity = pacIdentity(decodeLogonInfo(logonInfo.value));
+    return [identity.userSid, ...identity.groupSids.filter((sid) => sid !== identity.userSid)];
+  } catch (error) {
+    if (error instanceof PacError) throw new NegotiateError('gssapi.bad-pac', error.message);
+    throw error;
+  }
+}
+
 /** RFC 4121 wrap token id: its header carries SND_SEQ (big-endian) at bytes 8..15. */
 const CFX_WRAP = 0x0504;
 const CFX_SENT_BY_ACCEPTOR = 0x01;
@@ -88,11 +114,15 @@ export class GssapiKerberosContext extends GssapiContext {
     return this.overhead;
   }
 
+  protected override peerSidsOf(name: Ptr): readonly string[] {
+    return pacSids(this.lib, name);
+  }
+
   protected refusal(major: number, minor: number): NegotiateError {
     return new NegotiateError(KRB5_REASONS.get(minor | 0) ?? 'gssapi.refused', this.statusText(major, minor));
   }
 
-  protected finish({ major, output, peer, mechanism, flags }: Accepted): StepResult {
+  protected finish({ major, output, peer, sids, mechanism, flags }: Accepted): StepResult {
     if (mechanism !== OID.kerberos && mechanism !== OID.kerberosMicrosoft) throw new NegotiateError('gssapi.mechanism', `the library chose ${mechanism ?? 'no mechanism'}`);
     if ((major & GSS_S_CONTINUE_NEEDED) !== 0) {
       if (output.length === 0) throw new NegotiateError('gssapi.refused', 'continue needed without a token');
@@ -103,6 +133,7 @@ export class GssapiKerberosContext extends GssapiContext {
     if (peer === undefined || peer === '') throw new NegotiateError('gssapi.refused', 'no peer name');
     this.flags = flags;
     this.name = kerberosPeerName(peer);
+    this.sids = sids;
     this.state = 'done';
     this.overhead = this.computeOverhead();
     return output.length > 0 ? { token: output, done: true } : { done: true };
