@@ -136,14 +136,15 @@ function localThresholds({ width, height, data }: GrayRaster): { threshold: Int1
   const stride = columns + 1;
   const sums = new Float64Array(stride * (rows + 1));
   const counts = new Float64Array(stride * (rows + 1));
-  for (let y = 0; y < height; y++) {
+  // every other row and column: a block's mean from 16 of its 64 pixels, at a quarter of the reads
+  for (let y = 0; y < height; y += 2) {
     const t = ((y >> BLOCK_SHIFT) + 1) * stride + 1;
     const row = y * width;
-    for (let x = 0; x < width; x++) sums[t + (x >> BLOCK_SHIFT)]! += data[row + x]!;
+    for (let x = 0; x < width; x += 2) sums[t + (x >> BLOCK_SHIFT)]! += data[row + x]!;
   }
   for (let by = 0; by < rows; by++) {
-    const h = Math.min(BLOCK, height - by * BLOCK);
-    for (let bx = 0; bx < columns; bx++) counts[(by + 1) * stride + bx + 1] = h * Math.min(BLOCK, width - bx * BLOCK);
+    const h = Math.ceil(Math.min(BLOCK, height - by * BLOCK) / 2);
+    for (let bx = 0; bx < columns; bx++) counts[(by + 1) * stride + bx + 1] = h * Math.ceil(Math.min(BLOCK, width - bx * BLOCK) / 2);
   }
   for (const table of [sums, counts]) {
     for (let by = 1; by <= rows; by++) for (let bx = 1; bx <= columns; bx++) table[by * stride + bx]! += table[by * stride + bx - 1]! + table[(by - 1) * stride + bx]! - table[(by - 1) * stride + bx - 1]!;

@@ -58,6 +58,8 @@ const FINE_DPI = 200;
 const MAX_FINE_PIXELS = 4_000_000;
 /** Pixels a module a closer look aims at: zxing reads reliably from 3 up, and more only costs time. */
 const LOOK_MODULE = 4;
+/** An image this large is a scan or a photo, read on its own pixels even on a page that is rendered. */
+const MIN_SCAN_PIXELS = 1_000_000;
 /** Closer looks per page at most: a page of stamps and logos must not turn into hundreds of renders. */
 const MAX_LOOKS = 8;
 
@@ -118,11 +120,14 @@ class PageScan {
   }
 
   async run(): Promise<ScanOutcome> {
-    const contents = this.page.contents();
+    const contents = this.timed('contents', () => this.page.contents());
     // Only an image-only page whose every image was read may skip rendering.
     let render = contents.drawsMore;
     for (const image of contents.images) {
       if (Math.min(image.width, image.height) < 21) continue; // smaller than a version 1 code
+      // Where the page is rendered anyway, logos and other small pictures are left to the render; a code image or a
+      // scan is still read from its own pixels, at its own resolution.
+      if (render && !isCodeImage(image.width, image.height) && image.width * image.height < MIN_SCAN_PIXELS) continue;
       const decoded = this.clock.now();
       const read = await this.page.withImage(image, (pixels) => {
         this.trace?.('image: decode', this.clock.now() - decoded);
@@ -145,7 +150,7 @@ class PageScan {
   /** An image object: whole if it is a small square one (a QR code image), else reduced to WORK_DPI; then its leads. */
   private async readImage(image: PageImage, pixels: ImagePixels, contents: PageContents): Promise<true> {
     const { width, height } = pixels;
-    const codeImage = Math.max(width, height) <= 2000 && width / height > 0.8 && width / height < 1.25;
+    const codeImage = isCodeImage(width, height);
     // The image's resolution on the page (dots per inch), from its longer side.
     const dpi = Math.max(width, height) / (Math.max(image.box.w * contents.width, image.box.h * contents.height) / 72);
     // Whole factors only, down to 80% of WORK_DPI: a 180 dpi photo is searched at 90 dpi, a 150 dpi scan as it is.
@@ -298,6 +303,11 @@ class PageScan {
 }
 
 const UTF8 = new TextDecoder('utf-8');
+
+/** An image that could be a QR code on its own: square-ish, not a full-page scan. */
+function isCodeImage(width: number, height: number): boolean {
+  return Math.max(width, height) <= 2000 && width / height > 0.8 && width / height < 1.25;
+}
 
 /** The page box of a raster rectangle: the bounding box of its corners mapped to the page (images may be turned). */
 function pageBox(toPage: (x: number, y: number) => { x: number; y: number }, x: number, y: number, w: number, h: number): PageBox {

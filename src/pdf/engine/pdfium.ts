@@ -30,7 +30,6 @@ const FPDF_ANNOT = 0x01;
 const FPDF_PRINTING = 0x800;
 const FPDFBitmap_Gray = 1;
 const FPDFBitmap_BGR = 2;
-const FPDFBitmap_BGRx = 3;
 const FPDFBitmap_BGRA = 4;
 const FPDF_PAGEOBJ_TEXT = 1;
 const FPDF_PAGEOBJ_IMAGE = 3;
@@ -231,7 +230,8 @@ class PdfiumPage implements LastPage {
     const y0 = Math.max(0, Math.floor(box.y * fullH));
     const w = Math.max(1, Math.min(fullW, Math.ceil((box.x + box.w) * fullW)) - x0);
     const h = Math.max(1, Math.min(fullH, Math.ceil((box.y + box.h) * fullH)) - y0);
-    const bitmap = m.FPDFBitmap_CreateEx(w, h, FPDFBitmap_BGRx, 0, 0);
+    // Rendered in grey directly: faster than colour, and nothing to convert (QR codes are read in grey anyway).
+    const bitmap = m.FPDFBitmap_CreateEx(w, h, FPDFBitmap_Gray, 0, 0);
     if (!bitmap) throw new WebAssembly.RuntimeError('bitmap allocation failed');
     try {
       m.FPDFBitmap_FillRect(bitmap, 0, 0, w, h, 0xffffffff);
@@ -289,16 +289,35 @@ class PdfiumPage implements LastPage {
   /** An image drawn through a mask: /ImageMask (1 bit, no colour space) or a soft mask. */
   private hasMask(obj: number): boolean {
     const m = this.m;
+    if (m.FPDFPageObj_HasTransparency(obj)) return true;
+    // JPEG 2000 is never a stencil mask, and PDFium decodes the whole codestream to answer the metadata question.
+    if (this.filters(obj).includes('JPXDecode')) return false;
     const meta = m.pdfium.wasmExports.malloc(28);
     try {
       // FPDF_IMAGEOBJ_METADATA: width, height, horizontal_dpi, vertical_dpi, bits_per_pixel, colorspace, marked_content_id
       if (!m.FPDFImageObj_GetImageMetadata(obj, this.page, meta)) return true;
       const bitsPerPixel = m.pdfium.getValue(meta + 16, 'i32');
       const colorspace = m.pdfium.getValue(meta + 20, 'i32');
-      return (bitsPerPixel === 1 && colorspace === FPDF_COLORSPACE_UNKNOWN) || Boolean(m.FPDFPageObj_HasTransparency(obj));
+      return bitsPerPixel === 1 && colorspace === FPDF_COLORSPACE_UNKNOWN;
     } finally {
       m.pdfium.wasmExports.free(meta);
     }
+  }
+
+  /** The image's filter names (DCTDecode, JPXDecode, ...). */
+  private filters(obj: number): string[] {
+    const m = this.m;
+    const names: string[] = [];
+    const buffer = m.pdfium.wasmExports.malloc(64);
+    try {
+      for (let i = 0; i < m.FPDFImageObj_GetImageFilterCount(obj); i++) {
+        const length = m.FPDFImageObj_GetImageFilter(obj, i, buffer, 64);
+        names.push(length > 1 && length <= 64 ? String.fromCharCode(...heapOf(m).subarray(buffer, buffer + length - 1)) : '');
+      }
+    } finally {
+      m.pdfium.wasmExports.free(buffer);
+    }
+    return names;
   }
 
   async withImage<T>(image: PageImage, use: (pixels: ImagePixels) => Promise<T>): Promise<T | undefined> {
