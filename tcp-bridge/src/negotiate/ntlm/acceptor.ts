@@ -13,26 +13,44 @@
  * The CHALLENGE grants what checks.ts requires and, of the rest, only what the client asked among REQUEST_TARGET,
  * SEAL and 56: LM_KEY, DATAGRAM and anonymous logons are never granted. The proof is accepted when computed with the
  * domain the client sent (MS-NLMP 3.3.2), the account line's domain, or no domain (gss-ntlmssp's two tries).
+ *
+ * Domain accounts (`domain`, BRIDGE_NTLM_DOMAIN; pass-through through ../winbind.ts): an AUTHENTICATE that names no
+ * local account and whose domain is that domain's NetBIOS name (or empty) is checked by the domain controller, in
+ * this order after the same message checks and throttling: the AV pairs first (the DC is only asked about a response
+ * the bridge would accept, so a relayed or replayed message costs it nothing) · the DC's verdict on the NTProofStr,
+ * which answers the SessionBaseKey (= KeyExchangeKey for NTLMv2) · the MIC, with the exported session key derived
+ * from it, and the session keys, as for a local account. Local accounts are looked up first, so a users-file line
+ * wins over a domain account of the same name. The identity is the account as the domain spells it (`CORP\alice`),
+ * the SIDs winbind's (the user's, then the groups'). A refusal of the DC counts as a failed logon for the throttle;
+ * a DC or winbind that cannot be reached (`winbind.unavailable`) is refused without counting against the user. The
+ * CHALLENGE must then carry the member's NetBIOS names (`netbiosComputerName` from smb.conf's `netbios name`,
+ * `netbiosDomainName` the domain's): the DC refuses a response made for another computer (see ../winbind.ts).
  */
 
 import { randomBytes } from 'node:crypto';
-import { IntegrityError, NegotiateError, OID, type AcceptorInfo, type MechanismContext, type MicOptions, type SecurityBackend, type StepResult } from '../security-context.ts';
+import { IntegrityError, NegotiateError, normalizePeerName, OID, type AcceptorInfo, type MechanismContext, type MicOptions, type SecurityBackend, type StepResult } from '../security-context.ts';
+import { WinbindError, type DomainLogon, type WinbindAuthenticator } from '../winbind.ts';
 import { accountIdentity, type NtlmAccounts } from './accounts.ts';
 import { admitAuthenticate, admitNegotiate, checkNtlmV2Pairs, NTLM_LIMITS } from './checks.ts';
 import { computeMic, constantTimeEqual, exportedSessionKey, ntowfv2, ntProofStr, sessionBaseKey, upperInvariant } from './crypto.ts';
-import { AvId, encodeChallenge, encodeFiletime, NtlmFlag, utf16le, type AvPair } from './messages.ts';
+import { AvId, encodeChallenge, encodeFiletime, NtlmFlag, utf16le, type AuthenticateMessage, type AvPair, type NtlmV2Response } from './messages.ts';
 import { NtlmSessionSecurity } from './session-security.ts';
 import { LogonThrottle } from './throttle.ts';
 
+/** Who checks a domain account's response: the domain controller through winbind (../winbind.ts). */
+export type DomainLogons = Pick<WinbindAuthenticator, 'domain' | 'authenticate' | 'close'>;
+
 export interface NtlmBackendOptions {
   accounts: NtlmAccounts;
+  /** BRIDGE_NTLM_DOMAIN: pass-through for that domain's accounts; closed with the backend. */
+  domain?: DomainLogons;
   /** BRIDGE_DNS_IDENTITY: the server's DNS name; the default SPN is `host/<dnsIdentity>`. */
   dnsIdentity: string;
   /** Target names (SPNs) a client may name in MsvAvTargetName; compared case-insensitively. */
   targetNames?: readonly string[];
   /** Default: the first label of dnsIdentity, upper-cased, at most 15 characters. */
   netbiosComputerName?: string;
-  /** Default: WORKGROUP (a stand-alone server's local accounts). */
+  /** Default: the domain's with `domain`, else WORKGROUP (a stand-alone server's local accounts). */
   netbiosDomainName?: string;
   dnsDomainName?: string;
   /** How long a CHALLENGE stays answerable. Default 60 s (NTLM_LIMITS). */
@@ -50,7 +68,7 @@ export class NtlmBackend implements SecurityBackend {
   readonly name = 'ntlm-local';
   readonly mechanisms = [OID.ntlm] as const;
   readonly throttle: LogonThrottle;
-  readonly settings: Required<Omit<NtlmBackendOptions, 'dnsDomainName'>> & { dnsDomainName: string | undefined };
+  readonly settings: Required<Omit<NtlmBackendOptions, 'dnsDomainName' | 'domain'>> & { dnsDomainName: string | undefined; domain: DomainLogons | undefined };
   /** Stands in for an unknown user so that the proof is computed all the same. */
   private readonly decoyHash: Uint8Array;
 
@@ -59,10 +77,11 @@ export class NtlmBackend implements SecurityBackend {
     this.throttle = options.throttle ?? new LogonThrottle({ now: options.now });
     this.settings = {
       accounts: options.accounts,
+      domain: options.domain,
       dnsIdentity: options.dnsIdentity,
       targetNames: options.targetNames ?? [`host/${options.dnsIdentity}`],
       netbiosComputerName: options.netbiosComputerName ?? upperInvariant(options.dnsIdentity.split('.')[0] ?? options.dnsIdentity).slice(0, 15),
-      netbiosDomainName: options.netbiosDomainName ?? 'WORKGROUP',
+      netbiosDomainName: options.netbiosDomainName ?? options.domain?.domain ?? 'WORKGROUP',
       dnsDomainName: options.dnsDomainName,
       challengeLifetimeMs: options.challengeLifetimeMs ?? NTLM_LIMITS.challengeLifetimeMs,
       throttle: this.throttle,
@@ -79,8 +98,10 @@ export class NtlmBackend implements SecurityBackend {
     return new NtlmAcceptor(this.settings, this.decoyHash, info);
   }
 
-  /** Nothing to release: the accounts and the throttle's counts are plain memory. */
-  close(): void {}
+  /** The accounts and the throttle's counts are plain memory; pass-through's helper process is ended. */
+  close(): void {
+    this.settings.domain?.close();
+  }
 }
 
 type AcceptorState = 'negotiate' | 'authenticate' | 'done' | 'failed';
@@ -98,6 +119,7 @@ export class NtlmAcceptor implements MechanismContext {
   private flags = 0;
   private security: NtlmSessionSecurity | undefined;
   private name: string | undefined;
+  private sids: readonly string[] = [];
 
   constructor(
     private readonly settings: NtlmBackend['settings'],
@@ -111,6 +133,11 @@ export class NtlmAcceptor implements MechanismContext {
 
   get peerName(): string | undefined {
     return this.established ? this.name : undefined;
+  }
+
+  /** A domain account's SIDs from winbind; none for a local account. */
+  get peerSids(): readonly string[] {
+    return this.established ? this.sids : [];
   }
 
   get confidentiality(): boolean {
@@ -130,7 +157,7 @@ export class NtlmAcceptor implements MechanismContext {
     try {
       if (this.state === 'negotiate') return { token: this.challenge(token), done: false };
       if (this.state === 'authenticate') {
-        this.authenticate(token);
+        await this.authenticate(token);
         return { done: true };
       }
       throw new NegotiateError('ntlm.state', `no token expected in state ${this.state}`);
@@ -174,7 +201,7 @@ export class NtlmAcceptor implements MechanismContext {
     return this.challengeBytes;
   }
 
-  private authenticate(token: Uint8Array): void {
+  private async authenticate(token: Uint8Array): Promise<void> {
     const s = this.settings;
     const address = this.info.remoteAddress;
     const fail = (reason: string, detail?: string, user?: string): never => {
@@ -191,8 +218,12 @@ export class NtlmAcceptor implements MechanismContext {
     const { auth, response, claimed } = admitted;
     s.throttle.refuseBlocked(claimed, address);
 
-    // The proof, with the same work whether or not the account exists (three candidate keys each time).
     const account = s.accounts.find(auth.user, auth.domain);
+    if (account === undefined && s.domain !== undefined && (auth.domain === '' || upperInvariant(auth.domain) === s.domain.domain)) {
+      return this.passThrough(s.domain, auth, response, claimed, token);
+    }
+
+    // The proof, with the same work whether or not the account exists (three candidate keys each time).
     const hash = account?.ntHash ?? this.decoyHash;
     const candidates: Array<[string, string]> = account
       ? [
@@ -226,6 +257,43 @@ export class NtlmAcceptor implements MechanismContext {
     s.throttle.succeeded(claimed);
     this.security = new NtlmSessionSecurity(exported, 'server', (this.flags & NtlmFlag.Seal) !== 0);
     this.name = accountIdentity(account, s.netbiosComputerName);
+    this.state = 'done';
+    this.forgetHandshake();
+  }
+
+  /** A domain account: the DC checks the proof (see the header for the order). */
+  private async passThrough(domain: DomainLogons, auth: AuthenticateMessage, response: NtlmV2Response, claimed: string, token: Uint8Array): Promise<void> {
+    const s = this.settings;
+    const address = this.info.remoteAddress;
+    const fail = (reason: string, detail?: string): never => {
+      s.throttle.failed(claimed, address);
+      throw new NegotiateError(reason, detail);
+    };
+    const refusal = checkNtlmV2Pairs(auth, response, { timestamp: this.timestamp!, targetNames: s.targetNames });
+    if (refusal) fail(refusal.reason, refusal.detail);
+    let logon: DomainLogon;
+    try {
+      logon = await domain.authenticate({ user: auth.user, domain: auth.domain, serverChallenge: this.serverChallenge!, ntResponse: auth.ntResponse });
+    } catch (error) {
+      const reason = error instanceof WinbindError ? error.reason : 'winbind.failed';
+      const detail = `${claimed}: ${error instanceof WinbindError ? error.detail : String(error)}`;
+      // The domain could not answer: nothing is known against the user.
+      if (reason === 'winbind.unavailable') throw new NegotiateError(reason, detail);
+      return fail(reason, detail);
+    }
+    try {
+      // The connection may have closed while the DC was asked (dispose() forgot the handshake).
+      if (this.state !== 'authenticate' || this.negotiateBytes === undefined) throw new NegotiateError('ntlm.disposed', 'the connection closed during the logon');
+      const exported = exportedSessionKey(logon.sessionBaseKey, auth.encryptedRandomSessionKey);
+      if (!constantTimeEqual(computeMic(exported, this.negotiateBytes, this.challengeBytes!, token), auth.mic!)) fail('ntlm.bad-mic', `${claimed}: the domain's session key does not verify the MIC`);
+      s.throttle.succeeded(claimed);
+      this.security = new NtlmSessionSecurity(exported, 'server', (this.flags & NtlmFlag.Seal) !== 0);
+      exported.fill(0);
+    } finally {
+      logon.sessionBaseKey.fill(0);
+    }
+    this.name = normalizePeerName(logon.account);
+    this.sids = [logon.userSid, ...logon.groupSids];
     this.state = 'done';
     this.forgetHandshake();
   }
