@@ -1,6 +1,7 @@
 /**
- * Active Directory group names to SIDs, over LDAP (ldapts): the roles file may name `DOMAIN\Group`, a logon carries
- * group SIDs (the Kerberos PAC through pac.ts, winbind for NTLM through winbind.ts), and this module connects the two.
+ * Active Directory group (and user) names to SIDs, over LDAP (ldapts): the roles file may name `DOMAIN\Group`, a
+ * logon carries SIDs (the Kerberos PAC through pac.ts, winbind for NTLM through winbind.ts), and this module connects
+ * the two. ../directory.ts wires it to the roles.
  * Membership itself is never read here: the domain controller puts it in the PAC (nested groups expanded) at each
  * logon, so a user added to a group gets the role at their next logon without the bridge asking anything. What LDAP
  * answers is only which SID a name stands for, which changes when a group is deleted and re-created or renamed:
@@ -16,9 +17,12 @@
  * Decisions:
  * - One domain: the one the service account binds to. Its NetBIOS name (the `DOMAIN` of `DOMAIN\Group`) is read from
  *   the crossRef of its naming context (CN=Partitions of the configuration naming context, nETBIOSName); a name with
- *   another domain part is refused at start (trusted domains are not resolved here: write their SIDs). Names are
- *   matched case-insensitively on sAMAccountName among objectClass=group, the filter built by ldapts' EqualityFilter
- *   (escaped), so a name cannot inject filter syntax.
+ *   another domain part is refused at start (trusted domains are not resolved here: write their SIDs), unless
+ *   `otherDomains: 'ignore'` (the roles file also names local NTLM accounts and Kerberos principals of other realms,
+ *   which match by name): then it is left unresolved and listed in `foreign`. Names are matched case-insensitively on
+ *   sAMAccountName among groups and users (objectClass group or user: a user's own SID is in their PAC too, so
+ *   `CORP\alice` matches alice however she logs on), the filter built by ldapts' EqualityFilter (escaped), so a name
+ *   cannot inject filter syntax.
  * - Bind: a simple bind with a service account (a UPN `svc@corp.example`, `DOMAIN\svc` or a DN) over LDAPS, or over
  *   LDAP with StartTLS (`startTls: true`); a plain ldap:// URL without StartTLS is refused, because AD answers a
  *   cleartext simple bind only when it does not require signing and the password would cross the network readable.
@@ -51,8 +55,10 @@ export interface AdGroupResolverOptions {
   /** The service account: `svc@corp.example`, `CORP\svc` or its DN. */
   bindDn: string;
   password: string;
-  /** `DOMAIN\Group` names to resolve. */
+  /** `DOMAIN\Group` (or `DOMAIN\user`) names to resolve. */
   names: readonly string[];
+  /** A name of another domain: refused (the default), or left unresolved (listed in `foreign`). */
+  otherDomains?: 'refuse' | 'ignore';
   /** Upgrade an ldap:// connection with StartTLS before binding. */
   startTls?: boolean;
   /** TLS options (the DC's CA in `ca`, `servername` when the URL names an address). */
@@ -82,6 +88,8 @@ export interface Resolution {
   sids: Map<string, string>;
   /** groupKey of the names asked for and not found. */
   missing: string[];
+  /** groupKey of the names of other domains, left unresolved (`otherDomains: 'ignore'`). */
+  foreign: string[];
 }
 
 /** Connects, binds, resolves `names` once, unbinds. Throws AdGroupsError (names of another domain, LDAP failures). */
@@ -122,10 +130,15 @@ export async function resolveGroups(options: Omit<AdGroupResolverOptions, 'refre
     if (!domainSid) throw new AdGroupsError(`${options.url}: ${baseDn} has no objectSid`);
 
     const wanted = new Map<string, string>(); // sAMAccountName (lower) → key
+    const foreign: string[] = [];
     for (const name of options.names) {
       const key = groupKey(name);
       const [domainPart, group] = key.split('\\') as [string, string];
       if (domainPart !== netbiosDomain.toLowerCase()) {
+        if (options.otherDomains === 'ignore') {
+          foreign.push(key);
+          continue;
+        }
         throw new AdGroupsError(`"${name}": the bind account's domain is ${netbiosDomain}; groups of other domains are not resolved (write their SID)`);
       }
       wanted.set(group, key);
@@ -139,7 +152,7 @@ export async function resolveGroups(options: Omit<AdGroupResolverOptions, 'refre
           scope: 'sub',
           filter: new AndFilter({
             filters: [
-              new EqualityFilter({ attribute: 'objectClass', value: 'group' }),
+              new OrFilter({ filters: [new EqualityFilter({ attribute: 'objectClass', value: 'group' }), new EqualityFilter({ attribute: 'objectClass', value: 'user' })] }),
               new OrFilter({ filters: chunk.map((g) => new EqualityFilter({ attribute: 'sAMAccountName', value: g })) }),
             ],
           }),
@@ -155,7 +168,7 @@ export async function resolveGroups(options: Omit<AdGroupResolverOptions, 'refre
         if (key !== undefined && sid !== undefined) sids.set(key, sid);
       }
     }
-    return { netbiosDomain, domainSid, baseDn, sids, missing: [...wanted.values()].filter((k) => !sids.has(k)) };
+    return { netbiosDomain, domainSid, baseDn, sids, missing: [...wanted.values()].filter((k) => !sids.has(k)), foreign };
   } finally {
     await client.unbind().catch(() => undefined);
   }
@@ -184,7 +197,7 @@ export class AdGroupResolver {
   static async start(options: AdGroupResolverOptions): Promise<AdGroupResolver> {
     const resolution = await resolveGroups(options);
     if (resolution.missing.length > 0) {
-      throw new AdGroupsError(`no group ${resolution.missing.map((k) => `"${k}"`).join(', ')} in ${resolution.netbiosDomain} (${resolution.baseDn})`);
+      throw new AdGroupsError(`no group or user ${resolution.missing.map((k) => `"${k}"`).join(', ')} in ${resolution.netbiosDomain} (${resolution.baseDn})`);
     }
     return new AdGroupResolver(options, resolution);
   }
@@ -203,6 +216,11 @@ export class AdGroupResolver {
   /** groupKey → SID, as of the last successful resolution. */
   get sids(): ReadonlyMap<string, string> {
     return this.current.sids;
+  }
+
+  /** The names of other domains left unresolved (`otherDomains: 'ignore'`). */
+  get foreign(): readonly string[] {
+    return this.current.foreign;
   }
 
   get domain(): { netbios: string; sid: string } {

@@ -1,9 +1,9 @@
 /**
- * ad-groups.ts against a Samba AD DC (test/support/samba-ad.ts): `DOMAIN\Group` names resolved to the SIDs the PAC
- * carries, over LDAPS and over LDAP with StartTLS, with a simple bind as the service account svc-idb; the refusals
- * (a cleartext simple bind, a wrong password, a disabled account, an untrusted certificate, a group that does not
- * exist, a group of another domain); the refresh (a group re-created gets its new SID, a deleted one is dropped, an
- * unreachable DC keeps the last answer).
+ * ad-groups.ts against a Samba AD DC (test/support/samba-ad.ts): `DOMAIN\Group` names (and users') resolved to the
+ * SIDs the PAC carries, over LDAPS and over LDAP with StartTLS, with a simple bind as the service account svc-idb;
+ * other domains' names refused or left unresolved; the refusals (a cleartext simple bind, a wrong password, a
+ * disabled account, an untrusted certificate, a group that does not exist, a group of another domain); the refresh
+ * (a group re-created gets its new SID, a deleted one is dropped, an unreachable DC keeps the last answer).
  *
  * Skipped with a message where Samba cannot start (see samba-ad.ts).
  */
@@ -91,11 +91,21 @@ describeSamba('AD group names to SIDs over LDAP (ad-groups.ts, ldapts)', () => {
     await expect(resolveGroups({ ...options(d), tlsOptions: { ca: d.caPem, servername: 'other.samdom.test' } })).rejects.toThrow(/altnames|Hostname|does not match/i);
   });
 
+  it("resolves users too (a user's own SID is in her PAC); with otherDomains: 'ignore' other domains' names are left unresolved", async (ctx) => {
+    const d = need(ctx);
+    const resolver = await AdGroupResolver.start(options(d, { names: ['SAMDOM\\alice', 'SAMDOM\\idb-team', 'TESTDOM\\local'], otherDomains: 'ignore' }));
+    resolvers.push(resolver);
+    expect(resolver.sidOf('SAMDOM\\Alice')).toBe(await d.sidOf('alice'));
+    expect(resolver.sidOf('SAMDOM\\idb-team')).toBe(sids.get('idb-team'));
+    expect(resolver.sidOf('TESTDOM\\local')).toBeUndefined();
+    expect(resolver.foreign).toEqual(['testdom\\local']);
+  });
+
   it('at start, a group that does not exist or of another domain stops it', async (ctx) => {
     const d = need(ctx);
-    await expect(AdGroupResolver.start(options(d, { names: ['SAMDOM\\idb-team', 'SAMDOM\\idb-typo'] }))).rejects.toThrow(/no group "samdom\\idb-typo"/);
+    await expect(AdGroupResolver.start(options(d, { names: ['SAMDOM\\idb-team', 'SAMDOM\\idb-typo'] }))).rejects.toThrow(/no group or user "samdom\\idb-typo"/);
     await expect(AdGroupResolver.start(options(d, { names: ['OTHER\\idb-team'] }))).rejects.toThrow(AdGroupsError);
-    await expect(AdGroupResolver.start(options(d, { names: ['SAMDOM\\*)(objectClass=*'] }))).rejects.toThrow(/no group/);
+    await expect(AdGroupResolver.start(options(d, { names: ['SAMDOM\\*)(objectClass=*'] }))).rejects.toThrow(/no group or user/);
   });
 
   it('refresh: a re-created group gets its new SID, a deleted one is dropped, an unreachable DC keeps the last answer', async (ctx) => {
