@@ -4,8 +4,10 @@
  * ChannelInitializationTimeout, 30 s), BRIDGE_IDLE_TIMEOUT_MS (WCF's ReceiveTimeout, 10 min), BRIDGE_SHUTDOWN_MS (how
  * long a shutdown waits for calls in flight), BRIDGE_MAX_CALLS_PER_CONNECTION, BRIDGE_NTLM_BACKEND (which NTLM acceptor
  * checks BRIDGE_NTLM_USERS: `typescript`, the default, or `gssapi`, gss-ntlmssp through the system GSSAPI),
- * BRIDGE_MESSAGE_TIMEOUT_MS (how long one message may take to arrive, 2 min: a 64 MiB message at 4.5 Mbit/s).
- * BRIDGE_MAX_INFLIGHT_MB, BRIDGE_METRICS_PORT and BRIDGE_METRICS_HOST are RUN.md's.
+ * BRIDGE_MESSAGE_TIMEOUT_MS (how long one message may take to arrive, 2 min: a 64 MiB message at 4.5 Mbit/s), and
+ * for Active Directory groups in the roles file BRIDGE_LDAP_URL, BRIDGE_LDAP_BIND_DN, BRIDGE_LDAP_PASSWORD_FILE,
+ * BRIDGE_LDAP_CA_FILE and BRIDGE_LDAP_REFRESH_MS (see LdapSettings). BRIDGE_MAX_INFLIGHT_MB, BRIDGE_METRICS_PORT,
+ * BRIDGE_METRICS_HOST and BRIDGE_NTLM_DOMAIN are RUN.md's.
  *
  * The bridge's settings are read from the environment here only (main.ts hands over process.env; LOG_LEVEL is
  * #idb's): the Windows security backends (negotiate/) are made from this configuration. MIT's library reads its own
@@ -34,9 +36,31 @@ export interface BridgeConfig extends IdbConfig {
   ntlmBackend: NtlmBackendKind;
   /** KRB5_KTNAME: the keytab for host/<dns identity> (Windows security with Kerberos). */
   keytab: string | undefined;
+  /** BRIDGE_NTLM_DOMAIN: the NetBIOS name (upper case) of the AD domain whose NTLM logons winbind checks. */
+  ntlmDomain: string | undefined;
+  /** BRIDGE_LDAP_*: where the roles file's `DOMAIN\name` entries are resolved to SIDs; undefined: not resolved. */
+  ldap: LdapSettings | undefined;
 }
 
 export type NtlmBackendKind = 'typescript' | 'gssapi';
+
+/**
+ * The directory the roles file's Active Directory names are resolved in (negotiate/ad-groups.ts): a simple bind as a
+ * service account, never in clear: `ldaps://`, or `ldap://` upgraded with StartTLS before the bind.
+ */
+export interface LdapSettings {
+  /** BRIDGE_LDAP_URL: `ldaps://dc.corp.example` or `ldap://dc.corp.example` (then StartTLS). */
+  url: string;
+  startTls: boolean;
+  /** BRIDGE_LDAP_BIND_DN: the service account, `svc@corp.example`, `CORP\svc` or a DN. */
+  bindDn: string;
+  /** BRIDGE_LDAP_PASSWORD_FILE: its password, a secret file (chmod 600). */
+  passwordFile: string;
+  /** BRIDGE_LDAP_CA_FILE: PEM of the CA that signed the DCs' certificates; unset: the system's CAs. */
+  caFile: string | undefined;
+  /** BRIDGE_LDAP_REFRESH_MS: how often names are resolved again (a group re-created gets a new SID). 0: never. */
+  refreshMs: number;
+}
 
 export function readBridgeConfig(env: Environment): BridgeConfig {
   const ntlmBackend = env.BRIDGE_NTLM_BACKEND || 'typescript';
@@ -46,6 +70,11 @@ export function readBridgeConfig(env: Environment): BridgeConfig {
   const idb = readIdbConfig(env);
   const keytab = env.KRB5_KTNAME || undefined;
   if (idb.endpoint.security === 'windows' && keytab !== undefined) checkReplayCache(env.KRB5RCACHENAME, env.KRB5RCACHETYPE);
+  const ntlmDomain = env.BRIDGE_NTLM_DOMAIN || undefined;
+  if (ntlmDomain !== undefined) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9.-]{0,14}$/.test(ntlmDomain)) throw new ConfigError(`BRIDGE_NTLM_DOMAIN must be the domain's NetBIOS name (CORP, at most 15 characters), not "${ntlmDomain}"`);
+    if (ntlmBackend === 'gssapi') throw new ConfigError('BRIDGE_NTLM_DOMAIN is checked by the built-in NTLM acceptor: leave BRIDGE_NTLM_BACKEND unset (typescript)');
+  }
   return {
     ...idb,
     initTimeoutMs: integer(env, 'BRIDGE_INIT_TIMEOUT_MS', 30_000, 100, 600_000),
@@ -58,6 +87,30 @@ export function readBridgeConfig(env: Environment): BridgeConfig {
     ntlmUsersFile: env.BRIDGE_NTLM_USERS || undefined,
     ntlmBackend,
     keytab,
+    ntlmDomain: ntlmDomain?.toUpperCase(),
+    ldap: readLdapSettings(env),
+  };
+}
+
+function readLdapSettings(env: Environment): LdapSettings | undefined {
+  const url = env.BRIDGE_LDAP_URL || undefined;
+  if (url === undefined) {
+    const stray = ['BRIDGE_LDAP_BIND_DN', 'BRIDGE_LDAP_PASSWORD_FILE', 'BRIDGE_LDAP_CA_FILE', 'BRIDGE_LDAP_REFRESH_MS'].filter((name) => env[name]);
+    if (stray.length > 0) throw new ConfigError(`${stray.join(', ')} without BRIDGE_LDAP_URL`);
+    return undefined;
+  }
+  const protocol = /^(ldaps?):\/\/[^/]/i.exec(url)?.[1]?.toLowerCase();
+  if (protocol === undefined) throw new ConfigError(`BRIDGE_LDAP_URL must be ldaps://host[:port] or ldap://host[:port] (then StartTLS), not "${url}"`);
+  const bindDn = env.BRIDGE_LDAP_BIND_DN || undefined;
+  const passwordFile = env.BRIDGE_LDAP_PASSWORD_FILE || undefined;
+  if (bindDn === undefined || passwordFile === undefined) throw new ConfigError('BRIDGE_LDAP_URL needs BRIDGE_LDAP_BIND_DN and BRIDGE_LDAP_PASSWORD_FILE (a service account and its password)');
+  return {
+    url,
+    startTls: protocol === 'ldap',
+    bindDn,
+    passwordFile,
+    caFile: env.BRIDGE_LDAP_CA_FILE || undefined,
+    refreshMs: integer(env, 'BRIDGE_LDAP_REFRESH_MS', 900_000, 0, 86_400_000),
   };
 }
 

@@ -1,19 +1,12 @@
 /** `npm run bridge`: IIDBService over net.tcp on Node, configured from the environment (spec/RUN.md). */
 import { jsonLogger, readLogLevel } from '#idb';
-import { openNodeIdbService } from '#idb/node';
+import { openBridge } from './bridge.ts';
 import { readBridgeConfig } from './config.ts';
-import { securityBackends, startBridge } from './server.ts';
 
 const logger = jsonLogger(readLogLevel(process.env), (line) => process.stdout.write(line + '\n'));
 
 try {
-  const config = readBridgeConfig(process.env);
-  const backends = securityBackends(config);
-  const service = await openNodeIdbService(config, logger);
-  const bridge = await startBridge(config, service, logger, backends).catch(async (error: unknown) => {
-    await service.close();
-    throw error;
-  });
+  const bridge = await openBridge(readBridgeConfig(process.env), logger);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       logger.log('info', 'shutting down', { signal, connections: bridge.connections() });

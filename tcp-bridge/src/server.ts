@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { ConfigError, type IdbService, type Logger } from '#idb';
-import { gssapiBackendFor, negotiateUpgrade, NtlmAccounts, NtlmBackend, type SecurityBackend } from './negotiate/index.ts';
+import { gssapiBackendFor, negotiateUpgrade, NtlmAccounts, NtlmBackend, WinbindAuthenticator, type DomainLogons, type SecurityBackend, type WinbindOptions } from './negotiate/index.ts';
 import { BridgeConnection } from './connection.ts';
 import { MessageBudget } from './message-budget.ts';
 import { BridgeMetrics, serveMetrics, type MetricsListener } from './metrics.ts';
@@ -34,31 +34,75 @@ export interface RunningBridge {
   close(): Promise<void>;
 }
 
+/** NTLM pass-through for BRIDGE_NTLM_DOMAIN: who checks, and the member's NetBIOS computer name the CHALLENGE carries. */
+export interface DomainNtlm {
+  logons: DomainLogons;
+  computerName: string;
+}
+
+/**
+ * BRIDGE_NTLM_DOMAIN's winbind and the member's names (testparm over smb.conf), read at start: ConfigError when they
+ * cannot be read or smb.conf's workgroup is another domain. `options`: another smb.conf, environment or tools
+ * (tests; unusual installs).
+ */
+export async function openDomainNtlm(domain: string, options: Omit<WinbindOptions, 'domain'> = {}): Promise<DomainNtlm> {
+  const logons = new WinbindAuthenticator({ domain, ...options });
+  try {
+    const names = await logons.memberNames();
+    return { logons, computerName: names.computer };
+  } catch (error) {
+    logons.close();
+    throw new ConfigError(`BRIDGE_NTLM_DOMAIN=${domain}: ${error instanceof Error ? error.message : String(error)} (is this host a member joined with net ads join, samba-common-bin and winbind installed?)`);
+  }
+}
+
 /**
  * The acceptor backends Windows security offers, from the configuration; undefined in security mode None. Throws
  * ConfigError before anything is opened when Windows security has nothing to accept with, or a secret file is
  * readable by others. BRIDGE_NTLM_BACKEND=gssapi checks BRIDGE_NTLM_USERS through gss-ntlmssp (the GSSAPI backend
- * then offers NTLM beside Kerberos) instead of the TypeScript NtlmBackend.
+ * then offers NTLM beside Kerberos) instead of the TypeScript NtlmBackend. With BRIDGE_NTLM_DOMAIN the TypeScript
+ * acceptor also passes that domain's accounts to its DC: `domainNtlm` (openDomainNtlm, or openSecurityBackends).
  */
-export function securityBackends(config: BridgeConfig): SecurityBackend[] | undefined {
+export function securityBackends(config: BridgeConfig, options: { domainNtlm?: DomainNtlm } = {}): SecurityBackend[] | undefined {
   if (config.endpoint.security === 'none') return undefined;
   if (config.ntlmBackend === 'gssapi' && config.ntlmUsersFile === undefined) {
     throw new ConfigError('BRIDGE_NTLM_BACKEND=gssapi checks the accounts of BRIDGE_NTLM_USERS through gss-ntlmssp: set BRIDGE_NTLM_USERS too');
   }
+  const domain = options.domainNtlm;
+  if (config.ntlmDomain !== undefined && domain === undefined) throw new ConfigError('BRIDGE_NTLM_DOMAIN: the member names are read at start (openSecurityBackends)');
   // Kerberos first (SPNEGO serves the client's preferred mechanism among those offered); the GSSAPI backend also
-  // offers NTLM with BRIDGE_NTLM_BACKEND=gssapi, else the TypeScript acceptor checks BRIDGE_NTLM_USERS.
+  // offers NTLM with BRIDGE_NTLM_BACKEND=gssapi, else the TypeScript acceptor checks BRIDGE_NTLM_USERS and the domain.
   const backends: SecurityBackend[] = [];
   const gssapi = gssapiBackendFor(config);
   if (gssapi !== undefined) backends.push(gssapi);
-  if (config.ntlmBackend === 'typescript' && config.ntlmUsersFile !== undefined) {
-    backends.push(new NtlmBackend({ accounts: NtlmAccounts.load(config.ntlmUsersFile), dnsIdentity: config.endpoint.dnsIdentity }));
+  if (config.ntlmBackend === 'typescript' && (config.ntlmUsersFile !== undefined || domain !== undefined)) {
+    const accounts = config.ntlmUsersFile === undefined ? NtlmAccounts.parse('') : NtlmAccounts.load(config.ntlmUsersFile);
+    backends.push(
+      new NtlmBackend({
+        accounts,
+        dnsIdentity: config.endpoint.dnsIdentity,
+        // A domain's DC accepts a response only when the CHALLENGE names this member as the domain knows it.
+        ...(domain === undefined ? {} : { domain: domain.logons, netbiosComputerName: domain.computerName }),
+      }),
+    );
   }
   if (backends.length === 0) {
     throw new ConfigError(
-      'BRIDGE_SECURITY=windows needs something to accept credentials with: KRB5_KTNAME (a keytab for host/<BRIDGE_DNS_IDENTITY>) and/or BRIDGE_NTLM_USERS (local NTLM accounts); or BRIDGE_SECURITY=none for clients configured with SecurityMode.None.',
+      'BRIDGE_SECURITY=windows needs something to accept credentials with: KRB5_KTNAME (a keytab for host/<BRIDGE_DNS_IDENTITY>), BRIDGE_NTLM_USERS (local NTLM accounts) and/or BRIDGE_NTLM_DOMAIN (domain accounts over NTLM); or BRIDGE_SECURITY=none for clients configured with SecurityMode.None.',
     );
   }
   return backends;
+}
+
+/** securityBackends, with BRIDGE_NTLM_DOMAIN's winbind opened first (`winbind`: openDomainNtlm's options). */
+export async function openSecurityBackends(config: BridgeConfig, winbind: Omit<WinbindOptions, 'domain'> = {}): Promise<SecurityBackend[] | undefined> {
+  const domainNtlm = config.endpoint.security === 'windows' && config.ntlmDomain !== undefined ? await openDomainNtlm(config.ntlmDomain, winbind) : undefined;
+  try {
+    return securityBackends(config, { domainNtlm });
+  } catch (error) {
+    domainNtlm?.logons.close();
+    throw error;
+  }
 }
 
 export async function startBridge(config: BridgeConfig, service: IdbService, logger: Logger, backends = securityBackends(config)): Promise<RunningBridge> {

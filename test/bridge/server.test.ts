@@ -368,3 +368,32 @@ describe('tcp-bridge server: audit lines and metrics (BRIDGE_METRICS_PORT)', () 
     expect((await fetch(`http://127.0.0.1:${running.metricsPort}/metrics`, { method: 'POST' })).status).toBe(405);
   });
 });
+
+describe('tcp-bridge settings for Active Directory (BRIDGE_NTLM_DOMAIN, BRIDGE_LDAP_*)', () => {
+  it('reads the NetBIOS domain of NTLM pass-through, upper-cased, and refuses what is no NetBIOS name or the gssapi backend', () => {
+    expect(readBridgeConfig({ BRIDGE_NTLM_DOMAIN: 'corp' }).ntlmDomain).toBe('CORP');
+    expect(readBridgeConfig({}).ntlmDomain).toBeUndefined();
+    expect(() => readBridgeConfig({ BRIDGE_NTLM_DOMAIN: 'corp.example.com.very' })).toThrow(/NetBIOS name/);
+    expect(() => readBridgeConfig({ BRIDGE_NTLM_DOMAIN: 'CORP\\x' })).toThrow(/NetBIOS name/);
+    expect(() => readBridgeConfig({ BRIDGE_NTLM_DOMAIN: 'CORP', BRIDGE_NTLM_BACKEND: 'gssapi', BRIDGE_NTLM_USERS: '/u' })).toThrow(/built-in NTLM acceptor/);
+    // The member's names are read at start (openSecurityBackends); the synchronous builder does not guess them.
+    expect(() => securityBackends(readBridgeConfig({ BRIDGE_NTLM_DOMAIN: 'CORP' }))).toThrow(/openSecurityBackends/);
+  });
+
+  it('reads the LDAP settings: ldaps://, or ldap:// with StartTLS; a bind account and its password file are required', () => {
+    const env = { BRIDGE_LDAP_BIND_DN: 'svc@corp.example', BRIDGE_LDAP_PASSWORD_FILE: '/etc/idb-bridge/ldap-password' };
+    expect(readBridgeConfig({}).ldap).toBeUndefined();
+    expect(readBridgeConfig({ ...env, BRIDGE_LDAP_URL: 'ldaps://dc1.corp.example', BRIDGE_LDAP_CA_FILE: '/etc/ssl/corp-ca.pem' }).ldap).toEqual({
+      url: 'ldaps://dc1.corp.example',
+      startTls: false,
+      bindDn: 'svc@corp.example',
+      passwordFile: '/etc/idb-bridge/ldap-password',
+      caFile: '/etc/ssl/corp-ca.pem',
+      refreshMs: 900_000,
+    });
+    expect(readBridgeConfig({ ...env, BRIDGE_LDAP_URL: 'LDAP://dc1.corp.example:389', BRIDGE_LDAP_REFRESH_MS: '0' }).ldap).toMatchObject({ startTls: true, caFile: undefined, refreshMs: 0 });
+    expect(() => readBridgeConfig({ ...env, BRIDGE_LDAP_URL: 'https://dc1.corp.example' })).toThrow(/ldaps:\/\/host/);
+    expect(() => readBridgeConfig({ BRIDGE_LDAP_URL: 'ldaps://dc1.corp.example' })).toThrow(/BRIDGE_LDAP_BIND_DN and BRIDGE_LDAP_PASSWORD_FILE/);
+    expect(() => readBridgeConfig(env)).toThrow(/BRIDGE_LDAP_BIND_DN, BRIDGE_LDAP_PASSWORD_FILE without BRIDGE_LDAP_URL/);
+  });
+});
