@@ -11,50 +11,21 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeEnvelope, encodeEnvelope, ReaderSession, stringText, WriterSession, type XmlDocument } from '../../tcp-bridge/src/binary-xml/index.ts';
 import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
-import { clientPreamble, framing, NEGOTIATE_UPGRADE, sizedEnvelope } from '../../tcp-bridge/src/framing/index.ts';
 import { securityBackends, startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
-import { readInt31 } from '../../tcp-bridge/src/bytes.ts';
 import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
 import { describeShared } from '../support/corpus.ts';
 import { krb5Missing, startTestRealm, type TestRealm } from '../support/krb5-realm.ts';
 import { initiatorsAvailable, ntlmClientAccount, runNnsClient } from '../support/negotiate-echo.ts';
 import { NetTcpTestClient } from '../support/nettcp.ts';
-import { param, path, request, textOf } from '../support/soap.ts';
+import { faultName, nettcpSession as session, resultOf as result, sqlCall as sql, VIA } from '../support/nettcp-calls.ts';
+import { request } from '../support/soap.ts';
 
 const available = initiatorsAvailable();
 if (!available.gssapi) console.warn('[bridge windows] /usr/bin/python3 with gssapi and gss-ntlmssp not found: the Windows security suite is skipped.');
 
 const krb5 = krb5Missing();
 if (krb5.length > 0) console.warn(`[bridge windows] missing ${krb5.join(', ')}: the Kerberos suite is skipped.`);
-
-const VIA = 'net.tcp://localhost:8808/IDBService';
-const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
-const EMPTY = '00000000-0000-0000-0000-000000000000';
-
-/** The calls of one session as framing bytes, and a reader of the server's answers in the same order. */
-function session(calls: XmlDocument[]) {
-  const writer = new WriterSession();
-  const messages = [framing().preambleEnd().finish(), ...calls.map((call) => sizedEnvelope(encodeEnvelope(call, writer)))];
-  const read = (replies: string[]) => {
-    expect(replies[0]).toBe('0b'); // PreambleAck
-    const reader = new ReaderSession();
-    return replies.slice(1).map((reply) => {
-      const bytes = Buffer.from(reply, 'hex');
-      expect(bytes[0]).toBe(0x06);
-      const size = readInt31(bytes, 1);
-      if (typeof size !== 'object') throw new Error('bad envelope size');
-      return decodeEnvelope(bytes.subarray(1 + size.size), reader).document;
-    });
-  };
-  return { args: ['--preamble', hex(clientPreamble(VIA, NEGOTIATE_UPGRADE)), ...messages.flatMap((m) => ['--message', hex(m)])], read };
-}
-
-const body = (document: XmlDocument) => path(document, 'Envelope', 'Body');
-const result = (document: XmlDocument, operation: string) => textOf(path(document, 'Envelope', 'Body', `${operation}Response`, `${operation}Result`));
-const faultName = (document: XmlDocument) => textOf(path(body(document), 'Fault', 'Code', 'Subcode', 'Value')).replace(/^\w+:/, '');
-const sql = (operation: string, text: string) => request(operation, [param('requestId', [stringText(EMPTY)]), param('sql', [stringText(text)]), param('parameters', [])]);
 
 /** The first test's session: Heartbeat, a table created, a row written and read back through the sealed stream. */
 async function sealedWriterSession(port: number, account: Record<string, string>): Promise<void> {

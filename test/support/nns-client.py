@@ -21,8 +21,8 @@ when only signing was negotiated. The credentials of gssapi modes come from NTLM
 Kerberos ticket cache KRB5CCNAME (after kinit); impacket modes take --user DOMAIN\\user --password P. Prints one JSON
 object: {"result": "ok" | "refused" | "closed", ...}.
 
+--target NAME       the service, host-based (default host@localhost), for NTLM (MsvAvTargetName) and Kerberos
 Kerberos options (with --krb5):
-  --target NAME     the service, host-based (default host@localhost)
   --no-mutual       do not ask for mutual authentication
   --dotnet-flags    ask for what .NET's NegotiateStream asks for: Confidentiality + MutualAuth (EncryptAndSign), or
                     Integrity + ReplayDetect + SequenceDetect + MutualAuth (--sign-only)
@@ -185,7 +185,8 @@ def gss_handshake(sock, sign_only, record, args=None):
         flags = gssapi.RequirementFlag.integrity | gssapi.RequirementFlag.out_of_sequence_detection | gssapi.RequirementFlag.replay_detection
         if not sign_only:
             flags |= gssapi.RequirementFlag.confidentiality
-        name = gssapi.Name("host@localhost", gssapi.NameType.hostbased_service)
+        # The target (--target) is NTLM's MsvAvTargetName too, which the bridge checks against its SPN.
+        name = gssapi.Name(args.target if args is not None else "host@localhost", gssapi.NameType.hostbased_service)
         ctx = gssapi.SecurityContext(name=name, mech=spnego, usage="initiate", flags=flags)
     token = ctx.step()
     sent = []
