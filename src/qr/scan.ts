@@ -29,8 +29,9 @@ export interface ScanOptions {
  *    from a crop at the image's full resolution (a 12-megapixel photo is read whole only once, by the image decoder);
  * 2. unless the page is images only: the page rendered at 100 dpi (a version 10-13 bill code gets about 2.6 pixels
  *    a module, enough for vector bills and clean scans), doubtful places rendered again at a higher resolution;
- * 3. only when no valid bill was found: the payment part (bottom 105 mm) at 150 dpi, the page at 150 dpi and at
- *    300 dpi with zxing's tryHarder, for small codes and poor scans that left no trace at 100 dpi.
+ * 3. only when no valid bill was found: an image-only page's images again, finer and with zxing's tryHarder; any other
+ *    page rendered: the payment part (bottom 105 mm) at 150 dpi, the page at 150 dpi and at 300 dpi with tryHarder,
+ *    for small codes and poor scans that left no trace at 100 dpi.
  * The answer is the first valid bill in reading order among all codes found, whichever step found which. The search
  * stops early only when nothing left could come before that bill: every image read, and no finder pattern or
  * undecoded code that no read code explains lying before it (see leads.ts).
@@ -52,7 +53,7 @@ const MAX_WORK_PIXELS = 2_500_000;
 /**
  * Where a page is images only and no bill was found in an image at WORK_DPI, the image is read again while its pixels
  * are at hand: at about FINE_DPI (at most MAX_FINE_PIXELS) with zxing's tryHarder. Rendering the page could show no
- * more than these pixels.
+ * more than these pixels, so such a page is never rendered.
  */
 const FINE_DPI = 200;
 const MAX_FINE_PIXELS = 4_000_000;
@@ -130,7 +131,7 @@ class PageScan {
       if (render && !isCodeImage(image.width, image.height) && image.width * image.height < MIN_SCAN_PIXELS) continue;
       const decoded = this.clock.now();
       const read = await this.page.withImage(image, (pixels) => {
-        this.trace?.('image: decode', this.clock.now() - decoded);
+        this.trace?.('images: decode', this.clock.now() - decoded);
         return this.readImage(image, pixels, contents);
       });
       if (read === undefined) render = true; // its pixels could not be had: the render must show it
@@ -155,8 +156,7 @@ class PageScan {
     const dpi = Math.max(width, height) / (Math.max(image.box.w * contents.width, image.box.h * contents.height) / 72);
     // Whole factors only, down to 80% of WORK_DPI: a 180 dpi photo is searched at 90 dpi, a 150 dpi scan as it is.
     const factor = codeImage ? 1 : Math.max(1, Math.floor(dpi / (0.8 * WORK_DPI)), Math.ceil(Math.sqrt((width * height) / MAX_WORK_PIXELS)));
-    let raster = this.timed('image: reduce', () => pixels.read(0, 0, width, height, factor));
-    // raster pixel -> image pixel
+    let raster = this.timed('images: reduce', () => pixels.read(0, 0, width, height, factor));
     let toImage = (x: number, y: number) => ({ x: x * factor, y: y * factor });
     if (codeImage) {
       const scale = Math.max(1, Math.ceil(200 / Math.min(width, height)));
@@ -164,14 +164,34 @@ class PageScan {
       raster = framed(raster, scale, margin);
       toImage = (x, y) => ({ x: (x - margin) / scale, y: (y - margin) / scale });
     }
+    await this.readImageRaster('images', image, pixels, raster, toImage, false);
+    // An image-only page has its bill in an image or nowhere. While the pixels are at hand, an image without one is
+    // read again: a code image with tryHarder, a larger one at about FINE_DPI with tryHarder too.
+    if (contents.drawsMore || this.firstBillCode()) return true;
+    if (codeImage) {
+      await this.readImageRaster('images-fine', image, pixels, raster, toImage, true);
+    } else {
+      const fine = Math.max(1, Math.floor(dpi / FINE_DPI), Math.ceil(Math.sqrt((width * height) / MAX_FINE_PIXELS)));
+      const fineRaster = this.timed('images-fine: reduce', () => pixels.read(0, 0, width, height, fine));
+      await this.readImageRaster('images-fine', image, pixels, fineRaster, (x, y) => ({ x: x * fine, y: y * fine }), true);
+    }
+    return true;
+  }
+
+  /**
+   * A raster made from an image (`toImage` maps its pixels to the image's): its codes, then its leads, each looked at
+   * closer in a crop from the image's full resolution at about LOOK_MODULE pixels a module. Finders are looked for on
+   * the first reading only; the second one, with tryHarder, has zxing's outlines.
+   */
+  private async readImageRaster(pass: 'images' | 'images-fine', image: PageImage, pixels: ImagePixels, raster: GrayRaster, toImage: (x: number, y: number) => { x: number; y: number }, tryHarder: boolean): Promise<void> {
+    const { width, height } = pixels;
     const toPage = (x: number, y: number) => {
       const p = toImage(x, y);
       return image.toPage(p.x / width, p.y / height);
     };
-    const reading = await this.timed('image: zxing', () => this.read(raster, false));
-    this.add('images', reading, raster, toPage);
-    const leads = this.timed('image: finders', () => leadsIn(raster, reading, { finders: true })).map((lead): PageLead => {
-      // A closer look: the lead's rectangle from the image's full resolution, at about LOOK_MODULE pixels a module.
+    const reading = await this.timed(`${pass}: zxing`, () => this.read(raster, tryHarder));
+    this.add(pass, reading, raster, toPage);
+    const leads = this.timed(`${pass}: finders`, () => leadsIn(raster, reading, { finders: pass === 'images' })).map((lead): PageLead => {
       const from = toImage(lead.x, lead.y);
       const to = toImage(lead.x + lead.w, lead.y + lead.h);
       const fullModule = (lead.module * (to.x - from.x)) / lead.w;
@@ -180,7 +200,7 @@ class PageScan {
         look: async () => {
           // fewer pixels when modules are large; enlarged smoothly when they are small
           const reduce = Math.max(1, Math.round(fullModule / LOOK_MODULE));
-          let crop = this.timed('image: crop', () => pixels.read(from.x, from.y, to.x - from.x, to.y - from.y, reduce));
+          let crop = this.timed('closer look: crop', () => pixels.read(from.x, from.y, to.x - from.x, to.y - from.y, reduce));
           const scale = fullModule / reduce < LOOK_MODULE - 0.5 ? LOOK_MODULE / (fullModule / reduce) : 1;
           if (scale > 1) crop = enlarged(crop, scale);
           const [x0, y0] = [Math.max(0, Math.round(from.x)), Math.max(0, Math.round(from.y))];
@@ -188,29 +208,6 @@ class PageScan {
         },
       };
     });
-    await this.follow(leads);
-    if (!contents.drawsMore && !codeImage && !this.firstBillCode()) await this.readImageFiner(image, pixels, dpi, toPage, factor);
-    return true;
-  }
-
-  /** A large image of an image-only page without a bill yet, again at about FINE_DPI with tryHarder; then zxing's leads. */
-  private async readImageFiner(image: PageImage, pixels: ImagePixels, dpi: number, coarse: (x: number, y: number) => { x: number; y: number }, coarseFactor: number): Promise<void> {
-    const { width, height } = pixels;
-    const factor = Math.max(1, Math.floor(dpi / FINE_DPI), Math.ceil(Math.sqrt((width * height) / MAX_FINE_PIXELS)));
-    const raster = this.timed('image fine: reduce', () => pixels.read(0, 0, width, height, factor));
-    const toPage = factor === coarseFactor ? coarse : (x: number, y: number) => image.toPage((x * factor) / width, (y * factor) / height);
-    const reading = await this.timed('image fine: zxing tryHarder', () => this.read(raster, true));
-    this.add('images-fine', reading, raster, toPage);
-    const leads = leadsIn(raster, reading, { finders: false }).map((lead): PageLead => ({
-      ...this.place(lead, toPage),
-      look: async () => {
-        const crop = pixels.read(lead.x * factor, lead.y * factor, lead.w * factor, lead.h * factor, 1);
-        const scale = (lead.module * factor) < LOOK_MODULE ? LOOK_MODULE / (lead.module * factor) : 1;
-        const x0 = Math.max(0, Math.round(lead.x * factor));
-        const y0 = Math.max(0, Math.round(lead.y * factor));
-        await this.lookCloser(scale > 1 ? enlarged(crop, scale) : crop, (x, y) => image.toPage((x0 + x / scale) / width, (y0 + y / scale) / height));
-      },
-    }));
     await this.follow(leads);
   }
 
