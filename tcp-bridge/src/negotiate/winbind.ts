@@ -5,7 +5,7 @@
  * groups come from winbind too. Nothing else of NTLM moves out of the bridge: the CHALLENGE, the message checks
  * (flags, MIC required, timestamp, target name, LM response all zero), throttling and sealing stay where they are.
  *
- * Plugging it in (once, at start):
+ * How ntlm/acceptor.ts uses it (../server.ts makes it once, at start, from BRIDGE_NTLM_DOMAIN: openDomainNtlm):
  *
  *   const domain = new WinbindAuthenticator({ domain: 'CORP' });       // BRIDGE_NTLM_DOMAIN
  *   // in the NTLM acceptor, for an AUTHENTICATE whose domain is not a local account's, after its checks:
