@@ -6,9 +6,11 @@ import { ZxingReader } from '../../qr/zxing.ts';
 import type { EngineModules } from '../shared/deps.ts';
 import type { EngineJob } from './worker-engine.ts';
 
+// A page with one drawn square: the scan renders a page only when something besides images is drawn on it.
 const WARM_UP_PDF =
   '%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj ' +
-  '3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 9 9]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n';
+  '3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 9 9]/Contents 4 0 R>>endobj ' +
+  '4 0 obj<</Length 12>>stream\n1 1 2 2 re f\nendstream endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n';
 
 const { modules, memoryLimitBytes, timeoutMs } = workerData as { modules: EngineModules; memoryLimitBytes: number; timeoutMs: number };
 const engine = new PdfiumEngine({ wasm: modules.pdfium, memoryLimitBytes });
