@@ -110,7 +110,9 @@ export interface DomainLogon {
 /**
  * ntlm_auth reports a refusal in the words of Samba's get_friendly_nt_error_msg (measured with 4.17): those, and the
  * NT_STATUS names in case a version prints them, to refusal reasons. Anything else (LOGON_FAILURE: "The attempted
- * logon is invalid", e.g. a response the DC refuses for its MsvAvNbComputerName) is `winbind.refused`.
+ * logon is invalid", e.g. a response the DC refuses for its MsvAvNbComputerName) is `winbind.refused`. "Reading
+ * winbind reply failed!" is what a helper outside the `winbindd_priv` group gets (measured: winbindd does not answer
+ * its request on the unprivileged pipe): the host's setup, not the user's credentials, so `winbind.unavailable`.
  */
 const REASONS: Array<[RegExp, string]> = [
   [/WRONG_PASSWORD|current password is not correct/i, 'winbind.wrong-password'],
@@ -120,6 +122,7 @@ const REASONS: Array<[RegExp, string]> = [
   [/ACCOUNT_LOCKED_OUT|automatically locked/i, 'winbind.locked-out'],
   [/ACCOUNT_EXPIRED|user account has expired/i, 'winbind.account-expired'],
   [/INVALID_LOGON_HOURS|INVALID_WORKSTATION|time restrictions|source workstation/i, 'winbind.logon-hours'],
+  [/Reading winbind reply failed/i, 'winbind.unavailable'],
 ];
 
 interface Pending {

@@ -5,13 +5,15 @@
  * response (ntlm_auth --helper-protocol=ntlm-server-1) and answers the session base key, with which the MIC of the
  * AUTHENTICATE verifies and the client's first sealed message opens: the key is the one the acceptor needs. The
  * user's groups come from winbind, nested and domain local ones included. Refusals: wrong password, disabled account,
- * expired password, unknown user, a response replayed against another challenge.
+ * expired password, unknown user, a response replayed against another challenge. A helper run as a non-root user is
+ * served only in group winbindd_priv (how a bridge that is not root reaches winbindd's privileged pipe).
  *
  * Skipped with a message where Samba cannot start (see samba-ad.ts) or gss-ntlmssp is missing.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { WinbindAuthenticator, WinbindError } from '../../../tcp-bridge/src/negotiate/winbind.ts';
 import { announcesMic, challengeMessage, finishAcceptor, NtlmInitiator, ntlmInSpnego, parseAuthenticate, spnegoChallenge } from '../../support/ntlm-passthrough.ts';
@@ -19,6 +21,8 @@ import { describeSamba, SAMBA_DNS_IDENTITY, SAMBA_USERS, SambaUnavailable, start
 
 const gssNtlmssp = existsSync('/usr/bin/python3') && existsSync('/etc/gss/mech.d/mech.ntlmssp.conf');
 if (!gssNtlmssp) console.warn('[samba] NTLM pass-through suite skipped: gss-ntlmssp and python3-gssapi are needed for the initiator');
+/** A non-root helper (setpriv as nobody) and the group Debian's winbind package creates for winbindd's privileged pipe. */
+const privileged = spawnSync('sh', ['-c', 'command -v setpriv && getent group winbindd_priv && getent passwd nobody'], { stdio: 'ignore' }).status === 0;
 
 describeSamba('NTLM pass-through for domain accounts (winbind.ts, ntlm_auth, winbindd)', () => {
   let domain: SambaDomain | undefined;
@@ -37,7 +41,10 @@ describeSamba('NTLM pass-through for domain accounts (winbind.ts, ntlm_auth, win
    * One NTLM logon of gss-ntlmssp as `account` (`DOMAIN:user:password`), its response checked by winbind. Under SPNEGO
    * by default (then the client sends a MIC); `raw`: NTLM alone, no MIC, and the client's first sealed message.
    */
-  async function logon(account: string, options: { tamper?: (nt: Uint8Array) => Uint8Array; challenge?: Uint8Array; computer?: string; raw?: boolean } = {}) {
+  async function logon(
+    account: string,
+    options: { tamper?: (nt: Uint8Array) => Uint8Array; challenge?: Uint8Array; computer?: string; raw?: boolean; via?: WinbindAuthenticator } = {},
+  ) {
     const message = `sealed for ${account.split(':')[1]}`;
     const mode = options.raw ? 'raw' : 'spnego';
     const initiator = new NtlmInitiator(scratch, account, `host@${SAMBA_DNS_IDENTITY}`, message, mode);
@@ -52,7 +59,7 @@ describeSamba('NTLM pass-through for domain accounts (winbind.ts, ntlm_auth, win
       const authenticate = mode === 'spnego' ? ntlmInSpnego(second) : second;
       const auth = parseAuthenticate(authenticate);
       const ntResponse = options.tamper ? options.tamper(auth.ntResponse) : auth.ntResponse;
-      const result = await winbind!.authenticate({ user: auth.user, domain: auth.domain, serverChallenge: options.challenge ?? challenge.serverChallenge, ntResponse });
+      const result = await (options.via ?? winbind!).authenticate({ user: auth.user, domain: auth.domain, serverChallenge: options.challenge ?? challenge.serverChallenge, ntResponse });
       const sealed = mode === 'raw' ? await initiator.next() : undefined;
       return { auth, result, message, micAnnounced: announcesMic(auth.ntResponse), ...finishAcceptor(result.sessionBaseKey, negotiate, challenge.message, authenticate, sealed) };
     } finally {
@@ -170,6 +177,32 @@ describeSamba('NTLM pass-through for domain accounts (winbind.ts, ntlm_auth, win
     const w = need(ctx);
     expect(await w.memberNames()).toEqual({ computer: 'BRIDGEHOST', domain: 'SAMDOM' });
     await expect(new WinbindAuthenticator({ domain: 'OTHER', config: member!.conf, env: member!.env }).memberNames()).rejects.toThrow(/workgroup is SAMDOM, not OTHER/);
+  });
+
+  it.skipIf(!privileged)("a non-root bridge user is served in group winbindd_priv; outside it, refused as winbind.unavailable", async (ctx) => {
+    need(ctx);
+    // Debian's winbind package gives /var/lib/samba/winbindd_privileged to group winbindd_priv; the member of
+    // samba-ad.sh has its own under its state directory: the same here. nobody must reach the member's smb.conf.
+    chmodSync(domain!.dir, 0o755);
+    chmodSync(scratch, 0o755);
+    execFileSync('chgrp', ['winbindd_priv', join(dirname(member!.conf), 'state', 'winbindd_privileged')]);
+    const as = (groups: string): WinbindAuthenticator => {
+      const helper = join(scratch, `ntlm_auth-as-nobody${groups === '' ? '' : `-${groups}`}`);
+      const keep = groups === '' ? '--clear-groups' : `--groups=${groups}`;
+      writeFileSync(helper, `#!/bin/sh\nexec setpriv --reuid=nobody --regid=nogroup ${keep} ntlm_auth "$@"\n`, { mode: 0o755 });
+      return new WinbindAuthenticator({ domain: 'SAMDOM', config: member!.conf, env: member!.env, ntlmAuth: helper });
+    };
+    const inGroup = as('winbindd_priv');
+    const outside = as('');
+    try {
+      const { result, micMatches } = await logon(`SAMDOM:alice:${SAMBA_USERS.alice.password}`, { via: inGroup });
+      expect({ account: result.account, micMatches }).toEqual({ account: 'SAMDOM\\alice', micMatches: true });
+      const error = await refusal(`SAMDOM:alice:${SAMBA_USERS.alice.password}`, { via: outside });
+      expect({ reason: error.reason, detail: error.detail }).toEqual({ reason: 'winbind.unavailable', detail: 'Reading winbind reply failed!' });
+    } finally {
+      inGroup.close();
+      outside.close();
+    }
   });
 
   describe('configuration', () => {
