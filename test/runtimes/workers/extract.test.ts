@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { simplePdf, toBase64 } from '../../support/pdf-builder.ts';
 import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, textCode } from '../../support/qr-bills.ts';
 import { TWO_BILL_PAGES, UPPER_READ_FIRST } from '../../support/reading-order-pages.ts';
+import { BILLS, expectedBill, fax, phonePhoto } from '../../support/degraded-bills.ts';
 
 const extract = (body: string | object) =>
   SELF.fetch('http://localhost/api/v1/documents/extract-swiss-qr-code', {
@@ -48,6 +49,16 @@ describe('POST /api/v1/documents/extract-swiss-qr-code on workerd', () => {
     const response = await extract({ references: [], base64Pdf: toBase64(pdf) });
     expect(response.status).toBe(200);
     expect(((await response.json()) as { qrCodeData: unknown }).qrCodeData).toStrictEqual(bill);
+  });
+
+  // The image path on Workers: a photo's JPEG decoded in the 96 MB engine heap and read from there; a G4 fax.
+  it.each([
+    ['an 8-megapixel phone photo', () => phonePhoto({ data: BILLS[1], megapixels: 8, seed: 3 }), 1],
+    ['a fax (CCITT G4, 100 dpi)', () => fax({ data: BILLS[2], dpi: 100, seed: 4 }), 2],
+  ])('reads %s', async (_, make, bill) => {
+    const response = await extract({ references: [], base64Pdf: toBase64(make()) });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { qrCodeData: unknown }).qrCodeData).toStrictEqual(expectedBill(BILLS[bill]!));
   });
 
   it('echoes the references as written', async () => {
