@@ -27,9 +27,9 @@ export interface ScanOptions {
  * 1. every image object on its own pixels: a small square one (a QR code image) whole, with a quiet zone added; a
  *    larger one (a scan, a photo) reduced to about WORK_DPI, where codes are located, each doubtful place then read
  *    from a crop at the image's full resolution (a 12-megapixel photo is read whole only once, by the image decoder);
- * 2. unless the page is images only: the page rendered at 100 dpi (a version 10-13 bill code gets about 2.6 pixels
+ * 2. unless the page is one image and nothing else: the page rendered at 100 dpi (a version 10-13 bill code gets about 2.6 pixels
  *    a module, enough for vector bills and clean scans), doubtful places rendered again at a higher resolution;
- * 3. only when no valid bill was found: an image-only page's images again, finer and with zxing's tryHarder; any other
+ * 3. only when no valid bill was found: a page that is one image, that image again, finer and with tryHarder; any other
  *    page rendered: the payment part (bottom 105 mm) at 150 dpi, the page at 150 dpi and at 300 dpi with tryHarder,
  *    for small codes and poor scans that left no trace at 100 dpi.
  * The answer is the first valid bill in reading order among all codes found, whichever step found which. The search
@@ -51,7 +51,7 @@ const WORK_DPI = 100;
 /** The largest working raster, whatever the page's size. */
 const MAX_WORK_PIXELS = 2_500_000;
 /**
- * Where a page is images only and no bill was found in an image at WORK_DPI, the image is read again while its pixels
+ * Where a page is one image and no bill was found in it at WORK_DPI, the image is read again while its pixels
  * are at hand: at about FINE_DPI (at most MAX_FINE_PIXELS) with zxing's tryHarder. Rendering the page could show no
  * more than these pixels, so such a page is never rendered.
  */
@@ -122,17 +122,18 @@ class PageScan {
 
   async run(): Promise<ScanOutcome> {
     const contents = this.timed('contents', () => this.page.contents());
-    // Only an image-only page whose every image was read may skip rendering.
-    let render = contents.drawsMore;
-    for (const image of contents.images) {
-      if (Math.min(image.width, image.height) < 21) continue; // smaller than a version 1 code
+    const pictures = contents.images.filter((image) => Math.min(image.width, image.height) >= 21); // a version 1 code's size
+    // Only a page that is one image (a scan, a photo) may skip rendering: several images may be strips of one picture
+    // (some scanners write a page so), whose codes only the render sees whole.
+    let render = contents.drawsMore || pictures.length > 1;
+    for (const image of pictures) {
       // Where the page is rendered anyway, logos and other small pictures are left to the render; a code image or a
       // scan is still read from its own pixels, at its own resolution.
       if (render && !isCodeImage(image.width, image.height) && image.width * image.height < MIN_SCAN_PIXELS) continue;
       const decoded = this.clock.now();
       const read = await this.page.withImage(image, (pixels) => {
         this.trace?.('images: decode', this.clock.now() - decoded);
-        return this.readImage(image, pixels, contents);
+        return this.readImage(image, pixels, contents, render);
       });
       if (read === undefined) render = true; // its pixels could not be had: the render must show it
     }
@@ -149,7 +150,7 @@ class PageScan {
   }
 
   /** An image object: whole if it is a small square one (a QR code image), else reduced to WORK_DPI; then its leads. */
-  private async readImage(image: PageImage, pixels: ImagePixels, contents: PageContents): Promise<true> {
+  private async readImage(image: PageImage, pixels: ImagePixels, contents: PageContents, render: boolean): Promise<true> {
     const { width, height } = pixels;
     const codeImage = isCodeImage(width, height);
     // The image's resolution on the page (dots per inch), from its longer side.
@@ -165,9 +166,9 @@ class PageScan {
       toImage = (x, y) => ({ x: (x - margin) / scale, y: (y - margin) / scale });
     }
     await this.readImageRaster('images', image, pixels, raster, toImage, false);
-    // An image-only page has its bill in an image or nowhere. While the pixels are at hand, an image without one is
+    // A page that is this one image has its bill here or nowhere. While the pixels are at hand, an image without one is
     // read again: a code image with tryHarder, a larger one at about FINE_DPI with tryHarder too.
-    if (contents.drawsMore || this.firstBillCode()) return true;
+    if (render || this.firstBillCode()) return true;
     if (codeImage) {
       await this.readImageRaster('images-fine', image, pixels, raster, toImage, true);
     } else {

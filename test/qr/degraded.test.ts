@@ -10,7 +10,7 @@ import type { GrayRaster } from '../../src/pdf/engine/port.ts';
 import { scanLastPage } from '../../src/qr/scan.ts';
 import { ZxingReader } from '../../src/qr/zxing.ts';
 import { engineModules } from '../support/app.ts';
-import { BILLS, expectedBill, fax, g4Stream, imageOnlyPdf, jpegStream, lowResJpeg, officeScan, phonePhoto } from '../support/degraded-bills.ts';
+import { BILLS, expectedBill, fax, g4Stream, imageOnlyPdf, jpegStream, lowResJpeg, officeScan, phonePhoto, stripsPdf } from '../support/degraded-bills.ts';
 import { grayImage, light, seededRandom, type GrayImage } from '../support/gray-image.ts';
 import { PAYMENT_PART_CODE, billCode, rasterPage } from '../support/qr-bills.ts';
 
@@ -86,6 +86,12 @@ describe('degraded pages are read', () => {
 
   it.each(cases)('%s', async (_, make, bill) => {
     expect(await scan(make())).toMatchObject({ status: 'found', bill: expectedBill(BILLS[bill]!) });
+  });
+
+  it('a 200 dpi scan written as 12 strips, the code across two of them', async () => {
+    const { width, height, gray } = rasterPage({ codes: [{ code: billCode(BILLS[2]!), ...PAYMENT_PART_CODE }] }, 200);
+    // 12 bands of 195 rows: the code (from 209 mm, 1646 px, to 255 mm) crosses the band edge at 1755 px
+    expect(await scan(stripsPdf({ width, height, data: gray }, 12))).toMatchObject({ status: 'found', bill: expectedBill(BILLS[2]!) });
   });
 
   // A 30 mm code is too small to be seen in a photo of the whole page (about 1.5 pixels a module at the working

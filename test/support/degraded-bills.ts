@@ -80,6 +80,30 @@ export function imageOnlyPdf(image: ImageStream): Uint8Array {
   });
 }
 
+/**
+ * One A4 page written as `strips` horizontal bands of a grey image, each its own JPEG image object, as some scanners
+ * write a page: a code across two bands is whole only on the rendered page.
+ */
+export function stripsPdf(image: GrayImage, strips: number, quality = 75): Uint8Array {
+  const rows = Math.ceil(image.height / strips);
+  const objects: (string | Uint8Array)[] = ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R] /Count 1 >>', '', ''];
+  let content = '';
+  const names: string[] = [];
+  for (let i = 0; i * rows < image.height; i++) {
+    const height = Math.min(rows, image.height - i * rows);
+    const band = { width: image.width, height, data: image.data.subarray(i * rows * image.width, (i * rows + height) * image.width) };
+    const stream = jpegStream(band, quality);
+    objects.push(concatBytes(enc.encode(`<< /Type /XObject /Subtype /Image /Width ${band.width} /Height ${height} ${stream.entries} /Length ${stream.data.length} >>\nstream\n`), stream.data, enc.encode('\nendstream')));
+    names.push(`/S${i} ${objects.length} 0 R`);
+    // band i's top edge at i * rows pixels from the page's top
+    const [h, y] = [(A4.height * height) / image.height, A4.height - (A4.height * (i * rows + height)) / image.height];
+    content += `q ${n(A4.width)} 0 0 ${n(h)} 0 ${n(y)} cm /S${i} Do Q\n`;
+  }
+  objects[2] = `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${n(A4.width)} ${n(A4.height)}] /Resources << /XObject << ${names.join(' ')} >> >> /Contents 4 0 R >>`;
+  objects[3] = `<< /Length ${content.length} >>\nstream\n${content}\nendstream`;
+  return assemblePdf({ objects });
+}
+
 // ---- what happens to the paper ------------------------------------------------------------------------------------
 
 const gray = ({ width, height, gray: data }: { width: number; height: number; gray: Uint8Array }): GrayImage => ({ width, height, data });
