@@ -1,7 +1,7 @@
 // A client built the way a team without the contract's source would build one: Mono's svcutil turns the published
 // WSDL (GET /IDBService?wsdl&datatable=anytype) into a proxy (IDBServiceClient, IDBService.Contracts.*), compiled
 // together with this file and Binding.cs. svcutil writes no configuration, so the binding is made in code.
-// Checks are JSON lines as in E2EClient.cs (Report.cs); exit code 0 when all passed.
+// Checks are JSON lines (../wcf-shared/Report.cs has the format); exit code 0 when all passed.
 //
 // Usage: mono SvcutilClient.exe <net.tcp endpoint> [--host-smoke]
 //   --host-smoke: ReturnScalar is expected to answer a boxed Int32 42 whatever the SQL (MonoHost); otherwise it must

@@ -3,43 +3,38 @@
  * .NET SDK once per change of their sources, then run with `dotnet <dll>`.
  *
  * - Builds are cached under node_modules/.cache/idb-dotnet/<project>-<hash of the sources and the SDK version>: the
- *   sources are copied into a private folder, built there (`dotnet build -c Release -o out`, so no bin/ or obj/
- *   appears under test/dotnet), and the folder is renamed into place, so parallel test workers never see half a build
- *   (the loser of the rename uses the winner's). Memoized per process.
+ *   sources (the project's folder, the files its csproj links from elsewhere under test/, such as test/wcf-shared's,
+ *   and test/dotnet's shared settings) are copied into a private folder with their places relative to test/ kept,
+ *   built there (`dotnet build -c Release -o out`, so no bin/ or obj/ appears under test/dotnet), and the folder is
+ *   renamed into place (support/build-cache.ts). Memoized per process.
  * - A project whose packages the NuGet feed does not serve (restore errors NU1101/NU1102) is "unavailable": the
  *   rejection is a DotnetUnavailableError carrying the restore's words, and the suites skip with that message
  *   instead of failing. Without `dotnet` on PATH everything is unavailable (a user's clone).
- * - The programs print JSON-line checks (test/dotnet/Common/Report.cs, the format of the Mono clients), parsed by
+ * - The programs print JSON-line checks (test/wcf-shared/Report.cs, shared with the Mono clients), parsed by
  *   support/mono-e2e.ts's parseChecks.
  * - Every .NET process gets KRB5_CONFIG pointing at a krb5.conf without DNS look-ups unless the caller sets its own:
  *   .NET's Negotiate tries Kerberos first, and the machine's krb5.conf sends it to KDCs on the internet (5 s DNS
  *   time-outs here, and traffic that must not leave the machine).
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join, relative, resolve } from 'node:path';
+import { delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cachedBuild } from './build-cache.ts';
 import { parseChecks, type MonoRun } from './mono-e2e.ts';
 import type { RunResult } from './mono.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-/** test/dotnet: the C# sources. */
-export const DOTNET_SOURCES = resolve(HERE, '..', 'dotnet');
-const REPO = resolve(HERE, '..', '..');
+/** test/: the root of a build's copied sources. */
+const TEST_DIR = resolve(HERE, '..');
+/** test/dotnet: the projects. */
+export const DOTNET_SOURCES = join(TEST_DIR, 'dotnet');
+const REPO = resolve(TEST_DIR, '..');
 const CACHE = join(REPO, 'node_modules', '.cache', 'idb-dotnet');
 
 export type DotnetProject = 'WcfClient' | 'CoreWcfHost' | 'HttpApiClient' | 'SvcutilClient';
-
-/** Folders each project compiles beside its own (linked sources). */
-const SHARED: Record<DotnetProject, readonly string[]> = {
-  WcfClient: ['Contract', 'Common'],
-  CoreWcfHost: ['Contract'],
-  HttpApiClient: ['Common'],
-  SvcutilClient: ['Common'],
-};
 
 export class DotnetUnavailableError extends Error {
   override name = 'DotnetUnavailableError';
@@ -133,16 +128,29 @@ function filesUnder(dir: string): string[] {
   return out.sort();
 }
 
-/** The source files of a project (its folder, the shared folders, Directory.Build.props, the tool manifest). */
+/** The files a project's csproj compiles from outside its folder (`<Compile Include="../../wcf-shared/Report.cs" …/>`:
+ * plain paths, no wildcards); each must lie under test/, the root of the copy. */
+function linkedFiles(project: DotnetProject): string[] {
+  const folder = join(DOTNET_SOURCES, project);
+  const csproj = readFileSync(join(folder, `${project}.csproj`), 'utf8');
+  const linked = [...csproj.matchAll(/<Compile\s+Include="([^"]+)"/g)].map((m) => resolve(folder, m[1]!.replaceAll('\\', '/')));
+  for (const file of linked) {
+    const path = relative(TEST_DIR, file);
+    if (path.startsWith('..') || isAbsolute(path) || !existsSync(file)) throw new Error(`${project}.csproj compiles ${file}, which is not a file under test/`);
+  }
+  return linked.filter((file) => relative(folder, file).startsWith('..'));
+}
+
+/** The source files of a project (its folder, the files it links, Directory.Build.props, the tool manifest). */
 function projectFiles(project: DotnetProject): string[] {
   const extras = ['Directory.Build.props', join('.config', 'dotnet-tools.json')].map((f) => join(DOTNET_SOURCES, f)).filter((f) => existsSync(f));
-  return [...extras, ...[project, ...SHARED[project]].flatMap((d) => filesUnder(join(DOTNET_SOURCES, d)))];
+  return [...extras, ...filesUnder(join(DOTNET_SOURCES, project)), ...linkedFiles(project)];
 }
 
 function hashOf(project: DotnetProject, extra: readonly string[]): string {
   const h = createHash('sha256');
   h.update(dotnetVersion() ?? 'none');
-  for (const file of projectFiles(project)) h.update(relative(DOTNET_SOURCES, file)).update(readFileSync(file));
+  for (const file of projectFiles(project)) h.update(relative(TEST_DIR, file)).update(readFileSync(file));
   for (const e of extra) h.update(e);
   return h.digest('hex').slice(0, 20);
 }
@@ -163,7 +171,8 @@ const builds = new Map<string, Promise<DotnetBuild>>();
 
 /**
  * The built project (cached, see above). `prepare(src)` may add files to the copied sources before the build (the
- * svcutil client's generated proxy); `extraKey` must then say what makes them differ.
+ * svcutil client's generated proxy), `src` being the copy of test/dotnet; `extraKey` must then say what makes them
+ * differ.
  */
 export function buildDotnetProject(project: DotnetProject, options: { prepare?: (src: string) => Promise<void>; extraKey?: readonly string[] } = {}): Promise<DotnetBuild> {
   if (!dotnetAvailable()) return Promise.reject(new DotnetUnavailableError(DOTNET_MISSING));
@@ -178,19 +187,16 @@ export function buildDotnetProject(project: DotnetProject, options: { prepare?: 
 }
 
 async function build(project: DotnetProject, key: string, prepare?: (src: string) => Promise<void>): Promise<DotnetBuild> {
-  const dir = join(CACHE, key);
-  const dll = join(dir, 'out', `${project}.dll`);
-  const complete = () => existsSync(join(dir, '.complete')) && existsSync(dll);
-  if (complete()) return { dir, dll };
-  const work = `${dir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const src = join(work, 'src');
-  mkdirSync(src, { recursive: true });
-  try {
+  const dll = join('out', `${project}.dll`);
+  const dir = await cachedBuild(join(CACHE, key), [dll], async (work) => {
+    // The sources keep their places relative to test/, so a csproj's links (../../wcf-shared/…) hold in the copy.
+    const root = join(work, 'src');
     for (const file of projectFiles(project)) {
-      const target = join(src, relative(DOTNET_SOURCES, file));
+      const target = join(root, relative(TEST_DIR, file));
       mkdirSync(dirname(target), { recursive: true });
       cpSync(file, target);
     }
+    const src = join(root, relative(TEST_DIR, DOTNET_SOURCES));
     if (prepare) await prepare(src);
     const csproj = join(src, project, `${project}.csproj`);
     const restore = await runDotnet(['restore', csproj], { cwd: src, timeoutMs: 600_000 });
@@ -200,23 +206,9 @@ async function build(project: DotnetProject, key: string, prepare?: (src: string
       throw new Error(`dotnet restore ${project} failed:\n${why}`);
     }
     const compiled = await runDotnet(['build', csproj, '--no-restore', '-c', 'Release', '-o', join(work, 'out'), '-nologo', '-clp:ErrorsOnly'], { cwd: src, timeoutMs: 600_000 });
-    if (compiled.code !== 0 || !existsSync(join(work, 'out', `${project}.dll`))) throw new Error(`dotnet build ${project} failed:\n${describeFailure(compiled)}`);
-    writeFileSync(join(work, '.complete'), new Date().toISOString());
-    mkdirSync(CACHE, { recursive: true });
-    try {
-      await rename(work, dir);
-    } catch {
-      // Another worker won the race (its build is there), or a stale, incomplete folder is in the way: replace it.
-      if (!complete()) {
-        await rm(dir, { recursive: true, force: true });
-        await rename(work, dir);
-      }
-    }
-  } finally {
-    await rm(work, { recursive: true, force: true });
-  }
-  if (!complete()) throw new Error(`the .NET build in ${dir} is incomplete`);
-  return { dir, dll };
+    if (compiled.code !== 0 || !existsSync(join(work, dll))) throw new Error(`dotnet build ${project} failed:\n${describeFailure(compiled)}`);
+  });
+  return { dir, dll: join(dir, dll) };
 }
 
 /** Runs a built program and parses its JSON-line checks. */

@@ -1,30 +1,32 @@
 /**
- * The Mono side of the bridge's end-to-end tests and benchmark (test/mono/*.cs):
- * - E2EClient.exe: a ChannelFactory client of the spec's contract that calls all 13 operations and checks every value;
+ * The Mono side of the bridge's end-to-end tests and benchmark (test/mono/*.cs, with what they share with the .NET
+ * peers in test/wcf-shared):
+ * - E2EClient.exe: a ChannelFactory client of the spec's contract that calls all 13 operations and checks every value
+ *   (the sections of wcf-shared/Sections.cs);
  * - SvcutilClient.exe: the same through the proxy Mono's svcutil makes of our WSDL;
  * - MonoHost.exe: a Mono ServiceHost of the contract (the benchmark's reference peer, and the harness's own test
  *   server while the bridge does not exist).
  * Programs are compiled once and cached in os.tmpdir() under a hash of their sources (and of the WSDL, for the svcutil
  * client), so a test run pays for mcs only when a .cs file changed. The clients print one JSON line per check
- * (format in E2EClient.cs), parsed here into MonoCheck objects.
+ * (format in wcf-shared/Report.cs), parsed here into MonoCheck objects.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cachedBuild } from './build-cache.ts';
 import { compileCSharp, findMonoTool, runMono, svcutil, type RunResult } from './mono.ts';
 import { freePort } from './net.ts';
 
-/** test/mono: the C# sources. */
-export const MONO_SOURCES = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'mono');
+/** test/: the C# sources are named relative to it (mono/ Mono's own, wcf-shared/ those the .NET peers share). */
+const TEST_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-const CONTRACT = ['IIDBService.cs', 'Binding.cs'];
-const E2E_CLIENT_SOURCES = [...CONTRACT, 'Report.cs', 'E2EClient.cs'];
-const MONO_HOST_SOURCES = [...CONTRACT, 'MonoHost.cs'];
-const SVCUTIL_CLIENT_SOURCES = ['Binding.cs', 'Report.cs', 'SvcutilClient.cs'];
+const CONTRACT = ['wcf-shared/IIDBService.cs', 'mono/Binding.cs'];
+const E2E_CLIENT_SOURCES = [...CONTRACT, 'wcf-shared/Report.cs', 'wcf-shared/Sections.cs', 'mono/E2EClient.cs'];
+const MONO_HOST_SOURCES = [...CONTRACT, 'mono/MonoHost.cs'];
+const SVCUTIL_CLIENT_SOURCES = ['mono/Binding.cs', 'wcf-shared/Report.cs', 'mono/SvcutilClient.cs'];
 
 /** E2EClient's sections, in the order it runs them when given none (`smoke` only runs when asked for). */
 export const E2E_SECTIONS = ['heartbeat', 'nonquery', 'requests', 'datatable', 'scalar', 'files', 'documents', 'faults', 'sql-faults', 'concurrency', 'cleanup'] as const;
@@ -66,36 +68,10 @@ const hashOf = (parts: readonly (string | Buffer)[]) => {
   return h.digest('hex').slice(0, 20);
 };
 
-const readSources = (names: readonly string[]) => Promise.all(names.map((n) => readFile(join(MONO_SOURCES, n))));
-
-/**
- * The cached build in `os.tmpdir()/<prefix>-<key>`, or a new one: `build(dir)` writes into a private folder that is
- * then renamed into place, so parallel test workers never see half a build (the loser of the rename uses the winner's).
- */
-async function cachedBuild(prefix: string, key: string, outputs: readonly string[], build: (dir: string) => Promise<void>): Promise<string> {
-  const dir = join(tmpdir(), `${prefix}-${key}`);
-  const complete = () => existsSync(join(dir, '.complete')) && outputs.every((o) => existsSync(join(dir, o)));
-  if (complete()) return dir;
-  const work = `${dir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  await mkdir(work, { recursive: true });
-  try {
-    await build(work);
-    await writeFile(join(work, '.complete'), new Date().toISOString());
-    try {
-      await rename(work, dir);
-    } catch {
-      // Another worker won the race (its build is there), or a stale, incomplete folder is in the way: replace it.
-      if (!complete()) {
-        await rm(dir, { recursive: true, force: true });
-        await rename(work, dir);
-      }
-    }
-  } finally {
-    await rm(work, { recursive: true, force: true });
-  }
-  if (!complete()) throw new Error(`the Mono build in ${dir} is incomplete`);
-  return dir;
-}
+const source = (name: string) => join(TEST_DIR, name);
+const readSources = (names: readonly string[]) => Promise.all(names.map((n) => readFile(source(n))));
+/** The build in `os.tmpdir()/<prefix>-<key>` (support/build-cache.ts). */
+const cachedMonoBuild = (prefix: string, key: string, outputs: readonly string[], build: (dir: string) => Promise<void>) => cachedBuild(join(tmpdir(), `${prefix}-${key}`), outputs, build);
 
 let programs: Promise<MonoPrograms> | undefined;
 
@@ -104,8 +80,7 @@ export function buildMonoPrograms(): Promise<MonoPrograms> {
   programs ??= (async () => {
     const all = [...new Set([...E2E_CLIENT_SOURCES, ...MONO_HOST_SOURCES])];
     const key = hashOf([findMonoTool('mcs'), ...all, ...(await readSources(all))]);
-    const dir = await cachedBuild('idb-mono-e2e', key, ['E2EClient.exe', 'MonoHost.exe'], async (work) => {
-      const source = (n: string) => join(MONO_SOURCES, n);
+    const dir = await cachedMonoBuild('idb-mono-e2e', key, ['E2EClient.exe', 'MonoHost.exe'], async (work) => {
       await Promise.all([
         compileCSharp(E2E_CLIENT_SOURCES.map(source), { out: join(work, 'E2EClient.exe'), target: 'exe' }),
         compileCSharp(MONO_HOST_SOURCES.map(source), { out: join(work, 'MonoHost.exe'), target: 'exe' }),
@@ -133,9 +108,9 @@ export function buildSvcutilClient(wsdlUrl: string): Promise<string> {
       if (!response.ok) throw new Error(`GET ${wsdlUrl}: ${response.status}`);
       const wsdl = await response.text();
       const key = hashOf([findMonoTool('svcutil'), findMonoTool('mcs'), wsdl, ...SVCUTIL_CLIENT_SOURCES, ...(await readSources(SVCUTIL_CLIENT_SOURCES))]);
-      const dir = await cachedBuild('idb-mono-svcutil', key, ['SvcutilClient.exe'], async (work) => {
+      const dir = await cachedMonoBuild('idb-mono-svcutil', key, ['SvcutilClient.exe'], async (work) => {
         const { file } = await svcutil(wsdlUrl, work, { out: 'Proxy.cs' });
-        await compileCSharp([file, ...SVCUTIL_CLIENT_SOURCES.map((n) => join(MONO_SOURCES, n))], { out: join(work, 'SvcutilClient.exe'), target: 'exe' });
+        await compileCSharp([file, ...SVCUTIL_CLIENT_SOURCES.map(source)], { out: join(work, 'SvcutilClient.exe'), target: 'exe' });
       });
       return join(dir, 'SvcutilClient.exe');
     })();

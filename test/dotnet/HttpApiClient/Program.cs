@@ -1,7 +1,7 @@
 // Calls the HTTP API as a .NET service would: PostAsJsonAsync / ReadFromJsonAsync with the DTOs of Dtos.cs, and
 // ProblemDetails for errors. Each answer it read is reported as an info line holding the DTO written back with the
 // same web options (camelCase), so the test compares it with the service's own JSON: a field the DTO lost, or one
-// that did not bind, shows up there. JSON-line checks (Common/Report.cs).
+// that did not bind, shows up there. JSON-line checks (test/wcf-shared/Report.cs).
 // Usage: HttpApiClient <base URL> <folder with bill.pdf, plain.pdf, rejected.pdf>
 using System;
 using System.Diagnostics;

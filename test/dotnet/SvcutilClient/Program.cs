@@ -1,6 +1,6 @@
 // Calls the bridge through the client dotnet-svcutil generated from the published WSDL (namespace Generated, synchronous
 // methods): Heartbeat, ReturnDatatable into the typed DataTable the DataTable annotation of the WSDL asks for, NewFile
-// and GetFile. JSON-line checks (Common/Report.cs). The binding is built in code as the generated configuration would
+// and GetFile. JSON-line checks (test/wcf-shared/Report.cs). The binding is built in code as the generated configuration would
 // (NetTcpBinding, SecurityMode.None here, 64 MiB quotas).
 // Usage: SvcutilClient <net.tcp endpoint>
 using System;

@@ -1,5 +1,13 @@
-// The JSON-lines check reporter of the Mono test clients (E2EClient.cs, SvcutilClient.cs): one line per check, a
-// summary line last; see E2EClient.cs for the format.
+// The JSON-lines check reporter of the C# test clients, Mono's (test/mono: E2EClient, SvcutilClient) and .NET's
+// (test/dotnet: WcfClient, SvcutilClient, HttpApiClient), parsed by test/support/mono-e2e.ts's parseChecks. One line
+// per check:
+//   {"check":"files.1MiB.sha256","ok":true}
+//   {"check":"scalar.param.int","ok":false,"expected":"Int32:42","actual":"Int64:42"}
+//   {"check":"requests.invisible-outside-before-commit","ok":true,"skipped":"why it does not apply"}
+//   {"check":"quota.client.exception","ok":true,"info":"what was seen, for the test to judge"}
+// A section's own line ({"check":"files","ok":true,"section":true,"ms":812}) says it ran to its end; an exception out
+// of a section is that line with ok false and the error. The last line is
+//   {"summary":true,"passed":N,"failed":M,"ms":T}
 using System;
 using System.Globalization;
 using System.Linq;
@@ -25,6 +33,12 @@ namespace IDBService.E2E
             if (error != null) line.Append(",\"error\":").Append(Json(error));
             Write(line.Append('}').ToString(), ok);
             return ok;
+        }
+
+        /// <summary>A passed check that carries what was seen (an exception's text), for the test to judge or show.</summary>
+        public void Info(string name, string text)
+        {
+            Write("{\"check\":" + Json(name) + ",\"ok\":true,\"info\":" + Json(text) + "}", true);
         }
 
         public void Skip(string name, string why)

@@ -1,10 +1,15 @@
 // The IIDBService contract exactly as ../shared/spec/IIDBService.md writes it: what the existing .NET clients are
-// compiled against. Shared by E2EClient.cs (a client of the bridge) and MonoHost.cs (a Mono ServiceHost of the same
-// contract, the benchmark's reference peer). Keep it byte-for-byte the spec's shapes: names, namespaces, member sets.
+// compiled against. Shared by Mono's E2EClient and MonoHost (test/mono, compiled with mcs) and by .NET's WcfClient
+// (System.ServiceModel) and CoreWcfHost (CoreWCF, built with COREWCF defined: the same attributes in CoreWCF's
+// namespace), which link it. Keep it the spec's shapes: names, namespaces, member sets.
 using System;
 using System.Data;
 using System.Runtime.Serialization;
+#if COREWCF
+using CoreWCF;
+#else
 using System.ServiceModel;
+#endif
 
 namespace IDBService.Contracts
 {
