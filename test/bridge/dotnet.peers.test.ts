@@ -22,13 +22,12 @@ import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import { securityBackends, startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
 import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
 import { testApp } from '../support/app.ts';
+import { bridgeBackends, type BridgeBackend } from '../support/bridge-backends.ts';
 import { buildDotnetProject, DOTNET_MISSING, dotnetAvailable, DotnetUnavailableError, infoOf, runChecks, type DotnetBuild } from '../support/dotnet.ts';
 import { startCoreWcfHost, buildSvcutilClient } from '../support/dotnet-peers.ts';
 import { krb5Missing, startTestRealm, type TestRealm } from '../support/krb5-realm.ts';
 import { describeFailures, type MonoRun } from '../support/mono-e2e.ts';
 import { freePort } from '../support/net.ts';
-import { startPostgres, type RunningPostgres } from '../support/postgres.ts';
-import { startS3rver, type RunningS3 } from '../support/s3rver.ts';
 
 const available = dotnetAvailable();
 if (!available) console.warn(`[bridge dotnet] ${DOTNET_MISSING}`);
@@ -60,30 +59,6 @@ async function scenario(endpoint: string, args: readonly string[], env: NodeJS.P
 
 const section = (run: MonoRun, name: string) => run.checks.find((c) => c.check === name && c.section);
 
-interface Backend {
-  env: Record<string, string>;
-  stop(): Promise<void>;
-}
-
-async function sqlite(folder: string): Promise<Backend> {
-  return { env: { DATABASE_URL: `file:${join(folder, 'idb.sqlite')}`, FILES_URL: `file:${join(folder, 'files')}` }, stop: async () => {} };
-}
-
-async function postgres(): Promise<Backend> {
-  const [pg, s3]: [RunningPostgres, RunningS3] = await Promise.all([startPostgres(), startS3rver(['bridge-dotnet'])]);
-  return {
-    env: {
-      DATABASE_URL: pg.url,
-      FILES_URL: `s3://bridge-dotnet/files/?endpoint=${s3.endpoint}`,
-      AWS_ACCESS_KEY_ID: s3.credentials.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: s3.credentials.secretAccessKey,
-    },
-    async stop() {
-      await Promise.all([pg.stop(), s3.stop()]);
-    },
-  };
-}
-
 async function bridgeOn(env: Record<string, string>): Promise<RunningBridge> {
   const config = readBridgeConfig({ BRIDGE_PORT: '0', MAX_MESSAGE_MB: String(SERVER_MAX_MB), ...env });
   const logger = { log: () => {} };
@@ -91,12 +66,9 @@ async function bridgeOn(env: Record<string, string>): Promise<RunningBridge> {
 }
 
 describe.skipIf(!available)('.NET WCF client (ChannelFactory, SecurityMode.None)', () => {
-  describe.each([
-    ['sqlite', sqlite],
-    ['postgres', postgres],
-  ] as const)('against the bridge on %s', (name, start) => {
+  describe.each(bridgeBackends('bridge-dotnet'))('against the bridge on %s', (name, start) => {
     let folder: string;
-    let backend: Backend;
+    let backend: BridgeBackend;
     let bridge: RunningBridge;
 
     beforeAll(async () => {

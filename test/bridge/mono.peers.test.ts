@@ -13,43 +13,15 @@ import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import { startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
 import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
 import { testApp } from '../support/app.ts';
+import { bridgeBackends, type BridgeBackend } from '../support/bridge-backends.ts';
 import { describeFailures, runE2EClient, runSvcutilClient } from '../support/mono-e2e.ts';
 import { freePort } from '../support/net.ts';
-import { startPostgres, type RunningPostgres } from '../support/postgres.ts';
-import { startS3rver, type RunningS3 } from '../support/s3rver.ts';
 
 const MONO_TIMEOUT = 240_000;
 
-interface Backend {
-  env: Record<string, string>;
-  stop(): Promise<void>;
-}
-
-async function sqlite(folder: string): Promise<Backend> {
-  return { env: { DATABASE_URL: `file:${join(folder, 'idb.sqlite')}`, FILES_URL: `file:${join(folder, 'files')}` }, stop: async () => {} };
-}
-
-async function postgres(): Promise<Backend> {
-  const [pg, s3]: [RunningPostgres, RunningS3] = await Promise.all([startPostgres(), startS3rver(['bridge-mono'])]);
-  return {
-    env: {
-      DATABASE_URL: pg.url,
-      FILES_URL: `s3://bridge-mono/files/?endpoint=${s3.endpoint}`,
-      AWS_ACCESS_KEY_ID: s3.credentials.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: s3.credentials.secretAccessKey,
-    },
-    async stop() {
-      await Promise.all([pg.stop(), s3.stop()]);
-    },
-  };
-}
-
-describe.each([
-  ['sqlite', sqlite],
-  ['postgres', postgres],
-] as const)('Mono WCF client against the bridge on %s', (name, start) => {
+describe.each(bridgeBackends('bridge-mono'))('Mono WCF client against the bridge on %s', (name, start) => {
   let folder: string;
-  let backend: Backend;
+  let backend: BridgeBackend;
   let bridge: RunningBridge;
   let endpoint: string;
 
