@@ -10,14 +10,13 @@
  * Windows security (the handshake, sealed calls) is measured by bench/negotiate.ts; the bridge here runs as
  * deployments with SecurityMode.None do.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startMonoHost } from '../test/support/mono-e2e.ts';
 import { runLoad, type LoadResult } from './nettcp-client.ts';
 import { pathToFileURL } from 'node:url';
-import { killAllChildren, procMemMB, startBridgeProcess, track } from './server.ts';
+import { killAllChildren, procMemMB, startBridgeProcess, startCannedResponder } from './server.ts';
 
 interface Target {
   name: string;
@@ -28,26 +27,6 @@ interface Target {
 }
 
 const SECONDS = 3;
-
-/** bench/canned-responder.ts in a process of its own (through tsx), like the servers it is compared with. */
-async function startCannedResponder(): Promise<Target> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/canned-responder.ts'], { stdio: ['pipe', 'pipe', 'inherit'] });
-  track(child);
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
-    child.once('exit', (code) => reject(new Error(`canned responder exited (${code})`)));
-  });
-  return {
-    name: 'canned responder',
-    endpoint: `net.tcp://localhost:${port}/IDBService`,
-    operations: ['Heartbeat'],
-    rssMB: () => procMemMB(child.pid!, 'VmHWM'),
-    async stop() {
-      child.stdin!.end();
-      await new Promise((r) => child.once('exit', r));
-    },
-  };
-}
 
 /** The bridge as `npm run bridge` runs it, security None, SQLite in a temp folder. */
 async function startBridge(): Promise<Target> {

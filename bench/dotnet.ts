@@ -9,11 +9,10 @@
  *   opens row BRIDGE_NTLM_USERS and the default EncryptAndSign).
  * - The CoreWCF host (test/dotnet/CoreWcfHost) when the NuGet feed serves CoreWCF; otherwise its rows say why not.
  * - The canned responder answers every envelope with a Heartbeat reply carrying RelatesTo
- *   (bench/canned-responder-relates.ts): a .NET client waits for a reply that relates to its request, so it needs
+ *   (bench/canned-responder.ts --relates): a .NET client waits for a reply that relates to its request, so it needs
  *   that much; it still has no service, database or dispatch. It answers Heartbeat rows only.
  * Short runs (SECONDS per row): the machine has 2 cores and is shared.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +21,7 @@ import { buildDotnetProject, dotnetAvailable, DOTNET_MISSING, runDotnet } from '
 import { startCoreWcfHost } from '../test/support/dotnet-peers.ts';
 import { BenchChannel } from './negotiate-client.ts';
 import { runLoad } from './nettcp-client.ts';
-import { killAllChildren, procMemMB, startBridgeProcess, track } from './server.ts';
+import { killAllChildren, procMemMB, startBridgeProcess, startCannedResponder } from './server.ts';
 
 const SECONDS = 3;
 const OPERATIONS = ['Heartbeat', 'ReturnScalar'] as const;
@@ -50,25 +49,6 @@ export interface DotnetBenchRow {
 }
 
 const log = (s: string) => process.stderr.write(s + '\n');
-
-async function cannedResponder(): Promise<Target> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/canned-responder-relates.ts'], { stdio: ['pipe', 'pipe', 'inherit'] });
-  track(child);
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
-    child.once('exit', (code) => reject(new Error(`canned responder exited (${code})`)));
-  });
-  return {
-    name: 'canned responder (RelatesTo)',
-    endpoint: `net.tcp://localhost:${port}/IDBService`,
-    operations: ['Heartbeat'],
-    rssMB: () => procMemMB(child.pid!, 'VmHWM'),
-    async stop() {
-      child.stdin!.end();
-      await new Promise((r) => child.once('exit', r));
-    },
-  };
-}
 
 async function bridge(dir: string, env: Record<string, string> = {}): Promise<Target & { port: number }> {
   writeFileSync(join(dir, 'roles.json'), JSON.stringify({ writer: ['anonymous', 'BENCH\\alice'] }));
@@ -159,7 +139,7 @@ export async function runDotnetBench(): Promise<DotnetBenchRow[]> {
   try {
     targets.push(await bridge(dir));
     targets.push(await coreWcf());
-    targets.push(await cannedResponder());
+    targets.push(await startCannedResponder({ relates: true }));
     for (const operation of OPERATIONS) {
       for (const channels of [1, 8]) {
         for (const target of targets) {

@@ -126,6 +126,38 @@ export function procMemMB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   }
 }
 
+export interface CannedResponder {
+  name: string;
+  endpoint: string;
+  /** It answers Heartbeat only. */
+  operations: readonly ['Heartbeat'];
+  rssMB(): number;
+  stop(): Promise<void>;
+}
+
+/**
+ * bench/canned-responder.ts in a process of its own (through tsx), like the servers it is compared with; `relates`
+ * for a WCF client, which waits for replies with RelatesTo.
+ */
+export async function startCannedResponder(options: { relates?: boolean } = {}): Promise<CannedResponder> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/canned-responder.ts', ...(options.relates ? ['--relates'] : [])], { stdio: ['pipe', 'pipe', 'inherit'] });
+  track(child);
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+    child.once('exit', (code) => reject(new Error(`canned responder exited (${code})`)));
+  });
+  return {
+    name: options.relates ? 'canned responder (RelatesTo)' : 'canned responder',
+    endpoint: `net.tcp://localhost:${port}/IDBService`,
+    operations: ['Heartbeat'],
+    rssMB: () => procMemMB(child.pid!, 'VmHWM'),
+    async stop() {
+      child.stdin!.end();
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
+}
+
 /** An answer of the service: status, the parsed JSON body (undefined if not JSON), and the problem name if any. */
 export interface ServiceAnswer {
   status: number;
