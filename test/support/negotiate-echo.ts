@@ -12,6 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { NegotiateStreamServer, type NegotiatedPeer, type NegotiateStreamOptions } from '../../tcp-bridge/src/negotiate/stream.ts';
 import { IntegrityError, NegotiateError } from '../../tcp-bridge/src/negotiate/security-context.ts';
 import { NnsError } from '../../tcp-bridge/src/negotiate/nns.ts';
+import { expect } from 'vitest';
+import { LOGON_DENIED_PAYLOAD } from './negotiate.ts';
 
 export interface EchoConnection {
   remoteAddress: string;
@@ -130,6 +132,16 @@ export async function runNnsClient(port: number, mode: string, args: string[], e
   } catch {
     throw new Error(`nns-client.py ${mode} exited ${code}: ${out}${err}`);
   }
+}
+
+/** A logon refused as both ends see it: the client was told logon denied, and the server's last connection closed
+ * with `reason` and no peer. */
+export async function expectLogonDenied(server: EchoServer, result: ClientResult, reason: string): Promise<void> {
+  expect(result).toEqual({ result: 'refused', status: LOGON_DENIED_PAYLOAD });
+  await server.closedCount(server.connections.length);
+  const last = server.connections[server.connections.length - 1]!;
+  expect(last.failure).toBe(reason);
+  expect(last.peer).toBeUndefined();
 }
 
 /** Whether the real initiators are installed (python3-gssapi with gss-ntlmssp, python3-impacket). */

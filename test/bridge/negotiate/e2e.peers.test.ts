@@ -12,14 +12,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogonThrottle, NtlmAccounts, NtlmBackend, ntHash } from '../../../tcp-bridge/src/negotiate/ntlm/index.ts';
 import type { ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
-import { initiatorsAvailable, ntlmClientAccount, runNnsClient, startNegotiateEcho, type EchoServer } from '../../support/negotiate-echo.ts';
+import { expectLogonDenied, initiatorsAvailable, ntlmClientAccount, runNnsClient, startNegotiateEcho, type EchoServer } from '../../support/negotiate-echo.ts';
+import { LOGON_DENIED_PAYLOAD, pattern, toHex } from '../../support/negotiate.ts';
 
 const available = initiatorsAvailable();
 if (!available.gssapi) console.warn('[negotiate e2e] /usr/bin/python3 with gssapi and gss-ntlmssp not found: the end-to-end suites are skipped.');
 if (!available.impacket) console.warn('[negotiate e2e] python3-impacket not found: the impacket refusals are skipped.');
-
-const LOGON_DENIED_PAYLOAD = '0c0309808009030c';
-const toHex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
 
 describe.skipIf(!available.gssapi)('NegotiateStream with real GSSAPI/NTLM initiators (gss-ntlmssp, impacket)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'nns-e2e-'));
@@ -57,7 +55,7 @@ describe.skipIf(!available.gssapi)('NegotiateStream with real GSSAPI/NTLM initia
   });
 
   it('EncryptAndSign: a sealed session echoes small and large messages (frames split at 63 KiB)', async () => {
-    const large = new Uint8Array(100_000).map((_, i) => (i * 7) & 0xff);
+    const large = pattern(100_000);
     const result = await runNnsClient(servers.get('EncryptAndSign')!.port, 'echo', ['--message', '68656c6c6f', '--pattern', '100000'], alice());
     expect(result).toMatchObject({ result: 'ok', encrypted_flag: true });
     expect(result.replies).toEqual(['68656c6c6f', toHex(large)]);
@@ -115,11 +113,7 @@ describe.skipIf(!available.gssapi)('NegotiateStream with real GSSAPI/NTLM initia
 
   for (const refusal of refusals) {
     it(`refuses ${refusal.name} with logon denied, then serves the next client`, async () => {
-      const result = await refusal.run();
-      expect(result).toEqual({ result: 'refused', status: LOGON_DENIED_PAYLOAD });
-      await closed(refusal.level);
-      expect(last(refusal.level).failure).toBe(refusal.reason);
-      expect(last(refusal.level).peer).toBeUndefined();
+      await expectLogonDenied(servers.get(refusal.level)!, await refusal.run(), refusal.reason);
       await stillServes(refusal.level);
     });
   }

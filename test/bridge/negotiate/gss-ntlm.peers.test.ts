@@ -18,16 +18,14 @@ import { GssapiBackend, GssapiNtlmContext, gssapiBackendFor, GssFlag, loadGssNtl
 import { LogonThrottle, ntHash, NtlmFlag } from '../../../tcp-bridge/src/negotiate/ntlm/index.ts';
 import { IntegrityError, NegotiateError, OID, type AcceptorInfo, type ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { securityBackends } from '../../../tcp-bridge/src/server.ts';
-import { initiatorsAvailable, ntlmClientAccount, runNnsClient, startNegotiateEcho, type ClientResult, type EchoServer } from '../../support/negotiate-echo.ts';
+import { expectLogonDenied, initiatorsAvailable, ntlmClientAccount, runNnsClient, startNegotiateEcho, type ClientResult, type EchoServer } from '../../support/negotiate-echo.ts';
 import { CLIENT_FLAGS, TestNtlmClient } from '../../support/ntlm-client.ts';
+import { LOGON_DENIED_PAYLOAD, pattern, toHex } from '../../support/negotiate.ts';
 
 const available = initiatorsAvailable();
 if (!available.gssapi) console.warn('[negotiate gss-ntlmssp] /usr/bin/python3 with gssapi and gss-ntlmssp not found: the gss-ntlmssp backend suites are skipped.');
 if (!available.impacket) console.warn('[negotiate gss-ntlmssp] python3-impacket not found: the impacket refusals are skipped.');
 
-const LOGON_DENIED_PAYLOAD = '0c0309808009030c';
-const toHex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
-const pattern = (n: number): Uint8Array => new Uint8Array(n).map((_, i) => (i * 7) & 0xff);
 const USERS = 'TESTDOM:alice:Secret123!\nTESTDOM:bob:Hunter2!\n:carol:Carol789!\n';
 
 describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmssp (GSSAPI backend)', () => {
@@ -120,11 +118,7 @@ describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmss
     ];
     for (const refusal of refusals) {
       it(`refuses ${refusal.name} with logon denied`, async () => {
-        const result = await client(refusal.level, 'echo', [...refusal.args, '--message', '00'], refusal.env());
-        expect(result).toEqual({ result: 'refused', status: LOGON_DENIED_PAYLOAD });
-        await closed(refusal.level);
-        expect(last(refusal.level).failure).toBe(refusal.reason);
-        expect(last(refusal.level).peer).toBeUndefined();
+        await expectLogonDenied(server(refusal.level), await client(refusal.level, 'echo', [...refusal.args, '--message', '00'], refusal.env()), refusal.reason);
         await stillServes(refusal.level);
       });
     }

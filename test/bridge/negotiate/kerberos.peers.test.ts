@@ -17,14 +17,12 @@ import { checkKeytab, GssapiBackend, gssapiBackendFor, GssFlag, kerberosPeerName
 import { IntegrityError, NegotiateError, OID, type ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { describeShared } from '../../support/corpus.ts';
 import { krb5Missing, startTestRealm, type TestRealm } from '../../support/krb5-realm.ts';
-import { initiatorsAvailable, ntlmClientAccount, runNnsClient, startNegotiateEcho, type ClientResult, type EchoServer } from '../../support/negotiate-echo.ts';
+import { expectLogonDenied, initiatorsAvailable, ntlmClientAccount, runNnsClient, startNegotiateEcho, type ClientResult, type EchoServer } from '../../support/negotiate-echo.ts';
+import { LOGON_DENIED_PAYLOAD, pattern, toHex } from '../../support/negotiate.ts';
 
 const missing = krb5Missing();
 if (missing.length > 0) console.warn(`[negotiate kerberos] missing ${missing.join(', ')}: the Kerberos suites are skipped (Debian packages: krb5-kdc krb5-admin-server krb5-user python3-gssapi libgssapi-krb5-2).`);
 
-const LOGON_DENIED_PAYLOAD = '0c0309808009030c';
-const toHex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
-const pattern = (n: number): Uint8Array => new Uint8Array(n).map((_, i) => (i * 7) & 0xff);
 const ALICE = 'alice@TEST.LOCAL';
 
 describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through koffi)', () => {
@@ -144,11 +142,7 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
       ];
       for (const refusal of refusals) {
         it(`refuses ${refusal.name} with logon denied`, async () => {
-          const result = await client(refusal.key, 'echo', ['--message', '00', ...refusal.args]);
-          expect(result).toEqual({ result: 'refused', status: LOGON_DENIED_PAYLOAD });
-          await closed(refusal.key);
-          expect(last(refusal.key).failure).toBe(refusal.reason);
-          expect(last(refusal.key).peer).toBeUndefined();
+          await expectLogonDenied(server(refusal.key), await client(refusal.key, 'echo', ['--message', '00', ...refusal.args]), refusal.reason);
           await stillServes(refusal.key);
         });
       }

@@ -40,9 +40,7 @@ import {
 } from '../../../tcp-bridge/src/negotiate/spnego.ts';
 import { NegotiateStreamServer, type NegotiatedPeer } from '../../../tcp-bridge/src/negotiate/stream.ts';
 import { CLIENT_FLAGS, TestNtlmClient } from '../../support/ntlm-client.ts';
-
-const ascii = (text: string): Uint8Array => new TextEncoder().encode(text);
-const hex = (text: string): Uint8Array => Uint8Array.from(Buffer.from(text.replace(/\s+/g, ''), 'hex'));
+import { ascii, hex } from '../../support/negotiate.ts';
 
 describe('MS-NNS framing', () => {
   it('writes handshake frames with a big-endian size, data frames with a little-endian length', () => {

@@ -33,10 +33,7 @@ import {
 import { Rc4, rc4k } from '../../../tcp-bridge/src/negotiate/ntlm/rc4.ts';
 import { IntegrityError, LOGON_DENIED, NegotiateError, OID, type ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { CLIENT_FLAGS, TestNtlmClient, type AuthenticateTweaks } from '../../support/ntlm-client.ts';
-
-const hex = (text: string): Uint8Array => Uint8Array.from(Buffer.from(text.replace(/\s+/g, ''), 'hex'));
-const toHex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
-const ascii = (text: string): Uint8Array => new TextEncoder().encode(text);
+import { ascii, hex, toHex } from '../../support/negotiate.ts';
 
 describe('MD4 and RC4', () => {
   it('MD4 gives the RFC 1320 test suite digests', () => {
