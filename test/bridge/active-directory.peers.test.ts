@@ -31,8 +31,7 @@ import {
   SAMBA_LEGACY_DNS,
   SAMBA_REALM,
   SAMBA_USERS,
-  SambaUnavailable,
-  startSambaDomain,
+  startSambaForSuite,
   type SambaDomain,
   type SambaMember,
 } from '../support/samba-ad.ts';
@@ -94,16 +93,9 @@ describeSamba('the bridge in an Active Directory domain (Kerberos with the PAC, 
       unavailable = 'python3-gssapi and gss-ntlmssp missing';
       return;
     }
-    try {
-      domain = await startSambaDomain();
-      member = await domain.join();
-    } catch (error) {
-      unavailable = error instanceof Error ? error.message : String(error);
-      if (!(error instanceof SambaUnavailable) && domain === undefined) throw error;
-      console.warn(`[bridge AD] suite skipped: ${unavailable}`);
-      return;
-    }
-    const d = domain;
+    ({ domain, member, unavailable } = await startSambaForSuite('bridge AD suite', { join: true }));
+    if (unavailable) return;
+    const d = domain!;
     // erin belongs to no group yet: outside every role until the test adds her to idb-team.
     await admin(d, ['user', 'create', ERIN.name, ERIN.password]);
     for (const name of ['alice', 'bob', 'erin', 'idb-team', 'idb-readers', 'idb-all', 'idb-writers', 'Domain Users']) sids.set(name, await d.sidOf(name));

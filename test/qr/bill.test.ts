@@ -3,19 +3,13 @@ import { readQrBill, type QrBill, type QrBillRejection } from '../../src/qr/bill
 import { checkSwissIban, hasValidMod97, isQrIban, mod97 } from '../../src/qr/iban.ts';
 import { isValidCreditorReference, mod10RecursiveCheckDigit, qrReferenceProblem } from '../../src/qr/reference.ts';
 import { describeShared, readSharedJson } from '../support/corpus.ts';
+import { IG_EXAMPLE_LINES } from '../support/qr-bills.ts';
 
 /**
  * The IG's example bill with a QR-IBAN and a QR reference (Codecrete's QR_CODE_TEXT_2 without its optional lines).
  * Line n of a payload is BASE[n - 1], numbered as the IG numbers them.
  */
-const BASE: readonly string[] = [
-  'SPC', '0200', '1', 'CH4431999123000889012',
-  'S', 'Robert Schneider AG', 'Rue du Lac', '1268', '2501', 'Biel', 'CH',
-  '', '', '', '', '', '', '',
-  '1949.75', 'CHF',
-  'S', 'Pia-Maria Rutschmann-Schnyder', 'Grosse Marktgasse', '28', '9400', 'Rorschach', 'CH',
-  'QRR', '210000000003139471430009017', 'Order dated 18.06.2020', 'EPD',
-];
+const BASE = IG_EXAMPLE_LINES;
 
 /** An ordinary IBAN with no reference, and one with a creditor reference (both for line changes to `payload`). */
 const NON = { 4: 'CH5800791123000889012', 28: 'NON', 29: '' };

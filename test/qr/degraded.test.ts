@@ -5,34 +5,21 @@
  * decoders. `npm run bench` times the same kinds of input against zbar.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PdfiumEngine } from '../../src/pdf/engine/pdfium.ts';
 import type { GrayRaster } from '../../src/pdf/engine/port.ts';
-import { scanLastPage } from '../../src/qr/scan.ts';
-import { ZxingReader } from '../../src/qr/zxing.ts';
-import { engineModules } from '../support/app.ts';
+import { scanEngines, type ScanEngines } from '../support/scan-engines.ts';
 import { BILLS, expectedBill, fax, g4Stream, imageOnlyPdf, jpegStream, lowResJpeg, officeScan, phonePhoto, stripsPdf } from '../support/degraded-bills.ts';
 import { grayImage, light, seededRandom, type GrayImage } from '../support/gray-image.ts';
 import { PAYMENT_PART_CODE, billCode, rasterPage } from '../support/qr-bills.ts';
 
-let engine: PdfiumEngine;
-let reader: ZxingReader;
+let engines: ScanEngines;
 beforeAll(async () => {
-  const modules = await engineModules();
-  engine = new PdfiumEngine({ wasm: modules.pdfium, memoryLimitBytes: 256 << 20 });
-  reader = new ZxingReader(modules.zxing);
+  engines = await scanEngines();
 });
 
-const scan = (pdf: Uint8Array) => scanLastPage(pdf, { pages: engine, reader, clock: { now: () => performance.now() }, timeoutMs: 60_000 });
+const scan = (pdf: Uint8Array) => engines.scan(pdf);
 
 /** The one image of a one-page PDF as PDFium decodes it, in grey. */
-async function decoded(pdf: Uint8Array): Promise<GrayRaster> {
-  const opened = await engine.withLastPage(pdf, async (page) => {
-    const [image] = page.contents().images;
-    return (await page.withImage(image!, async (pixels) => pixels.read(0, 0, pixels.width, pixels.height, 1)))!;
-  });
-  if (opened.status !== 'opened') throw new Error(opened.status);
-  return opened.value;
-}
+const decoded = (pdf: Uint8Array): Promise<GrayRaster> => engines.imagePixels(pdf);
 
 /** A test card: the bill page at 100 dpi with noise, so every run length and grey level occurs. */
 function card(): GrayImage {

@@ -5,38 +5,26 @@
  * workerd suite posts the same pages (test/runtimes/workers/extract.test.ts).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PdfiumEngine } from '../../src/pdf/engine/pdfium.ts';
 import type { GrayRaster } from '../../src/pdf/engine/port.ts';
 import { readQrBill } from '../../src/qr/bill.ts';
-import { scanLastPage } from '../../src/qr/scan.ts';
-import { ZxingReader } from '../../src/qr/zxing.ts';
-import { engineModules } from '../support/app.ts';
+import { scanEngines, type ScanEngines } from '../support/scan-engines.ts';
 import { TWO_BILL_PAGES, UPPER_READ_FIRST } from '../support/reading-order-pages.ts';
 
-let engine: PdfiumEngine;
-let reader: ZxingReader;
+let engines: ScanEngines;
 beforeAll(async () => {
-  const modules = await engineModules();
-  engine = new PdfiumEngine({ wasm: modules.pdfium, memoryLimitBytes: 256 << 20 });
-  reader = new ZxingReader(modules.zxing);
+  engines = await scanEngines();
 });
 
-const scan = (pdf: Uint8Array) => scanLastPage(pdf, { pages: engine, reader, clock: { now: () => performance.now() }, timeoutMs: 60_000 });
+const scan = (pdf: Uint8Array) => engines.scan(pdf);
 
 /** What the scan's first step sees: the page at 100 dpi, or a scan's image reduced to about 100 dpi. */
-async function firstStep(pdf: Uint8Array, scanDpi: number | undefined): Promise<GrayRaster> {
-  const opened = await engine.withLastPage(pdf, async (page) => {
-    if (scanDpi === undefined) return page.render('page', 100).raster;
-    const [image] = page.contents().images;
-    return (await page.withImage(image!, async (pixels) => pixels.read(0, 0, pixels.width, pixels.height, Math.floor(scanDpi / 100))))!;
-  });
-  if (opened.status !== 'opened') throw new Error(opened.status);
-  return opened.value;
+function firstStep(pdf: Uint8Array, scanDpi: number | undefined): Promise<GrayRaster> {
+  return scanDpi === undefined ? engines.renderedPage(pdf, 100) : engines.imagePixels(pdf, Math.floor(scanDpi / 100));
 }
 
 describe('reading order holds whichever step reads which code', () => {
   it.each(TWO_BILL_PAGES)('$name: the first step reads only the lower bill', async ({ pdf, bill, upper }) => {
-    const { codes } = await reader.readQrCodes(await firstStep(pdf, upper.scanDpi), { tryHarder: false });
+    const { codes } = await engines.reader.readQrCodes(await firstStep(pdf, upper.scanDpi), { tryHarder: false });
     const bills = codes.map((c) => readQrBill(new TextDecoder().decode(c.bytes)));
     expect(bills).toHaveLength(1);
     expect(bills[0]!.ok && bills[0]!.bill).not.toEqual(bill);

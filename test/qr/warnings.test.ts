@@ -2,16 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { readQrBill, type QrBill } from '../../src/qr/bill.ts';
 import { qrBillWarnings } from '../../src/qr/warnings.ts';
+import { IG_EXAMPLE_LINES } from '../support/qr-bills.ts';
 
-/** The IG's example bill (S addresses, version 0200, ASCII only): no warning. Line n is BASE[n - 1]. */
-const BASE: readonly string[] = [
-  'SPC', '0200', '1', 'CH4431999123000889012',
-  'S', 'Robert Schneider AG', 'Rue du Lac', '1268', '2501', 'Biel', 'CH',
-  '', '', '', '', '', '', '',
-  '1949.75', 'CHF',
-  'S', 'Pia-Maria Rutschmann-Schnyder', 'Grosse Marktgasse', '28', '9400', 'Rorschach', 'CH',
-  'QRR', '210000000003139471430009017', 'Order dated 18.06.2020', 'EPD',
-];
+/** The IG's example bill: no warning. */
+const BASE = IG_EXAMPLE_LINES;
 
 function bill(changes: Record<number, string> = {}, optional: string[] = []): QrBill {
   const reading = readQrBill([...BASE.map((l, i) => changes[i + 1] ?? l), ...optional].join('\n'));

@@ -366,3 +366,16 @@ export function imagePdf(image: { jpeg: Uint8Array } | Pixels): Uint8Array {
     ],
   });
 }
+
+/**
+ * The IG's example bill as payload lines (S addresses, a QR-IBAN and a QR reference, version 0200, ASCII only, no
+ * optional lines): line n of a payload is IG_EXAMPLE_LINES[n - 1], numbered as the IG numbers them.
+ */
+export const IG_EXAMPLE_LINES: readonly string[] = [
+  'SPC', '0200', '1', 'CH4431999123000889012',
+  'S', 'Robert Schneider AG', 'Rue du Lac', '1268', '2501', 'Biel', 'CH',
+  '', '', '', '', '', '', '',
+  '1949.75', 'CHF',
+  'S', 'Pia-Maria Rutschmann-Schnyder', 'Grosse Marktgasse', '28', '9400', 'Rorschach', 'CH',
+  'QRR', '210000000003139471430009017', 'Order dated 18.06.2020', 'EPD',
+];

@@ -258,6 +258,24 @@ export async function startSambaDomain(): Promise<SambaDomain> {
   return domain;
 }
 
+/**
+ * A suite's domain: started, and this host joined as a member when `join` is set. What keeps Samba from running
+ * here is returned as the reason to skip (and printed; '' when it runs); a domain that started stays in the answer
+ * so the suite can stop it.
+ */
+export async function startSambaForSuite(suite: string, options: { join?: boolean } = {}): Promise<{ domain?: SambaDomain; member?: SambaMember; unavailable: string }> {
+  let domain: SambaDomain | undefined;
+  try {
+    domain = await startSambaDomain();
+    return { domain, unavailable: '', ...(options.join ? { member: await domain.join() } : {}) };
+  } catch (error) {
+    if (!(error instanceof SambaUnavailable) && domain === undefined) throw error;
+    const unavailable = error instanceof Error ? error.message : String(error);
+    console.warn(`[samba] ${suite} skipped: ${unavailable}`);
+    return { domain, unavailable };
+  }
+}
+
 let warned = false;
 /**
  * A describe block that runs only where sambaMissing() is empty, otherwise one skipped test says what is missing (and

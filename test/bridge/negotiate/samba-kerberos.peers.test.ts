@@ -22,8 +22,7 @@ import {
   SAMBA_LEGACY_DNS,
   SAMBA_REALM,
   SAMBA_USERS,
-  SambaUnavailable,
-  startSambaDomain,
+  startSambaForSuite,
   type SambaDomain,
 } from '../../support/samba-ad.ts';
 
@@ -52,14 +51,8 @@ describeSamba('Kerberos from Active Directory: tickets, the PAC, sealed sessions
   };
 
   beforeAll(async () => {
-    try {
-      domain = await startSambaDomain();
-    } catch (error) {
-      if (!(error instanceof SambaUnavailable)) throw error;
-      unavailable = error.message;
-      console.warn(`[samba] Kerberos suite skipped: ${unavailable}`);
-      return;
-    }
+    ({ domain, unavailable } = await startSambaForSuite('Kerberos suite'));
+    if (unavailable || domain === undefined) return;
     const { provisionMs, startMs } = domain.times;
     console.info(`[samba] DC ${domain.dcIp}: provision ${provisionMs === undefined ? 'cached' : `${provisionMs} ms`}, start ${startMs} ms`);
     for (const name of ['alice', 'bob', 'idb-team', 'idb-readers', 'idb-all', 'idb-writers', 'Domain Users']) sids.set(name, await domain.sidOf(name));

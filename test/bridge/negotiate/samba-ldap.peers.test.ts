@@ -10,7 +10,7 @@
 import { Client } from 'ldapts';
 import { afterAll, beforeAll, expect, it, type TestContext } from 'vitest';
 import { AdGroupResolver, AdGroupsError, groupKey, resolveGroups, type AdGroupResolverOptions } from '../../../tcp-bridge/src/negotiate/ad-groups.ts';
-import { describeSamba, SAMBA_DC_HOST, SAMBA_USERS, SambaUnavailable, startSambaDomain, type SambaDomain } from '../../support/samba-ad.ts';
+import { describeSamba, SAMBA_DC_HOST, SAMBA_USERS, startSambaForSuite, type SambaDomain } from '../../support/samba-ad.ts';
 
 describeSamba('AD group names to SIDs over LDAP (ad-groups.ts, ldapts)', () => {
   let domain: SambaDomain | undefined;
@@ -38,14 +38,8 @@ describeSamba('AD group names to SIDs over LDAP (ad-groups.ts, ldapts)', () => {
     d.exec('samba-tool', [...args, '-H', `ldap://${d.dcIp}`, `-U${SAMBA_USERS.admin.name}%${SAMBA_USERS.admin.password}`]);
 
   beforeAll(async () => {
-    try {
-      domain = await startSambaDomain();
-    } catch (error) {
-      if (!(error instanceof SambaUnavailable)) throw error;
-      unavailable = error.message;
-      console.warn(`[samba] LDAP suite skipped: ${unavailable}`);
-      return;
-    }
+    ({ domain, unavailable } = await startSambaForSuite('LDAP suite'));
+    if (unavailable || domain === undefined) return;
     for (const name of ['idb-team', 'idb-readers', 'idb-all', 'idb-writers', 'Domain Users']) sids.set(name, await domain.sidOf(name));
   }, 240_000);
 

@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { WinbindAuthenticator, WinbindError } from '../../../tcp-bridge/src/negotiate/winbind.ts';
 import { announcesMic, challengeMessage, finishAcceptor, NtlmInitiator, ntlmInSpnego, parseAuthenticate, spnegoChallenge } from '../../support/ntlm-passthrough.ts';
-import { describeSamba, SAMBA_DNS_IDENTITY, SAMBA_USERS, SambaUnavailable, startSambaDomain, type SambaDomain, type SambaMember } from '../../support/samba-ad.ts';
+import { describeSamba, SAMBA_DNS_IDENTITY, SAMBA_USERS, startSambaForSuite, type SambaDomain, type SambaMember } from '../../support/samba-ad.ts';
 
 const gssNtlmssp = existsSync('/usr/bin/python3') && existsSync('/etc/gss/mech.d/mech.ntlmssp.conf');
 if (!gssNtlmssp) console.warn('[samba] NTLM pass-through suite skipped: gss-ntlmssp and python3-gssapi are needed for the initiator');
@@ -82,15 +82,8 @@ describeSamba('NTLM pass-through for domain accounts (winbind.ts, ntlm_auth, win
       unavailable = 'gss-ntlmssp missing';
       return;
     }
-    try {
-      domain = await startSambaDomain();
-      member = await domain.join();
-    } catch (error) {
-      unavailable = error instanceof Error ? error.message : String(error);
-      if (!(error instanceof SambaUnavailable) && domain === undefined) throw error;
-      console.warn(`[samba] NTLM pass-through suite skipped: ${unavailable}`);
-      return;
-    }
+    ({ domain, member, unavailable } = await startSambaForSuite('NTLM pass-through suite', { join: true }));
+    if (unavailable || domain === undefined || member === undefined) return;
     console.info(`[samba] member BRIDGEHOST joined and winbindd up in ${member.joinMs} ms`);
     scratch = mkdtempSync(join(tmpdir(), 'ntlm-passthrough-'));
     winbind = new WinbindAuthenticator({ domain: 'SAMDOM', config: member.conf, env: member.env });
