@@ -10,7 +10,8 @@
  *   when idle: terminating one during a statement leaks the connection and its write lock (measured).
  * - The file is switched to WAL once (readers and the writer do not block each other, and COMMIT does not fail
  *   because a reader is open). `begin('write')` is `BEGIN IMMEDIATE`: a second writer waits up to `busyTimeoutMs` for
- *   the first to end, then gets Timeout. `begin('read')` runs on a `mode=ro` connection inside BEGIN … ROLLBACK, so
+ *   the first to end (in this process's WriteGate, then in SQLite's busy handler for other processes), then gets
+ *   Timeout. `begin('read')` runs on a `mode=ro` connection inside BEGIN … ROLLBACK, so
  *   SQLite refuses a write itself (SQLITE_READONLY: AccessDenied).
  * - Client SQL cannot leave its transaction or the file: an authorizer denies ATTACH, DETACH, PRAGMA (also the
  *   `pragma_…` table functions), BEGIN/COMMIT/ROLLBACK and SAVEPOINT, as AccessDenied (a privilege the client lacks,
@@ -39,6 +40,7 @@ import { ConfigError } from '../../../config.ts';
 import { DatabaseFault, type Database, type DatabaseFaultName, type DatabaseTransaction, type SqlValue, type StatementLimits, type StatementResult } from '../../../idb/database.ts';
 import type { DataCell } from '../../../idb/datatable.ts';
 import type { BindValue, WireResult, WorkerData, WorkerReply, WorkerRequest } from './sqlite-worker.ts';
+import { WriteGate } from './write-gate.ts';
 
 export interface SqliteDatabaseOptions {
   /** The database file, created when missing (its folder must exist); relative to the working directory. */
@@ -83,6 +85,7 @@ export async function createSqliteDatabase(options: SqliteDatabaseOptions): Prom
   const idle: SqliteWorker[] = [];
   const waiting: { resolve: (worker: SqliteWorker) => void; reject: (error: Error) => void }[] = [];
   let closing: Promise<void> | undefined;
+  const writers = new WriteGate();
 
   const spawn = (): SqliteWorker => {
     const worker = new SqliteWorker(data);
@@ -123,19 +126,26 @@ export async function createSqliteDatabase(options: SqliteDatabaseOptions): Prom
     dialect: 'sqlite',
     async begin(access) {
       if (closing !== undefined) throw new DatabaseFault('SqlError', CLOSED, true);
+      const leave = access === 'write' ? await writers.enter(data.busyTimeoutMs) : () => {};
       const worker = await acquire().catch((error: Error) => {
+        leave();
         throw new DatabaseFault('SqlError', error.message, true);
       });
+      const end = (ended: SqliteWorker): void => {
+        release(ended);
+        leave();
+      };
       const reply = await worker.call({ op: 'begin', access });
       if (!reply.ok) {
-        release(worker);
+        end(worker);
         throw toFault(reply, { busyTimeoutMs: data.busyTimeoutMs });
       }
-      return new SqliteTransaction(worker, release, data.busyTimeoutMs);
+      return new SqliteTransaction(worker, end, data.busyTimeoutMs);
     },
     close() {
       closing ??= (async () => {
         for (const waiter of waiting.splice(0)) waiter.reject(new Error(CLOSED));
+        writers.refuseAll(new DatabaseFault('SqlError', CLOSED, true));
         idle.length = 0;
         // A worker that is running a statement interrupts it and ends once it has stopped.
         await Promise.all([...all].map((worker) => worker.end()));
