@@ -4,7 +4,7 @@ import type { HttpConfig } from './config.ts';
 import type { ApiKey } from './http/api-keys.ts';
 import { authMiddleware } from './http/auth.ts';
 import type { AppEnv } from './http/env.ts';
-import { InflightBudget } from './http/body-budget.ts';
+import { ByteBudget } from './byte-budget.ts';
 import { admitBody, overloaded } from './http/inflight.ts';
 import { JwksCache } from './http/jwks.ts';
 import { AppMetrics } from './http/metrics.ts';
@@ -38,7 +38,7 @@ export interface AppDeps {
   /** Documents waiting for an engine, engines restarted. */
   engineStats?: EngineStats;
   /** MAX_INFLIGHT_MB's budget, when the entry shares it with its server (Node answers 100-continue from it). */
-  budget?: InflightBudget;
+  budget?: ByteBudget;
 }
 
 export const SERVICE_TITLE = 'Swiss document service';
@@ -47,7 +47,7 @@ export const SERVICE_VERSION = '0.1.0';
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const { config, clock, logger } = deps;
   const app = new OpenAPIHono<AppEnv>();
-  const budget = deps.budget ?? new InflightBudget(config.maxInflightBytes);
+  const budget = deps.budget ?? new ByteBudget(config.maxInflightBytes);
   const documentRoutes = [validateRoute.path, extractRoute.path];
   const metrics = deps.metrics && new AppMetrics(deps.metrics, new Set([...documentRoutes, ...OPEN_ROUTES, '/metrics', '/docs/scalar.js', '/IDBService']), { budget, engines: deps.engineStats });
 

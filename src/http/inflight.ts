@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from './env.ts';
-import { BodyReservation, type InflightBudget } from './body-budget.ts';
+import type { ByteBudget } from '../byte-budget.ts';
+import { BodyReservation } from './body-budget.ts';
 import { Problem } from './problems.ts';
 
 export const RETRY_AFTER_SECONDS = 1;
@@ -14,7 +15,7 @@ export const tooLarge = (maxBytes: number) =>
  * Admission of a document request: 413 when Content-Length is over MAX_BODY_MB, 503 when it does not fit in what is
  * left of MAX_INFLIGHT_MB; both before the body is read. The reservation is released when the answer is made.
  */
-export function admitBody(budget: InflightBudget, maxBodyBytes: number): MiddlewareHandler<AppEnv> {
+export function admitBody(budget: ByteBudget, maxBodyBytes: number): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const declared = Number(c.req.header('content-length'));
     if (Number.isFinite(declared) && declared > maxBodyBytes) throw tooLarge(maxBodyBytes);

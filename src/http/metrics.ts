@@ -1,7 +1,7 @@
 import type { MetricsRegistry } from '../metrics.ts';
 import type { EngineStats } from '../pdf/engine/queue.ts';
 import { SCAN_PASSES, type ScanPass } from '../qr/scan.ts';
-import type { InflightBudget } from './body-budget.ts';
+import type { ByteBudget } from '../byte-budget.ts';
 
 /** Request latency buckets in seconds: from a health check to a 300 dpi scan of a large page. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -26,13 +26,13 @@ export class AppMetrics {
   constructor(
     readonly registry: MetricsRegistry,
     private readonly routes: ReadonlySet<string>,
-    sources: { budget: InflightBudget; engines?: EngineStats },
+    sources: { budget: ByteBudget; engines?: EngineStats },
   ) {
     this.requests = registry.counter({ name: 'http_requests_total', help: 'HTTP requests answered, by route, method and status.', labelNames: ['route', 'method', 'status'] });
     this.latency = registry.histogram({ name: 'http_request_duration_seconds', help: 'Time to answer an HTTP request, by route.', labelNames: ['route'], buckets: LATENCY_BUCKETS });
     this.bills = registry.counter({ name: 'qr_bills_found_total', help: 'QR-bills found, by the extraction pass that found them.', labelNames: ['pass'] });
     for (const pass of SCAN_PASSES) this.bills.inc({ pass }, 0);
-    registry.collected({ name: 'http_inflight_body_bytes', help: 'Bytes of request bodies being read or worked on (bounded by MAX_INFLIGHT_MB).', type: 'gauge', read: () => sources.budget.bytes });
+    registry.collected({ name: 'http_inflight_body_bytes', help: 'Bytes of request bodies being read or worked on (bounded by MAX_INFLIGHT_MB).', type: 'gauge', read: () => sources.budget.reserved });
     registry.collected({ name: 'http_inflight_body_limit_bytes', help: 'MAX_INFLIGHT_MB in bytes.', type: 'gauge', read: () => sources.budget.limitBytes });
     registry.collected({ name: 'pdf_documents_waiting', help: 'Documents waiting for a PDF engine.', type: 'gauge', read: () => sources.engines?.waiting() ?? 0 });
     registry.collected({ name: 'pdf_engine_restarts_total', help: 'PDF engines replaced after a time-out, their memory ceiling or a crash.', type: 'counter', read: () => sources.engines?.restarts() ?? 0 });

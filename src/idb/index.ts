@@ -3,6 +3,7 @@
  * platform-free handlers, imported as `#idb` (package.json `imports`). The Node adapters that open databases and file
  * stores are `#idb/node` (src/runtime/node/idb).
  */
+export { ByteBudget } from '../byte-budget.ts';
 export { ConfigError, integer, readLogLevel, type Environment } from '../config.ts';
 export { jsonLogger } from '../logger.ts';
 export type { Logger, LogLevel } from '../ports.ts';

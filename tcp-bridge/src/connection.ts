@@ -16,7 +16,7 @@
  * - Time-outs: until PreambleEnd, the init time-out (WCF's ChannelInitializationTimeout); afterwards the idle time-out
  *   runs whenever no call is in flight. Each envelope must arrive whole within the message time-out from its size
  *   on, or the connection is aborted (a sender that stalls mid-message holds its bytes no longer than that).
- * - Memory: an envelope's declared size is reserved in the server's MessageBudget before its bytes are read; when
+ * - Memory: an envelope's declared size is reserved in the server's ByteBudget before its bytes are read; when
  *   the budget is spent, reading stops until it is granted (the sender waits). A reservation still waiting when the
  *   message time-out ends answers the ServerTooBusy framing fault.
  * - The server sends End in answer to the client's End (WCF does; Mono's server just closes) and keeps reading: .NET
@@ -26,10 +26,9 @@
  *   the next session starts with a plaintext preamble and a new upgrade and logon. So the End ends the upgraded
  *   stream (its keys are forgotten) and the caller; the socket is read as raw framing again.
  */
-import type { Caller, Logger } from '#idb';
+import type { ByteBudget, Caller, Logger } from '#idb';
 import { BinaryXmlError, decodeEnvelope, encodeEnvelope, ReaderSession, WriterSession, type XmlDocument } from './binary-xml/index.ts';
 import { END_RECORD, FramingFault, faultRecord, PREAMBLE_ACK, ServerFramingDecoder, sizedEnvelope, UPGRADE_RESPONSE, type FramingEvent, type FramingFaultName, type ServerDecoderOptions } from './framing/index.ts';
-import type { MessageBudget } from './message-budget.ts';
 import type { BridgeObserver, ByteStream, Dispatch, StreamUpgrade, StreamUpgradeAcceptor } from './streams.ts';
 
 export interface ConnectionOptions {
@@ -49,7 +48,7 @@ export interface ConnectionOptions {
   /** How long one envelope may take to arrive, from its size to its last byte (budget wait included). */
   messageTimeoutMs: number;
   /** The bytes of partly received envelopes, shared by the server's connections. */
-  budget: MessageBudget;
+  budget: ByteBudget;
   maxCallsInFlight: number;
   /** Answer this framing fault at PreambleEnd instead of serving (ServerTooBusy when over the connection cap). */
   refuseWith?: FramingFaultName;

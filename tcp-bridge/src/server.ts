@@ -13,10 +13,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { ConfigError, type IdbService, type Logger } from '#idb';
+import { ByteBudget, ConfigError, type IdbService, type Logger } from '#idb';
 import { gssapiBackendFor, negotiateUpgrade, NtlmAccounts, NtlmBackend, WinbindAuthenticator, type DomainLogons, type SecurityBackend, type WinbindOptions } from './negotiate/index.ts';
 import { BridgeConnection } from './connection.ts';
-import { MessageBudget } from './message-budget.ts';
 import { BridgeMetrics, serveMetrics, type MetricsListener } from './metrics.ts';
 import { NO_OBSERVER } from './streams.ts';
 import type { BridgeConfig } from './config.ts';
@@ -111,7 +110,7 @@ export async function startBridge(config: BridgeConfig, service: IdbService, log
   const dispatch = soapDispatch(service, { serviceNamespace: config.endpoint.serviceNamespace, logger, observer });
   const path = new URL(config.endpoint.address.replace(/^net\.tcp:/, 'http:')).pathname;
   const upgrade = backends === undefined ? undefined : negotiateUpgrade({ backends, protectionLevel: config.endpoint.protectionLevel });
-  const budget = new MessageBudget(config.maxInflightBytes);
+  const budget = new ByteBudget(config.maxInflightBytes);
   const live = new Set<BridgeConnection>();
   const sockets = new Set<Socket>();
   let refused = 0;

@@ -8,7 +8,7 @@ import type { ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.ts';
 import { readHttpConfig } from '../../src/config.ts';
-import { InflightBudget } from '../../src/http/body-budget.ts';
+import { ByteBudget } from '../../src/byte-budget.ts';
 import { readEndpointConfig } from '../../src/idb/config.ts';
 import { serveNode } from '../../src/runtime/node/serve.ts';
 import { inProcessEngines, serverDeps } from '../../src/runtime/shared/deps.ts';
@@ -45,7 +45,7 @@ function expectContinue(port: number, contentType: string, body: Uint8Array): Pr
 describe('Node listener: Expect: 100-continue answered from MAX_INFLIGHT_MB', () => {
   let server: ServerType;
   let port: number;
-  const budget = new InflightBudget(4 * MiB);
+  const budget = new ByteBudget(4 * MiB);
 
   beforeAll(async () => {
     const config = readHttpConfig({ MAX_INFLIGHT_MB: '4', MAX_BODY_MB: '4', LOG_LEVEL: 'error' });

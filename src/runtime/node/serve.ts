@@ -10,13 +10,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
-import type { InflightBudget } from '../../http/body-budget.ts';
+import type { ByteBudget } from '../../byte-budget.ts';
 
 export interface NodeServeOptions {
   fetch: (request: Request) => Response | Promise<Response>;
   port: number;
   hostname: string;
-  budget: InflightBudget;
+  budget: ByteBudget;
   maxBodyBytes: number;
 }
 
