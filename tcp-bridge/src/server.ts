@@ -111,6 +111,7 @@ export async function startBridge(config: BridgeConfig, service: IdbService, log
   const path = new URL(config.endpoint.address.replace(/^net\.tcp:/, 'http:')).pathname;
   const upgrade = backends === undefined ? undefined : negotiateUpgrade({ backends, protectionLevel: config.endpoint.protectionLevel });
   const budget = new ByteBudget(config.maxInflightBytes);
+  const inflight = () => ({ reservedBytes: budget.reserved, waiting: budget.waiters });
   const live = new Set<BridgeConnection>();
   const sockets = new Set<Socket>();
   let refused = 0;
@@ -177,7 +178,7 @@ export async function startBridge(config: BridgeConfig, service: IdbService, log
   const port = (server.address() as AddressInfo).port;
   let metricsListener: MetricsListener | undefined;
   if (metrics !== undefined && config.metrics !== undefined) {
-    metrics.watch({ connections: () => live.size, openDatabaseRequests: () => service.openRequests(), inflight: () => ({ reservedBytes: budget.reserved, waiting: budget.waiters }) });
+    metrics.watch({ connections: () => live.size, openDatabaseRequests: () => service.openRequests(), inflight });
     metricsListener = await serveMetrics(metrics, config.metrics.host, config.metrics.port).catch((error: unknown) => {
       server.close();
       throw error;
@@ -190,7 +191,7 @@ export async function startBridge(config: BridgeConfig, service: IdbService, log
     port,
     metricsPort: metricsListener?.port,
     connections: () => live.size,
-    inflight: () => ({ reservedBytes: budget.reserved, waiting: budget.waiters }),
+    inflight,
     async close() {
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const connection of live) connection.drain();
