@@ -105,7 +105,7 @@ async function latency(server: RunningServer, path: string, pdf: Uint8Array): Pr
  * A one-page QR bill grown to `bytes` by an unreferenced stream of random bytes (what a scan's image data weighs),
  * placed before the cross-reference table so every offset in it stays right.
  */
-export function paddedBillPdf(bytes: number): Uint8Array {
+function paddedBillPdf(bytes: number): Uint8Array {
   const bill = qrBillPdf([{ title: 'Invoice', codes: [{ ...PAYMENT_PART_CODE, code: billCode(SAMPLE_BILL) }] }]);
   const text = new TextDecoder('latin1').decode(bill);
   const xref = text.lastIndexOf('\nxref') + 1;
