@@ -115,7 +115,7 @@ function rolesFrom(members: Record<Role, ReadonlySet<string>>, directory?: Accou
     if (caller.anonymous) return set.has(ANONYMOUS);
     if (set.has(ANY_AUTHENTICATED) || set.has(normalize(caller.name))) return true;
     if (sids.size === 0) return false;
-    for (const sid of sids) if (set.has(sid)) return true;
+    if (intersects(sids, set)) return true;
     if (directory === undefined) return false;
     for (const name of accounts[role]) {
       const sid = directory.sidOf(name);
@@ -124,7 +124,7 @@ function rolesFrom(members: Record<Role, ReadonlySet<string>>, directory?: Accou
     return false;
   };
   const rolesOf = (caller: RoleSubject): ReadonlySet<Role> => {
-    const sids = new Set((caller.anonymous ? [] : (caller.sids ?? [])).map(normalize));
+    const sids = sidsOf(caller);
     const roles = new Set<Role>();
     if (has('writer', caller, sids)) roles.add('writer').add('reader');
     else if (has('reader', caller, sids)) roles.add('reader');
@@ -139,6 +139,30 @@ function rolesFrom(members: Record<Role, ReadonlySet<string>>, directory?: Accou
     accountNames: [...new Set([...accounts.reader, ...accounts.writer])],
     withDirectory: (next) => rolesFrom(members, next),
   };
+}
+
+const NO_SIDS: ReadonlySet<string> = new Set();
+const sidSets = new WeakMap<readonly string[], ReadonlySet<string>>();
+
+/**
+ * The caller's SIDs as the roles compare them (lower case), none for the anonymous identity. Made once per logon, not
+ * per call: the transport hands every call of a connection the same array, and a token may carry hundreds of groups.
+ */
+function sidsOf(caller: RoleSubject): ReadonlySet<string> {
+  if (caller.anonymous || caller.sids === undefined || caller.sids.length === 0) return NO_SIDS;
+  let sids = sidSets.get(caller.sids);
+  if (sids === undefined) {
+    sids = new Set(caller.sids.map(normalize));
+    sidSets.set(caller.sids, sids);
+  }
+  return sids;
+}
+
+/** Whether `a` and `b` share a member (the smaller one is walked). */
+function intersects(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+  for (const member of small) if (large.has(member)) return true;
+  return false;
 }
 
 function names(value: unknown, where: string): string[] {
