@@ -1,5 +1,5 @@
 import type { Clock } from '../ports.ts';
-import type { EngineRefusal, GrayRaster, ImagePixels, LastPage, PageBox, PageContents, PageImage, PageRegion, PageSource } from '../pdf/engine/port.ts';
+import { boxAround, type EngineRefusal, type GrayRaster, type ImagePixels, type LastPage, type PageBox, type PageContents, type PageImage, type PageRegion, type PageSource } from '../pdf/engine/port.ts';
 import { readQrBill, type QrBill, type QrBillReading, type QrBillRejection } from './bill.ts';
 import { enlarged, framed } from './gray.ts';
 import { leadsIn, type Lead } from './leads.ts';
@@ -309,10 +309,7 @@ function isCodeImage(width: number, height: number): boolean {
 
 /** The page box of a raster rectangle: the bounding box of its corners mapped to the page (images may be turned). */
 function pageBox(toPage: (x: number, y: number) => { x: number; y: number }, x: number, y: number, w: number, h: number): PageBox {
-  const corners = [toPage(x, y), toPage(x + w, y), toPage(x, y + h), toPage(x + w, y + h)];
-  const xs = corners.map((p) => p.x);
-  const ys = corners.map((p) => p.y);
-  return { x: Math.min(...xs), y: Math.min(...ys), w: Math.max(...xs) - Math.min(...xs), h: Math.max(...ys) - Math.min(...ys) };
+  return boxAround([toPage(x, y), toPage(x + w, y), toPage(x, y + h), toPage(x + w, y + h)]);
 }
 
 /** By top left corner: tops within 2% of the page height of each other share a row and are read left to right. */

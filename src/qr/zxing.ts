@@ -1,5 +1,5 @@
 import { prepareZXingModule, readBarcodes, type ReadResult } from 'zxing-wasm/reader';
-import type { GrayRaster } from '../pdf/engine/port.ts';
+import { boxAround, type GrayRaster } from '../pdf/engine/port.ts';
 import type { BarcodeReader, RasterBox, RasterReading } from './reader.ts';
 
 /** Most codes a page can hold that are worth reading (a bill, a URL, a few more). */
@@ -37,11 +37,9 @@ export class ZxingReader implements BarcodeReader {
       // Codes zxing located but could not read tell the scan where to look closer.
       returnErrors: true,
     });
-    const box = (r: ReadResult): RasterBox => {
-      const xs = [r.position.topLeft.x, r.position.topRight.x, r.position.bottomLeft.x, r.position.bottomRight.x];
-      const ys = [r.position.topLeft.y, r.position.topRight.y, r.position.bottomLeft.y, r.position.bottomRight.y];
-      const [x0, y0] = [Math.min(...xs), Math.min(...ys)];
-      return { x: x0 / raster.width, y: y0 / raster.height, w: (Math.max(...xs) - x0) / raster.width, h: (Math.max(...ys) - y0) / raster.height };
+    const box = ({ position: p }: ReadResult): RasterBox => {
+      const { x, y, w, h } = boxAround([p.topLeft, p.topRight, p.bottomLeft, p.bottomRight]);
+      return { x: x / raster.width, y: y / raster.height, w: w / raster.width, h: h / raster.height };
     };
     return {
       // The raw bytes, not zxing's text: QR-bills are UTF-8 (coding type 1) whether or not they carry an ECI.

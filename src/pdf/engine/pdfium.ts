@@ -1,5 +1,5 @@
 import { init, type WrappedPdfiumModule } from '@embedpdf/pdfium';
-import type { EngineRefusal, EngineReport, GrayRaster, ImagePixels, LastPage, PageBox, PageContents, PageImage, PageRegion, PageSource, PdfEngine, PlacedRaster } from './port.ts';
+import { boxAround, type EngineRefusal, type EngineReport, type GrayRaster, type ImagePixels, type LastPage, type PageBox, type PageContents, type PageImage, type PageRegion, type PageSource, type PdfEngine, type PlacedRaster } from './port.ts';
 
 export interface PdfiumOptions {
   /** The compiled `pdfium.wasm`: each runtime's entry loads it its own way (file, module import). */
@@ -275,9 +275,7 @@ class PdfiumPage implements LastPage {
         if (this.hasMask(obj)) drawsMore = true;
         // The image's unit square: its first row at the top (v = 0 is y = 1 in image space).
         const toPage = (u: number, v: number) => ({ x: (a * u + c * (1 - v) + e - this.left) / this.width, y: (this.top - (b * u + d * (1 - v) + f)) / this.height });
-        const corners = [toPage(0, 0), toPage(1, 0), toPage(0, 1), toPage(1, 1)];
-        const [xs, ys] = [corners.map((p) => p.x), corners.map((p) => p.y)];
-        const box = { x: Math.min(...xs), y: Math.min(...ys), w: Math.max(...xs) - Math.min(...xs), h: Math.max(...ys) - Math.min(...ys) };
+        const box = boxAround([toPage(0, 0), toPage(1, 0), toPage(0, 1), toPage(1, 1)]);
         images.push({ index, width, height, box, toPage });
       }
     } finally {

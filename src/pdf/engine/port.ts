@@ -34,6 +34,18 @@ export interface PageBox {
   h: number;
 }
 
+/** The smallest box holding every point, in the points' own units (a box of a raster's pixels, of a page's fractions). */
+export function boxAround(points: readonly { x: number; y: number }[]): PageBox {
+  let [left, top, right, bottom] = [Infinity, Infinity, -Infinity, -Infinity];
+  for (const { x, y } of points) {
+    left = Math.min(left, x);
+    top = Math.min(top, y);
+    right = Math.max(right, x);
+    bottom = Math.max(bottom, y);
+  }
+  return { x: left, y: top, w: right - left, h: bottom - top };
+}
+
 /** A raster and where it lies on the page. */
 export interface PlacedRaster {
   raster: GrayRaster;
