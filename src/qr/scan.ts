@@ -1,5 +1,5 @@
 import type { Clock } from '../ports.ts';
-import { boxAround, type EngineRefusal, type GrayRaster, type ImagePixels, type LastPage, type PageBox, type PageContents, type PageImage, type PageRegion, type PageSource } from '../pdf/engine/port.ts';
+import { boxAround, type EngineRefusal, type GrayRaster, type ImagePixels, type LastPage, type PageBox, type PageContents, type PageImage, type PageRegion, type PageSource, type PlacedRaster } from '../pdf/engine/port.ts';
 import { readQrBill, type QrBill, type QrBillReading, type QrBillRejection } from './bill.ts';
 import { enlarged, framed } from './gray.ts';
 import { leadsIn, type Lead } from './leads.ts';
@@ -77,6 +77,9 @@ interface PageLead {
   anchor: { x: number; y: number };
   look: () => Promise<void>;
 }
+
+/** From one raster's pixels to another's, or to the page's fractions. */
+type Mapping = (x: number, y: number) => { x: number; y: number };
 
 class TimeUp extends Error {}
 
@@ -184,7 +187,7 @@ class PageScan {
    * closer in a crop from the image's full resolution at about LOOK_MODULE pixels a module. Finders are looked for on
    * the first reading only; the second one, with tryHarder, has zxing's outlines.
    */
-  private async readImageRaster(pass: 'images' | 'images-fine', image: PageImage, pixels: ImagePixels, raster: GrayRaster, toImage: (x: number, y: number) => { x: number; y: number }, tryHarder: boolean): Promise<void> {
+  private async readImageRaster(pass: 'images' | 'images-fine', image: PageImage, pixels: ImagePixels, raster: GrayRaster, toImage: Mapping, tryHarder: boolean): Promise<void> {
     const { width, height } = pixels;
     const toPage = (x: number, y: number) => {
       const p = toImage(x, y);
@@ -216,7 +219,7 @@ class PageScan {
   private async readRender(pass: ScanPass, region: PageRegion, dpi: number, tryHarder: boolean): Promise<void> {
     this.check();
     const placed = this.timed(`${pass}: render`, () => this.page.render(region, dpi));
-    const toPage = (x: number, y: number) => ({ x: placed.box.x + (x / placed.raster.width) * placed.box.w, y: placed.box.y + (y / placed.raster.height) * placed.box.h });
+    const toPage = onPage(placed);
     const reading = await this.timed(`${pass}: zxing`, () => this.read(placed.raster, tryHarder));
     this.add(pass, reading, placed.raster, toPage);
     // Finders are looked for on the first render only: it decides whether the search may stop. The fallback passes run
@@ -228,10 +231,7 @@ class PageScan {
         look: async () => {
           this.check();
           const closer = this.timed('closer look: render', () => this.page.render(where.box, Math.min(600, Math.max(150, (dpi * LOOK_MODULE) / lead.module))));
-          await this.lookCloser(closer.raster, (x, y) => ({
-            x: closer.box.x + (x / closer.raster.width) * closer.box.w,
-            y: closer.box.y + (y / closer.raster.height) * closer.box.h,
-          }));
+          await this.lookCloser(closer.raster, onPage(closer));
         },
       };
     });
@@ -239,7 +239,7 @@ class PageScan {
   }
 
   /** Reads a close-up of a lead: quickly, then with zxing's tryHarder when that finds nothing. Its own leads are not followed. */
-  private async lookCloser(raster: GrayRaster, toPage: (x: number, y: number) => { x: number; y: number }): Promise<void> {
+  private async lookCloser(raster: GrayRaster, toPage: Mapping): Promise<void> {
     let reading = await this.timed('closer look: zxing', () => this.read(raster, false));
     if (reading.codes.length === 0) reading = await this.timed('closer look: zxing tryHarder', () => this.read(raster, true));
     this.add('closer-look', reading, raster, toPage);
@@ -260,7 +260,7 @@ class PageScan {
     }
   }
 
-  private place(lead: Lead, toPage: (x: number, y: number) => { x: number; y: number }): { box: PageBox; anchor: { x: number; y: number } } {
+  private place(lead: Lead, toPage: Mapping): { box: PageBox; anchor: { x: number; y: number } } {
     return { box: pageBox(toPage, lead.x, lead.y, lead.w, lead.h), anchor: toPage(lead.anchor.x, lead.anchor.y) };
   }
 
@@ -278,7 +278,7 @@ class PageScan {
     return this.reader.readQrCodes(raster, { tryHarder });
   }
 
-  private add(pass: ScanPass, reading: RasterReading, raster: GrayRaster, toPage: (x: number, y: number) => { x: number; y: number }): void {
+  private add(pass: ScanPass, reading: RasterReading, raster: GrayRaster, toPage: Mapping): void {
     for (const symbol of reading.codes) {
       const text = UTF8.decode(symbol.bytes);
       if (this.codes.has(text)) continue;
@@ -307,8 +307,13 @@ function isCodeImage(width: number, height: number): boolean {
   return Math.max(width, height) <= 2000 && width / height > 0.8 && width / height < 1.25;
 }
 
+/** Where a pixel of a rendered raster lies on the page. */
+function onPage({ raster, box }: PlacedRaster): Mapping {
+  return (x, y) => ({ x: box.x + (x / raster.width) * box.w, y: box.y + (y / raster.height) * box.h });
+}
+
 /** The page box of a raster rectangle: the bounding box of its corners mapped to the page (images may be turned). */
-function pageBox(toPage: (x: number, y: number) => { x: number; y: number }, x: number, y: number, w: number, h: number): PageBox {
+function pageBox(toPage: Mapping, x: number, y: number, w: number, h: number): PageBox {
   return boxAround([toPage(x, y), toPage(x + w, y), toPage(x, y + h), toPage(x + w, y + h)]);
 }
 
