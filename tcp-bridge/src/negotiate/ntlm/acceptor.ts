@@ -148,11 +148,6 @@ export class NtlmAcceptor implements MechanismContext {
     return this.established;
   }
 
-  /** The negotiated flags (those of our CHALLENGE). */
-  get negotiatedFlags(): number {
-    return this.flags;
-  }
-
   async step(token: Uint8Array): Promise<StepResult> {
     try {
       if (this.state === 'negotiate') return { token: this.challenge(token), done: false };
@@ -203,20 +198,15 @@ export class NtlmAcceptor implements MechanismContext {
 
   private async authenticate(token: Uint8Array): Promise<void> {
     const s = this.settings;
-    const address = this.info.remoteAddress;
-    const fail = (reason: string, detail?: string, user?: string): never => {
-      s.throttle.failed(user, address);
-      throw new NegotiateError(reason, detail);
-    };
     const admitted = admitAuthenticate(token, {
       maxBytes: s.maxAuthenticateBytes,
       ageMs: s.now() - this.issuedAt,
       lifetimeMs: s.challengeLifetimeMs,
       sealing: (this.flags & NtlmFlag.Seal) !== 0,
     });
-    if ('reason' in admitted) return fail(admitted.reason, admitted.detail, admitted.claimed);
+    if ('reason' in admitted) return this.fail(admitted.reason, admitted.detail, admitted.claimed);
     const { auth, response, claimed } = admitted;
-    s.throttle.refuseBlocked(claimed, address);
+    s.throttle.refuseBlocked(claimed, this.info.remoteAddress);
 
     const account = s.accounts.find(auth.user, auth.domain);
     if (account === undefined && s.domain !== undefined && (auth.domain === '' || upperInvariant(auth.domain) === s.domain.domain)) {
@@ -242,35 +232,20 @@ export class NtlmAcceptor implements MechanismContext {
       const matches = constantTimeEqual(ntProofStr(key, this.serverChallenge!, response.blob), response.proof);
       if (matches && responseKey === undefined) responseKey = key;
     }
-    if (!account || !responseKey) return fail('ntlm.bad-proof', account ? `wrong password for ${claimed}` : `unknown user ${claimed}`, claimed);
+    if (!account || !responseKey) return this.fail('ntlm.bad-proof', account ? `wrong password for ${claimed}` : `unknown user ${claimed}`, claimed);
 
     // The AV pairs, which the proof just verified (checks.ts): our timestamp, the MIC announced, no relaying.
     const refusal = checkNtlmV2Pairs(auth, response, { timestamp: this.timestamp!, targetNames: s.targetNames });
-    if (refusal) fail(refusal.reason, refusal.detail, claimed);
+    if (refusal) this.fail(refusal.reason, refusal.detail, claimed);
 
-    // The MIC over the three messages, keyed with the exported session key.
-    const exported = exportedSessionKey(sessionBaseKey(responseKey, response.proof), auth.encryptedRandomSessionKey);
-    if (!constantTimeEqual(computeMic(exported, this.negotiateBytes!, this.challengeBytes!, token), auth.mic!)) {
-      fail('ntlm.bad-mic', undefined, claimed);
-    }
-
-    s.throttle.succeeded(claimed);
-    this.security = new NtlmSessionSecurity(exported, 'server', (this.flags & NtlmFlag.Seal) !== 0);
+    this.establish(sessionBaseKey(responseKey, response.proof), auth, token, claimed, undefined);
     this.name = accountIdentity(account, s.netbiosComputerName);
-    this.state = 'done';
-    this.forgetHandshake();
   }
 
   /** A domain account: the DC checks the proof (see the header for the order). */
   private async passThrough(domain: DomainLogons, auth: AuthenticateMessage, response: NtlmV2Response, claimed: string, token: Uint8Array): Promise<void> {
-    const s = this.settings;
-    const address = this.info.remoteAddress;
-    const fail = (reason: string, detail?: string): never => {
-      s.throttle.failed(claimed, address);
-      throw new NegotiateError(reason, detail);
-    };
-    const refusal = checkNtlmV2Pairs(auth, response, { timestamp: this.timestamp!, targetNames: s.targetNames });
-    if (refusal) fail(refusal.reason, refusal.detail);
+    const refusal = checkNtlmV2Pairs(auth, response, { timestamp: this.timestamp!, targetNames: this.settings.targetNames });
+    if (refusal) this.fail(refusal.reason, refusal.detail, claimed);
     let logon: DomainLogon;
     try {
       logon = await domain.authenticate({ user: auth.user, domain: auth.domain, serverChallenge: this.serverChallenge!, ntResponse: auth.ntResponse });
@@ -279,21 +254,38 @@ export class NtlmAcceptor implements MechanismContext {
       const detail = `${claimed}: ${error instanceof WinbindError ? error.detail : String(error)}`;
       // The domain could not answer: nothing is known against the user.
       if (reason === 'winbind.unavailable') throw new NegotiateError(reason, detail);
-      return fail(reason, detail);
+      return this.fail(reason, detail, claimed);
     }
     try {
       // The connection may have closed while the DC was asked (dispose() forgot the handshake).
       if (this.state !== 'authenticate' || this.negotiateBytes === undefined) throw new NegotiateError('ntlm.disposed', 'the connection closed during the logon');
-      const exported = exportedSessionKey(logon.sessionBaseKey, auth.encryptedRandomSessionKey);
-      if (!constantTimeEqual(computeMic(exported, this.negotiateBytes, this.challengeBytes!, token), auth.mic!)) fail('ntlm.bad-mic', `${claimed}: the domain's session key does not verify the MIC`);
-      s.throttle.succeeded(claimed);
-      this.security = new NtlmSessionSecurity(exported, 'server', (this.flags & NtlmFlag.Seal) !== 0);
-      exported.fill(0);
+      this.establish(logon.sessionBaseKey, auth, token, claimed, `${claimed}: the domain's session key does not verify the MIC`);
     } finally {
       logon.sessionBaseKey.fill(0);
     }
     this.name = normalizePeerName(logon.account);
     this.sids = [logon.userSid, ...logon.groupSids];
+  }
+
+  /** A refused AUTHENTICATE: counted against `user` (when known) and the address for the throttle. */
+  private fail(reason: string, detail: string | undefined, user: string | undefined): never {
+    this.settings.throttle.failed(user, this.info.remoteAddress);
+    throw new NegotiateError(reason, detail);
+  }
+
+  /**
+   * The last step of both paths, from the KeyExchangeKey (NTLMv2's SessionBaseKey): the MIC over the three messages,
+   * keyed with the exported session key, then the session keys; the handshake is forgotten.
+   */
+  private establish(keyExchangeKey: Uint8Array, auth: AuthenticateMessage, token: Uint8Array, claimed: string, micDetail: string | undefined): void {
+    const exported = exportedSessionKey(keyExchangeKey, auth.encryptedRandomSessionKey);
+    try {
+      if (!constantTimeEqual(computeMic(exported, this.negotiateBytes!, this.challengeBytes!, token), auth.mic!)) this.fail('ntlm.bad-mic', micDetail, claimed);
+      this.settings.throttle.succeeded(claimed);
+      this.security = new NtlmSessionSecurity(exported, 'server', (this.flags & NtlmFlag.Seal) !== 0);
+    } finally {
+      exported.fill(0);
+    }
     this.state = 'done';
     this.forgetHandshake();
   }
