@@ -54,10 +54,7 @@ export async function openRolesDirectory(settings: LdapSettings, roles: Roles, l
       otherDomains: 'ignore',
       tlsOptions: { ...(ca === undefined ? {} : { ca }), ...tls },
       refreshMs: settings.refreshMs,
-      logger: {
-        warn: (event, fields) => logger.log('warn', event, fields),
-        info: (event, fields) => logger.log('info', event, fields),
-      },
+      logger: { warn: (event, fields) => logger.log('warn', event, fields) },
     });
   } catch (error) {
     if (error instanceof AdGroupsError) throw new ConfigError(`BRIDGE_LDAP_URL: ${error.message}`);

@@ -46,7 +46,6 @@ export class AdGroupsError extends Error {
 
 export interface AdGroupsLogger {
   warn(event: string, fields: Record<string, unknown>): void;
-  info?(event: string, fields: Record<string, unknown>): void;
 }
 
 export interface AdGroupResolverOptions {
@@ -257,19 +256,21 @@ export class AdGroupResolver {
   }
 }
 
-function first(entry: Entry | undefined, attribute: string): string | undefined {
+/** The first value of `attribute` (its name in any case) in `entry`. */
+function firstValue(entry: Entry | undefined, attribute: string): Buffer | string | undefined {
   if (!entry) return undefined;
   const key = Object.keys(entry).find((k) => k.toLowerCase() === attribute.toLowerCase());
   const value = key === undefined ? undefined : entry[key];
-  const one = Array.isArray(value) ? value[0] : value;
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function first(entry: Entry | undefined, attribute: string): string | undefined {
+  const one = firstValue(entry, attribute);
   return typeof one === 'string' ? one : Buffer.isBuffer(one) ? one.toString('utf8') : undefined;
 }
 
 function sidOf(entry: Entry | undefined): string | undefined {
-  if (!entry) return undefined;
-  const key = Object.keys(entry).find((k) => k.toLowerCase() === 'objectsid');
-  const value = key === undefined ? undefined : entry[key];
-  const one = Array.isArray(value) ? value[0] : value;
+  const one = firstValue(entry, 'objectSid');
   if (!Buffer.isBuffer(one)) return undefined;
   try {
     return sidToString(new Uint8Array(one));
