@@ -59,10 +59,10 @@ export const PacBufferType = {
 export const UserFlag = { Guest: 0x01, ExtraSids: 0x20, ResourceGroups: 0x200 } as const;
 
 /** SID attribute bits (MS-PAC 2.2.1, MS-DTYP 2.4.4.1 SE_GROUP_*). */
-export const SidAttribute = { Mandatory: 0x1, EnabledByDefault: 0x2, Enabled: 0x4, Owner: 0x8, Resource: 0x20000000 } as const;
+const SidAttribute = { Mandatory: 0x1, EnabledByDefault: 0x2, Enabled: 0x4, Owner: 0x8, Resource: 0x20000000 } as const;
 
 /** Most entries a count in a PAC may announce. */
-export const MAX_ENTRIES = 4096;
+const MAX_ENTRIES = 4096;
 
 export interface PacBuffer {
   type: number;

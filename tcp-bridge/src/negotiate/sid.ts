@@ -14,7 +14,7 @@ export class SidError extends Error {
 }
 
 /** Most sub-authorities a SID may have (SID_MAX_SUB_AUTHORITIES). */
-export const MAX_SUB_AUTHORITIES = 15;
+const MAX_SUB_AUTHORITIES = 15;
 
 /**
  * The SID in `bytes` at `offset` (Revision, SubAuthorityCount, 6-byte big-endian IdentifierAuthority, then

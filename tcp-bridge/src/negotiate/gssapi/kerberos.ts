@@ -78,7 +78,7 @@ export function kerberosPeerName(display: string): string {
  * The SIDs of a verified PAC on the peer's name `name`: the user's, then the enabled groups' (see the header). Empty
  * without a verified PAC; NegotiateError `gssapi.bad-pac` for one pac.ts cannot read.
  */
-export function pacSids(lib: GssLibrary, name: Ptr): readonly string[] {
+function pacSids(lib: GssLibrary, name: Ptr): readonly string[] {
   const logonInfo = nameAttribute(lib, name, 'urn:mspac:logon-info');
   if (!logonInfo.found || !logonInfo.authenticated) return [];
   try {

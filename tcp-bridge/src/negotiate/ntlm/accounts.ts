@@ -81,7 +81,7 @@ export class NtlmAccounts {
 }
 
 /** The account lines of a users file, one at a time (blank and `#` lines skipped); ConfigError for a line without two colons. */
-export function* usersFileLines(text: string, source: string): Generator<UsersFileLine> {
+function* usersFileLines(text: string, source: string): Generator<UsersFileLine> {
   for (const [index, line] of text.split(/\r?\n/).entries()) {
     if (line.trim() === '' || line.startsWith('#')) continue;
     const first = line.indexOf(':');
