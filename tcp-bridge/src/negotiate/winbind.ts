@@ -223,13 +223,14 @@ export class WinbindAuthenticator {
     const account = named.replace(/\s+\d+$/, '');
     const [accountDomain] = account.split('\\');
     if (accountDomain?.toUpperCase() !== this.domain) throw new WinbindError('winbind.other-domain', `${account} is not an account of ${this.domain}`);
+    const ownSid = normalizeSid(userSid);
     const groupSids = (await this.wbinfo(['--user-sids', userSid]))
       .split('\n')
       .map((l) => l.trim())
       .filter((l) => l !== '' && isSid(l))
       .map(normalizeSid)
-      .filter((sid) => sid !== normalizeSid(userSid));
-    return { sessionBaseKey: new Uint8Array(Buffer.from(key, 'hex')), account, userSid: normalizeSid(userSid), groupSids: [...new Set(groupSids)] };
+      .filter((sid) => sid !== ownSid);
+    return { sessionBaseKey: new Uint8Array(Buffer.from(key, 'hex')), account, userSid: ownSid, groupSids: [...new Set(groupSids)] };
   }
 
   private exchange(lines: string[]): Promise<string[]> {
