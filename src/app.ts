@@ -49,7 +49,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
   const budget = deps.budget ?? new ByteBudget(config.maxInflightBytes);
   const documentRoutes = [validateRoute.path, extractRoute.path];
-  const metrics = deps.metrics && new AppMetrics(deps.metrics, new Set([...documentRoutes, ...OPEN_ROUTES, '/metrics', '/docs/scalar.js', '/IDBService']), { budget, engines: deps.engineStats });
+  const routes = new Set([...documentRoutes, '/health', '/openapi.json', '/docs', '/docs/scalar.js', '/metrics', '/IDBService']);
+  const metrics = deps.metrics && new AppMetrics(deps.metrics, routes, { budget, engines: deps.engineStats });
 
   app.use(async (c, next) => {
     const started = clock.now();
@@ -78,7 +79,15 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   // MAX_INFLIGHT_MB: admitted (or 503) before the body is read, released when the answer is made.
   app.on('POST', documentRoutes, admitBody(budget, config.maxBodyBytes));
 
-  const qr = metrics ? { scan: async (pdf: Uint8Array) => observeScan(await deps.qr.scan(pdf), metrics) } : deps.qr;
+  const qr: QrExtractor = metrics
+    ? {
+        scan: async (pdf) => {
+          const outcome = await deps.qr.scan(pdf);
+          if (outcome.status === 'found') metrics.billFound(outcome.pass);
+          return outcome;
+        },
+      }
+    : deps.qr;
   registerValidateRoute(app, { engine: deps.engine, clock, timeoutMs: config.pdfTimeoutMs, maxStreamBytes: MAX_STRUCTURE_STREAM_BYTES, maxBodyBytes: config.maxBodyBytes });
   registerExtractRoute(app, { qr, maxBodyBytes: config.maxBodyBytes });
 
@@ -127,9 +136,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   return app;
 }
 
-/** Routes that never need a credential. */
-const OPEN_ROUTES = ['/health', '/openapi.json', '/docs'];
-
 /** The authentication middleware this configuration asks for, or undefined (AUTH=none, or loopback with nothing set). */
 function authenticationOf(deps: AppDeps) {
   const { auth } = deps.config;
@@ -138,11 +144,6 @@ function authenticationOf(deps: AppDeps) {
   if (auth.apiKeys && !deps.apiKeys) throw new Error('API keys are configured but were not loaded by the runtime entry');
   const jwt = auth.jwt && { jwks: new JwksCache({ url: auth.jwt.jwksUrl, clock: deps.clock, logger: deps.logger }), issuer: auth.jwt.issuer, audience: auth.jwt.audience };
   return authMiddleware({ ...(deps.apiKeys && { apiKeys: deps.apiKeys }), ...(jwt && { jwt }) });
-}
-
-function observeScan<T extends { status: string; pass?: unknown }>(outcome: T, metrics: AppMetrics): T {
-  if (outcome.status === 'found') metrics.billFound(outcome.pass as Parameters<AppMetrics['billFound']>[0]);
-  return outcome;
 }
 
 /**
