@@ -3,13 +3,14 @@ import { bearerAuth } from 'hono/bearer-auth';
 import { HTTPException } from 'hono/http-exception';
 import { jwk } from 'hono/jwk';
 import type { AsymmetricAlgorithm } from 'hono/utils/jwt/jwa';
+import { decodeHeader } from 'hono/utils/jwt/jwt';
 import { identifyApiKey, type ApiKey } from './api-keys.ts';
 import type { AppEnv } from './env.ts';
 import type { JwksCache } from './jwks.ts';
 import { Problem } from './problems.ts';
 
 /** Signatures a provider makes with its private key. HMAC (HS*) is never accepted, nor `none`. */
-export const JWT_ALGORITHMS: AsymmetricAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+const JWT_ALGORITHMS: AsymmetricAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 
 export interface AuthOptions {
   apiKeys?: readonly ApiKey[];
@@ -56,7 +57,7 @@ export function authMiddleware(options: AuthOptions): MiddlewareHandler<AppEnv> 
     }
     if (apiKeyHeader !== undefined) {
       if (!apiKeys) throw unauthorized('This service takes no API keys; send Authorization: Bearer <token>.', 'invalid_request');
-      await passes(headerKey, c, 'The API key is not valid.');
+      await passes(headerKey, c, 'The API key is not valid');
     } else if (authorization === undefined) {
       throw unauthorized(`Send Authorization: Bearer <${[apiKeys && 'API key', jwt && 'token'].filter(Boolean).join(' or ')}>${apiKeys ? ', or X-Api-Key: <API key>' : ''}.`);
     } else if (bearerJwt && looksLikeJwt(authorization)) {
@@ -66,7 +67,7 @@ export function authMiddleware(options: AuthOptions): MiddlewareHandler<AppEnv> 
       if (typeof payload.exp !== 'number') throw unauthorized('The bearer token has no expiry (exp).', 'invalid_token');
       c.set('caller', payload.sub);
     } else if (apiKeys) {
-      await passes(bearerKey, c, 'The API key is not valid.');
+      await passes(bearerKey, c, 'The API key is not valid');
     } else {
       throw unauthorized('The bearer token is not valid: not a JWT.', 'invalid_token');
     }
@@ -76,7 +77,8 @@ export function authMiddleware(options: AuthOptions): MiddlewareHandler<AppEnv> 
 
 /**
  * Runs one of hono's auth middlewares up to the point where it would call the next handler; any refusal it answers
- * with becomes the 401 problem. The next handler runs outside it, so nothing the route throws is taken for a refusal.
+ * with becomes the 401 problem (`detail`, a sentence without its full stop, and the reason when hono's JWT checks
+ * give one). The next handler runs outside it, so nothing the route throws is taken for a refusal.
  */
 async function passes(middleware: MiddlewareHandler, c: Context<AppEnv>, detail: string): Promise<void> {
   let accepted = false;
@@ -85,11 +87,11 @@ async function passes(middleware: MiddlewareHandler, c: Context<AppEnv>, detail:
       accepted = true;
     });
   } catch (e) {
-    if (!(e instanceof HTTPException || e instanceof Error)) throw e;
+    if (!(e instanceof Error)) throw e;
     const reason = e instanceof HTTPException ? jwtRefusal(e.cause) : undefined;
-    throw unauthorized(reason ? `${detail.replace(/\.$/, '')}: ${reason}.` : detail.endsWith('.') ? detail : `${detail}.`, 'invalid_token');
+    throw unauthorized(`${detail}${reason ? `: ${reason}` : ''}.`, 'invalid_token');
   }
-  if (!accepted) throw unauthorized(detail, 'invalid_token');
+  if (!accepted) throw unauthorized(`${detail}.`, 'invalid_token');
 }
 
 /** Why hono's JWT checks refused a token, in words that quote nothing of it (its error messages include the token). */
@@ -128,8 +130,7 @@ function keyIdOf(authorization: string | undefined): string | undefined {
 
 function decodeJwtHeader(token: string): Record<string, unknown> | undefined {
   try {
-    const part = token.slice(0, token.indexOf('.')).replace(/-/g, '+').replace(/_/g, '/');
-    const header = JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(part + '='.repeat((4 - (part.length % 4)) % 4)), (ch) => ch.charCodeAt(0)))) as unknown;
+    const header: unknown = decodeHeader(token);
     return header && typeof header === 'object' && !Array.isArray(header) ? (header as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
