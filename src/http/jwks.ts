@@ -5,17 +5,17 @@ export interface JwksOptions {
   url: string;
   clock: Clock;
   logger: Logger;
-  fetch?: typeof fetch;
-  /** Keys are fetched again after this long (providers rotate keys; 10 minutes). */
-  maxAgeMs?: number;
-  /** A token naming a key not in the cache fetches again, but not more often than this (30 s): no refetch storm. */
-  minRefetchMs?: number;
 }
+
+/** Keys are fetched again after this long (providers rotate keys). */
+const MAX_AGE_MS = 600_000;
+/** A token naming a key not in the cache fetches again, but not more often than this: no refetch storm. */
+const MIN_REFETCH_MS = 30_000;
 
 /**
  * The signing keys of an OpenID Connect provider (its `jwks_uri`), cached and refreshed: fetched on first use, again
- * when they are older than `maxAgeMs`, and when a token names a key id the cache does not hold (a rotation), at most
- * once per `minRefetchMs`. Only public keys of asymmetric algorithms are kept: a symmetric (`oct`) entry or private
+ * when they are older than MAX_AGE_MS, and when a token names a key id the cache does not hold (a rotation), at most
+ * once per MIN_REFETCH_MS. Only public keys of asymmetric algorithms are kept: a symmetric (`oct`) entry or private
  * material is dropped, so no token can be checked as an HMAC keyed with something public.
  */
 export class JwksCache {
@@ -27,8 +27,8 @@ export class JwksCache {
 
   async keysFor(kid: string | undefined): Promise<HonoJsonWebKey[]> {
     const age = this.options.clock.now() - this.fetchedAt;
-    const stale = age > (this.options.maxAgeMs ?? 600_000);
-    const unknownKid = kid !== undefined && !this.keys.some((k) => k.kid === kid) && age > (this.options.minRefetchMs ?? 30_000);
+    const stale = age > MAX_AGE_MS;
+    const unknownKid = kid !== undefined && !this.keys.some((k) => k.kid === kid) && age > MIN_REFETCH_MS;
     if (stale || unknownKid) await (this.pending ??= this.refresh().finally(() => (this.pending = undefined)));
     return this.keys;
   }
@@ -36,7 +36,7 @@ export class JwksCache {
   private async refresh(): Promise<void> {
     const { url, logger } = this.options;
     try {
-      const res = await (this.options.fetch ?? fetch)(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(10_000) });
+      const res = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(10_000) });
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
       const body = (await res.json()) as { keys?: unknown };
       if (!Array.isArray(body.keys)) throw new Error('no "keys" array');
@@ -46,7 +46,7 @@ export class JwksCache {
       // Keep the keys held so far: a provider that is down for a moment does not lock every caller out.
       logger.log('warn', 'JWKS fetch failed', { url, message: (e as Error).message, keysKept: this.keys.length });
       // Try again on the next token rather than on every one.
-      this.fetchedAt = this.keys.length > 0 ? this.fetchedAt : this.options.clock.now() - (this.options.maxAgeMs ?? 600_000) + (this.options.minRefetchMs ?? 30_000);
+      this.fetchedAt = this.keys.length > 0 ? this.fetchedAt : this.options.clock.now() - MAX_AGE_MS + MIN_REFETCH_MS;
     }
   }
 }
