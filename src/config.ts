@@ -73,7 +73,7 @@ function readLimits(env: Environment, maxBodyBytes: number): Pick<HttpConfig, 'm
 }
 
 /** 127.0.0.0/8, ::1 and localhost: only this machine can reach the service. */
-export function isLoopback(host: string): boolean {
+function isLoopback(host: string): boolean {
   return /^127(\.\d{1,3}){3}$/.test(host) || ['localhost', '::1', '[::1]'].includes(host.toLowerCase());
 }
 
@@ -86,13 +86,7 @@ function readAuth(env: Environment, host: string): AuthConfig {
   let jwt: AuthConfig['jwt'];
   if (set('AUTH_JWKS_URL')) {
     const jwksUrl = env.AUTH_JWKS_URL!;
-    let url: URL | undefined;
-    try {
-      url = new URL(jwksUrl);
-    } catch {
-      url = undefined;
-    }
-    if (!url || !['https:', 'http:'].includes(url.protocol)) throw new ConfigError(`AUTH_JWKS_URL must be an http(s) URL, not "${jwksUrl}"`);
+    if (!URL.canParse(jwksUrl) || !['https:', 'http:'].includes(new URL(jwksUrl).protocol)) throw new ConfigError(`AUTH_JWKS_URL must be an http(s) URL, not "${jwksUrl}"`);
     // Without both, a token the provider issued to any other application would be accepted here.
     const missing = ['AUTH_JWT_ISSUER', 'AUTH_JWT_AUDIENCE'].filter((name) => !set(name));
     if (missing.length > 0) throw new ConfigError(`AUTH_JWKS_URL needs ${missing.join(' and ')} too`);
