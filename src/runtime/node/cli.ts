@@ -280,8 +280,9 @@ async function main(argv: string[]): Promise<number> {
   if (options.pretty && inputs.length > 1) return usageError(`--pretty prints one file's result; ${inputs.length} files were found.`);
 
   const logger: Logger = config.logLevel === 'debug' ? jsonLogger('debug', (line) => process.stderr.write(line + '\n')) : { log: () => {} };
-  // The CLI only validates and extracts, so the bridge's settings (published in the WSDL) do not apply to it.
-  const app = createApp({ ...serverDeps(config, readEndpointConfig({}), await inProcessEngines(config)), logger });
+  // The CLI only validates and extracts, so the bridge's settings (published in the WSDL) do not apply to it, nor
+  // metrics: nothing scrapes them here.
+  const app = createApp({ ...serverDeps(config, readEndpointConfig({}), await inProcessEngines(config)), logger, metrics: undefined });
 
   let exit: number = EXIT.ok;
   for (const input of inputs) {

@@ -5,7 +5,6 @@ import { ByteBudget } from '../../byte-budget.ts';
 import type { EndpointConfig } from '../../idb/config.ts';
 import { collectDefaultMetrics } from 'prom-client';
 import { loadEngineModules, serverDeps } from '../shared/deps.ts';
-import type { PromMetricsRegistry } from '../shared/prometheus.ts';
 import { WorkerPdfEngine } from './worker-engine.ts';
 
 /** The service as `npm start` runs it: the engines in a pool of worker threads (PDF_WORKERS, default one per core). */
@@ -13,6 +12,6 @@ export async function nodeService(config: HttpConfig, endpoint: EndpointConfig, 
   const engine = new WorkerPdfEngine({ modules: await loadEngineModules(), workers, timeoutMs: config.pdfTimeoutMs, queueTimeoutMs: config.queueTimeoutMs, memoryLimitBytes: config.pdfEngineMemoryBytes });
   const deps = { ...serverDeps(config, endpoint, { engine, qr: engine, engineStats: engine }), budget: new ByteBudget(config.maxInflightBytes) };
   // Node's process metrics (resident memory, event loop lag, heap) beside the service's own.
-  collectDefaultMetrics({ register: (deps.metrics as PromMetricsRegistry).registry });
+  collectDefaultMetrics({ register: deps.metrics.registry });
   return { app: createApp(deps), deps, engine };
 }

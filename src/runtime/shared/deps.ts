@@ -46,7 +46,7 @@ export async function inProcessEngines(config: HttpConfig): Promise<Pick<AppDeps
 }
 
 /** API_KEYS_FILE read from the file system (or API_KEYS as given), parsed by the core; a file that cannot be read stops the service. */
-export function loadApiKeys(config: HttpConfig): ApiKey[] | undefined {
+function loadApiKeys(config: HttpConfig): ApiKey[] | undefined {
   const source = config.auth.apiKeys;
   if (!source) return undefined;
   if (source.from === 'text') return parseApiKeys(source.text, 'API_KEYS');
@@ -59,7 +59,7 @@ export function loadApiKeys(config: HttpConfig): ApiKey[] | undefined {
   return parseApiKeys(text, `API_KEYS_FILE ${source.path}`);
 }
 
-export function serverDeps(config: HttpConfig, endpoint: EndpointConfig, engines: Pick<AppDeps, 'engine' | 'qr' | 'engineStats'>): AppDeps {
+export function serverDeps(config: HttpConfig, endpoint: EndpointConfig, engines: Pick<AppDeps, 'engine' | 'qr' | 'engineStats'>): AppDeps & { metrics: PromMetricsRegistry } {
   let docsScript: Promise<string> | undefined;
   const apiKeys = loadApiKeys(config);
   return {
