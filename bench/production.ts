@@ -62,7 +62,7 @@ interface OverloadRow {
   seconds: number;
 }
 
-export async function overloadRound(clients: number, body: Uint8Array, expectContinue: boolean): Promise<OverloadRow> {
+async function overloadRound(clients: number, body: Uint8Array, expectContinue: boolean): Promise<OverloadRow> {
   const server = await startServer({ MAX_INFLIGHT_MB: '256' });
   try {
     await post(server.port, VALIDATE, 'application/json', new TextEncoder().encode(`{"base64Pdf":"${Buffer.from(simplePdf()).toString('base64')}"}`), 10_000);
