@@ -7,9 +7,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { GrayRaster } from '../../src/pdf/engine/port.ts';
 import { scanEngines, type ScanEngines } from '../support/scan-engines.ts';
-import { BILLS, expectedBill, fax, g4Stream, imageOnlyPdf, jpegStream, lowResJpeg, officeScan, phonePhoto, stripsPdf } from '../support/degraded-bills.ts';
+import { BILLS, expectedBill, fax, g4Stream, jpegStream, lowResJpeg, officeScan, phonePhoto, stripsPdf } from '../support/degraded-bills.ts';
 import { grayImage, light, seededRandom, type GrayImage } from '../support/gray-image.ts';
-import { PAYMENT_PART_CODE, billCode, rasterPage } from '../support/qr-bills.ts';
+import { PAYMENT_PART_CODE, billCode, imageOnlyPdf, rasterPage } from '../support/qr-bills.ts';
 
 let engines: ScanEngines;
 beforeAll(async () => {

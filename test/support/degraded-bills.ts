@@ -9,8 +9,8 @@ import { readQrBill, type QrBill } from '../../src/qr/bill.ts';
 import { encodeG4 } from './ccitt-g4.ts';
 import { blur, light, seededRandom, shrink, threshold, warp, type GrayImage, type Point } from './gray-image.ts';
 import { encodeJpeg } from './jpeg-encoder.ts';
-import { assemblePdf, concatBytes } from './pdf-builder.ts';
-import { A4, PAYMENT_PART_CODE, SAMPLE_BILL, billCode, rasterPage, type BillData, type BillPage } from './qr-bills.ts';
+import { assemblePdf } from './pdf-builder.ts';
+import { A4, PAYMENT_PART_CODE, SAMPLE_BILL, billCode, imageObject, imageOnlyPdf, rasterPage, type BillData, type BillPage, type ImageStream } from './qr-bills.ts';
 
 /** Bills of different shapes (QR reference, creditor reference, none; EUR; long texts), so code versions vary. */
 export const BILLS: BillData[] = [
@@ -36,16 +36,7 @@ export function expectedBill(data: BillData): QrBill {
 
 // ---- PDFs of one image --------------------------------------------------------------------------------------------
 
-const enc = new TextEncoder();
 const n = (v: number): string => String(Math.round(v * 1000) / 1000);
-
-/** An image XObject: its dictionary entries after /Width /Height, and its encoded data. */
-interface ImageStream {
-  width: number;
-  height: number;
-  entries: string;
-  data: Uint8Array;
-}
 
 export const jpegStream = (image: GrayImage | { width: number; height: number; r: Uint8Array; g: Uint8Array; b: Uint8Array }, quality: number): ImageStream => ({
   width: image.width,
@@ -64,22 +55,6 @@ export function g4Stream(image: GrayImage): ImageStream {
   };
 }
 
-/** One page, as wide as A4, as tall as the image's aspect asks, showing the image over the whole page. */
-export function imageOnlyPdf(image: ImageStream): Uint8Array {
-  const width = A4.width;
-  const height = (A4.width * image.height) / image.width;
-  const content = `q ${n(width)} 0 0 ${n(height)} 0 0 cm /Im1 Do Q\n`;
-  return assemblePdf({
-    objects: [
-      '<< /Type /Catalog /Pages 2 0 R >>',
-      '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
-      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${n(width)} ${n(height)}] /Resources << /XObject << /Im1 5 0 R >> >> /Contents 4 0 R >>`,
-      `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
-      concatBytes(enc.encode(`<< /Type /XObject /Subtype /Image /Width ${image.width} /Height ${image.height} ${image.entries} /Length ${image.data.length} >>\nstream\n`), image.data, enc.encode('\nendstream')),
-    ],
-  });
-}
-
 /**
  * One A4 page written as `strips` horizontal bands of a grey image, each its own JPEG image object, as some scanners
  * write a page: a code across two bands is whole only on the rendered page.
@@ -92,8 +67,7 @@ export function stripsPdf(image: GrayImage, strips: number, quality = 75): Uint8
   for (let i = 0; i * rows < image.height; i++) {
     const height = Math.min(rows, image.height - i * rows);
     const band = { width: image.width, height, data: image.data.subarray(i * rows * image.width, (i * rows + height) * image.width) };
-    const stream = jpegStream(band, quality);
-    objects.push(concatBytes(enc.encode(`<< /Type /XObject /Subtype /Image /Width ${band.width} /Height ${height} ${stream.entries} /Length ${stream.data.length} >>\nstream\n`), stream.data, enc.encode('\nendstream')));
+    objects.push(imageObject(jpegStream(band, quality)));
     names.push(`/S${i} ${objects.length} 0 R`);
     // band i's top edge at i * rows pixels from the page's top
     const [h, y] = [(A4.height * height) / image.height, A4.height - (A4.height * (i * rows + height)) / image.height];

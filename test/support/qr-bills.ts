@@ -131,6 +131,19 @@ export interface BillPage {
 const enc = new TextEncoder();
 const n = (v: number): string => String(Math.round(v * 1000) / 1000);
 
+/** An image XObject: its pixel size, its dictionary entries after /Width /Height, and its encoded data. */
+export interface ImageStream {
+  width: number;
+  height: number;
+  entries: string;
+  data: Uint8Array;
+}
+
+/** The image XObject as a PDF object. */
+export function imageObject({ width, height, entries, data }: ImageStream): Uint8Array {
+  return concatBytes(enc.encode(`<< /Type /XObject /Subtype /Image /Width ${width} /Height ${height} ${entries} /Length ${data.length} >>\nstream\n`), data, enc.encode('\nendstream'));
+}
+
 /** An A4 PDF of these pages: text, the payment part's separation line, and the codes. Deterministic. */
 export function qrBillPdf(pages: BillPage[]): Uint8Array {
   // 1 catalog, 2 page tree, 3 font; then per page: page, content, images
@@ -143,14 +156,7 @@ export function qrBillPdf(pages: BillPage[]): Uint8Array {
     const images: string[] = [];
     const addImage = (width: number, height: number, gray: Uint8Array): string => {
       const name = `/Im${images.length + 1}`;
-      const data = zlibSync(gray, { level: 6 });
-      objects.push(
-        concatBytes(
-          enc.encode(`<< /Type /XObject /Subtype /Image /Width ${width} /Height ${height} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length ${data.length} >>\nstream\n`),
-          data,
-          enc.encode('\nendstream'),
-        ),
-      );
+      objects.push(imageObject({ width, height, entries: '/ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode', data: zlibSync(gray, { level: 6 }) }));
       images.push(`${name} ${objects.length} 0 R`);
       return name;
     };
@@ -334,35 +340,30 @@ export function jpegSize(jpeg: Uint8Array): { width: number; height: number; com
  * a JPEG as it is (DCTDecode), decoded pixels as a Flate-compressed grey image.
  */
 export function imagePdf(image: { jpeg: Uint8Array } | Pixels): Uint8Array {
-  let dict: string;
-  let data: Uint8Array;
-  let width: number;
-  let height: number;
   if ('jpeg' in image) {
-    const size = jpegSize(image.jpeg);
-    ({ width, height } = size);
-    const space = size.components === 1 ? '/DeviceGray' : size.components === 4 ? '/DeviceCMYK' : '/DeviceRGB';
-    dict = `/ColorSpace ${space} /BitsPerComponent 8 /Filter /DCTDecode`;
-    data = image.jpeg;
-  } else {
-    ({ width, height } = image);
-    // Bills are black on white: grey (BT.601 luma) is all a reader needs, in a third of the bytes.
-    const gray = new Uint8Array(width * height);
-    const rgba = image.data;
-    for (let i = 0, s = 0; i < gray.length; i++, s += 4) gray[i] = (299 * rgba[s]! + 587 * rgba[s + 1]! + 114 * rgba[s + 2]! + 500) / 1000;
-    dict = '/ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode';
-    data = zlibSync(gray, { level: 1 });
+    const { width, height, components } = jpegSize(image.jpeg);
+    const space = components === 1 ? '/DeviceGray' : components === 4 ? '/DeviceCMYK' : '/DeviceRGB';
+    return imageOnlyPdf({ width, height, entries: `/ColorSpace ${space} /BitsPerComponent 8 /Filter /DCTDecode`, data: image.jpeg });
   }
-  const pageWidth = A4.width;
-  const pageHeight = (A4.width * height) / width;
-  const content = `q ${n(pageWidth)} 0 0 ${n(pageHeight)} 0 0 cm /Im1 Do Q\n`;
+  const { width, height } = image;
+  // Bills are black on white: grey (BT.601 luma) is all a reader needs, in a third of the bytes.
+  const gray = new Uint8Array(width * height);
+  const rgba = image.data;
+  for (let i = 0, s = 0; i < gray.length; i++, s += 4) gray[i] = (299 * rgba[s]! + 587 * rgba[s + 1]! + 114 * rgba[s + 2]! + 500) / 1000;
+  return imageOnlyPdf({ width, height, entries: '/ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode', data: zlibSync(gray, { level: 1 }) });
+}
+
+/** One page, as wide as A4, as tall as the image's aspect asks, showing the image over the whole page. */
+export function imageOnlyPdf(image: ImageStream): Uint8Array {
+  const height = (A4.width * image.height) / image.width;
+  const content = `q ${n(A4.width)} 0 0 ${n(height)} 0 0 cm /Im1 Do Q\n`;
   return assemblePdf({
     objects: [
       '<< /Type /Catalog /Pages 2 0 R >>',
       '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
-      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${n(pageWidth)} ${n(pageHeight)}] /Resources << /XObject << /Im1 5 0 R >> >> /Contents 4 0 R >>`,
+      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${n(A4.width)} ${n(height)}] /Resources << /XObject << /Im1 5 0 R >> >> /Contents 4 0 R >>`,
       `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
-      concatBytes(enc.encode(`<< /Type /XObject /Subtype /Image /Width ${width} /Height ${height} ${dict} /Length ${data.length} >>\nstream\n`), data, enc.encode('\nendstream')),
+      imageObject(image),
     ],
   });
 }
