@@ -15,26 +15,30 @@ const MIN_REFETCH_MS = 30_000;
 /**
  * The signing keys of an OpenID Connect provider (its `jwks_uri`), cached and refreshed: fetched on first use, again
  * when they are older than MAX_AGE_MS, and when a token names a key id the cache does not hold (a rotation), at most
- * once per MIN_REFETCH_MS. Only public keys of asymmetric algorithms are kept: a symmetric (`oct`) entry or private
+ * once per MIN_REFETCH_MS. A failed fetch keeps the keys held and is not tried again for MIN_REFETCH_MS either, so a
+ * provider that is down costs one fetch per MIN_REFETCH_MS, not one per token. Only public keys of asymmetric algorithms are kept: a symmetric (`oct`) entry or private
  * material is dropped, so no token can be checked as an HMAC keyed with something public.
  */
 export class JwksCache {
   private keys: HonoJsonWebKey[] = [];
   private fetchedAt = Number.NEGATIVE_INFINITY;
+  /** The last fetch begun, whatever became of it. */
+  private attemptedAt = Number.NEGATIVE_INFINITY;
   private pending: Promise<void> | undefined;
 
   constructor(private readonly options: JwksOptions) {}
 
   async keysFor(kid: string | undefined): Promise<HonoJsonWebKey[]> {
-    const age = this.options.clock.now() - this.fetchedAt;
-    const stale = age > MAX_AGE_MS;
-    const unknownKid = kid !== undefined && !this.keys.some((k) => k.kid === kid) && age > MIN_REFETCH_MS;
-    if (stale || unknownKid) await (this.pending ??= this.refresh().finally(() => (this.pending = undefined)));
+    const now = this.options.clock.now();
+    const stale = now - this.fetchedAt > MAX_AGE_MS;
+    const unknownKid = kid !== undefined && !this.keys.some((k) => k.kid === kid);
+    if ((stale || unknownKid) && now - this.attemptedAt > MIN_REFETCH_MS) await (this.pending ??= this.refresh().finally(() => (this.pending = undefined)));
     return this.keys;
   }
 
   private async refresh(): Promise<void> {
     const { url, logger } = this.options;
+    this.attemptedAt = this.options.clock.now();
     try {
       const res = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(10_000) });
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
@@ -45,8 +49,6 @@ export class JwksCache {
     } catch (e) {
       // Keep the keys held so far: a provider that is down for a moment does not lock every caller out.
       logger.log('warn', 'JWKS fetch failed', { url, message: (e as Error).message, keysKept: this.keys.length });
-      // Try again on the next token rather than on every one.
-      this.fetchedAt = this.keys.length > 0 ? this.fetchedAt : this.options.clock.now() - MAX_AGE_MS + MIN_REFETCH_MS;
     }
   }
 }
