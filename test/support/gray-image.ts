@@ -4,13 +4,10 @@
  * Web APIs only (the workerd tests build the same inputs). Every random choice comes from a seeded generator, so an
  * input is the same on every run.
  */
+import type { GrayRaster } from '../../src/pdf/engine/port.ts';
 
-/** 8-bit grey, 0 black to 255 white, rows top to bottom. */
-export interface GrayImage {
-  width: number;
-  height: number;
-  data: Uint8Array;
-}
+/** 8-bit grey, 0 black to 255 white, rows top to bottom: the scan's own raster. */
+export type GrayImage = GrayRaster;
 
 export const grayImage = (width: number, height: number, fill = 255): GrayImage => ({ width, height, data: new Uint8Array(width * height).fill(fill) });
 
