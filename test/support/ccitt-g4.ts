@@ -45,8 +45,6 @@ const HORIZONTAL = '001';
 const VERTICAL = ['0000010', '000010', '010', '1', '011', '000011', '0000011'];
 const EOFB = '000000000001000000000001';
 
-export const CCITT_TABLES = { WHITE, BLACK, EXTENDED } as const;
-
 class Bits {
   private readonly bytes: number[] = [];
   private acc = 0;

@@ -30,7 +30,7 @@ export type Point = [number, number];
  * The 3×3 homography (row-major, h[8] = 1) that maps the unit square's corners (0,0), (1,0), (1,1), (0,1) to the four
  * points given in that order. Heckbert's closed form for the square-to-quadrilateral case.
  */
-export function squareToQuad([[x0, y0], [x1, y1], [x2, y2], [x3, y3]]: [Point, Point, Point, Point]): number[] {
+function squareToQuad([[x0, y0], [x1, y1], [x2, y2], [x3, y3]]: [Point, Point, Point, Point]): number[] {
   const dx1 = x1 - x2;
   const dx2 = x3 - x2;
   const sx = x0 - x1 + x2 - x3;
