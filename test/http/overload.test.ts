@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { PdfEngine } from '../../src/pdf/engine/port.ts';
 import { EngineQueue } from '../../src/pdf/engine/queue.ts';
 import { postJson, problem, testApp } from '../support/app.ts';
+import { metadataBombPdf } from '../support/bomb-pdf.ts';
 import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
 import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf } from '../support/qr-bills.ts';
 
@@ -164,6 +165,13 @@ describe('GET /metrics', () => {
     const queue = new EngineQueue(1000);
     queue.restarted();
     const t = await testApp({}, { engineStats: queue });
+    expect(value(await (await t.app.request('/metrics')).text(), 'pdf_engine_restarts_total')).toBe(1);
+  });
+
+  it('counts an in-process engine dropped after it aborted at its memory ceiling (Bun, Deno, Workers)', async () => {
+    const t = await testApp({ PDF_ENGINE_MEMORY_MB: '32' });
+    const res = await postJson(t.app, '/api/v1/documents/validate', { base64Pdf: toBase64(metadataBombPdf(64 << 20)) });
+    expect(res.status).toBe(400);
     expect(value(await (await t.app.request('/metrics')).text(), 'pdf_engine_restarts_total')).toBe(1);
   });
 });

@@ -14,6 +14,8 @@ export interface PdfiumOptions {
    * goes back to the system, and the next document gets a fresh one.
    */
   recycleAboveBytes?: number;
+  /** Called when an aborted instance (a trap: the memory ceiling) is dropped, for the engine-restart metric. */
+  onAbort?: () => void;
 }
 
 const DEFAULT_RECYCLE_ABOVE = 64 * 1024 * 1024;
@@ -100,6 +102,7 @@ export class PdfiumEngine implements PdfEngine, PageSource {
         return await this.open(m, pdf, use);
       } catch (e) {
         this.instance = undefined;
+        this.options.onAbort?.();
         if (e instanceof WebAssembly.RuntimeError) return { status: 'too-complex', reason: 'engine aborted (memory ceiling reached)' };
         throw e;
       } finally {

@@ -40,8 +40,8 @@ const clock: Clock = { now: () => performance.now() };
  */
 export async function inProcessEngines(config: HttpConfig): Promise<Pick<AppDeps, 'engine' | 'qr' | 'engineStats'>> {
   const modules = await loadEngineModules();
-  const engine = new PdfiumEngine({ wasm: modules.pdfium, memoryLimitBytes: config.pdfEngineMemoryBytes });
   const queue = new EngineQueue(config.queueTimeoutMs);
+  const engine = new PdfiumEngine({ wasm: modules.pdfium, memoryLimitBytes: config.pdfEngineMemoryBytes, onAbort: () => queue.restarted() });
   return { ...queue.wrap({ engine, qr: localQrExtractor({ pages: engine, reader: new ZxingReader(modules.zxing), clock, timeoutMs: config.pdfTimeoutMs }) }), engineStats: queue };
 }
 

@@ -38,13 +38,13 @@ function build(env: Environment): App {
   const config = readHttpConfig(env, { pdfEngineMemoryBytes: 96 * 1024 * 1024, host: '0.0.0.0' });
   if (config.auth.apiKeys?.from === 'file') throw new ConfigError('API_KEYS_FILE cannot be read on Workers (no file system): put the same lines in the API_KEYS secret');
   const apiKeys = config.auth.apiKeys && parseApiKeys(config.auth.apiKeys.text, 'API_KEYS');
-  const pdfium = new PdfiumEngine({ wasm: pdfiumWasm, memoryLimitBytes: config.pdfEngineMemoryBytes });
+  // One document at a time in this isolate, the others waiting at most QUEUE_TIMEOUT_MS.
+  const queue = new EngineQueue(config.queueTimeoutMs);
+  const pdfium = new PdfiumEngine({ wasm: pdfiumWasm, memoryLimitBytes: config.pdfEngineMemoryBytes, onAbort: () => queue.restarted() });
   // In workerd, performance.now() (like Date.now()) only advances when the isolate does I/O, a guard against timing
   // side channels. Durations in the logs and the PDF time budget therefore count from the last I/O; that is
   // acceptable here because the platform's own CPU limit bounds a request's computation.
   const clock = { now: () => performance.now() };
-  // One document at a time in this isolate, the others waiting at most QUEUE_TIMEOUT_MS.
-  const queue = new EngineQueue(config.queueTimeoutMs);
   const deps: AppDeps = {
     config,
     endpoint: readEndpointConfig(env),
