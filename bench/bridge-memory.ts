@@ -70,7 +70,13 @@ async function run(senders: number, inflightMB: number): Promise<StalledRow> {
       last = progress.bytes;
       await new Promise((r) => setTimeout(r, 2000));
     }
-    return { senders, inflightMB, peakRssMB: Math.round(procMemMB(bridge.pid, 'VmHWM')), acceptedMB: Math.round(progress.bytes / MiB), seconds: Math.round((performance.now() - started) / 100) / 10 };
+    return {
+      senders,
+      inflightMB,
+      peakRssMB: Math.round(procMemMB(bridge.pid, 'VmHWM')),
+      acceptedMB: Math.round(progress.bytes / MiB),
+      seconds: Math.round((performance.now() - started) / 100) / 10,
+    };
   } finally {
     for (const s of sockets) s.destroy();
     await bridge.stop();

@@ -32,7 +32,12 @@ const SECONDS = 3;
 async function startBridge(): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-bridge-'));
   writeFileSync(join(dir, 'roles.json'), JSON.stringify({ writer: ['anonymous'] }));
-  const bridge = await startBridgeProcess({ BRIDGE_SECURITY: 'none', BRIDGE_ROLES_FILE: join(dir, 'roles.json'), DATABASE_URL: `file:${join(dir, 'idb.sqlite')}`, FILES_URL: `file:${join(dir, 'files')}` });
+  const bridge = await startBridgeProcess({
+    BRIDGE_SECURITY: 'none',
+    BRIDGE_ROLES_FILE: join(dir, 'roles.json'),
+    DATABASE_URL: `file:${join(dir, 'idb.sqlite')}`,
+    FILES_URL: `file:${join(dir, 'files')}`,
+  });
   return {
     name: 'tcp-bridge (SQLite)',
     endpoint: bridge.endpoint,
@@ -63,7 +68,13 @@ export async function runBridgeBench(): Promise<BridgeBenchRow[]> {
     targets.push(await startBridge());
     try {
       const host = await startMonoHost();
-      targets.push({ name: 'Mono ServiceHost', endpoint: `net.tcp://localhost:${host.port}/IDBService`, operations: ['Heartbeat', 'ReturnScalar'], rssMB: () => procMemMB(host.pid, 'VmHWM'), stop: host.stop });
+      targets.push({
+        name: 'Mono ServiceHost',
+        endpoint: `net.tcp://localhost:${host.port}/IDBService`,
+        operations: ['Heartbeat', 'ReturnScalar'],
+        rssMB: () => procMemMB(host.pid, 'VmHWM'),
+        stop: host.stop,
+      });
     } catch (error) {
       log(`Mono ServiceHost not started: ${(error as Error).message.split('\n')[0]}`);
     }
@@ -75,7 +86,13 @@ export async function runBridgeBench(): Promise<BridgeBenchRow[]> {
           log(`net.tcp: ${target.name} ${operation} × ${channels}`);
           const row: BridgeBenchRow = { target: target.name, operation, channels };
           try {
-            row.result = await runLoad({ endpoint: target.endpoint, channels, durationMs: SECONDS * 1000, operation, warmupCalls: 50 });
+            row.result = await runLoad({
+              endpoint: target.endpoint,
+              channels,
+              durationMs: SECONDS * 1000,
+              operation,
+              warmupCalls: 50,
+            });
             if (row.result.errors > 0) row.error = `${row.result.errors} errors: ${row.result.firstError}`;
           } catch (error) {
             row.error = (error as Error).message.split('\n')[0];
@@ -89,7 +106,9 @@ export async function runBridgeBench(): Promise<BridgeBenchRow[]> {
     for (const target of targets) await target.stop().catch(() => {});
   }
 
-  const rate = (target: string, operation: string, channels: number) => rows.find((r) => r.target === target && r.operation === operation && r.channels === channels)?.result?.callsPerSecond;
+  const rate = (target: string, operation: string, channels: number) =>
+    rows.find((r) => r.target === target && r.operation === operation && r.channels === channels)?.result
+      ?.callsPerSecond;
   console.log('');
   console.log('# tcp-bridge benchmark (net.tcp, SecurityMode.None, one call in flight per channel)');
   console.log('');
@@ -111,8 +130,14 @@ export async function runBridgeBench(): Promise<BridgeBenchRow[]> {
     const b = rate(bridge, 'Heartbeat', channels);
     const m = rate('Mono ServiceHost', 'Heartbeat', channels);
     const c = rate('canned responder', 'Heartbeat', channels);
-    if (b && m) console.log(`- target bridge ≥ 1.5 × Mono host (Heartbeat, ${channels} ch): ${(b / m).toFixed(2)}× ${b / m >= 1.5 ? 'PASS' : 'FAIL'}`);
-    if (b && c) console.log(`- target bridge ≥ 0.5 × canned responder (Heartbeat, ${channels} ch): ${(b / c).toFixed(2)}× ${b / c >= 0.5 ? 'PASS' : 'FAIL'}`);
+    if (b && m)
+      console.log(
+        `- target bridge ≥ 1.5 × Mono host (Heartbeat, ${channels} ch): ${(b / m).toFixed(2)}× ${b / m >= 1.5 ? 'PASS' : 'FAIL'}`,
+      );
+    if (b && c)
+      console.log(
+        `- target bridge ≥ 0.5 × canned responder (Heartbeat, ${channels} ch): ${(b / c).toFixed(2)}× ${b / c >= 0.5 ? 'PASS' : 'FAIL'}`,
+      );
   }
   return rows;
 }

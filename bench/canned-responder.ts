@@ -9,15 +9,25 @@
  *   dictionary, as any server must) and the reply carries it in RelatesTo. The floor a .NET client can measure.
  */
 import { createServer, type AddressInfo } from 'node:net';
-import { decodeEnvelope, encodeEnvelope, ReaderSession, textToString, WriterSession, type XmlElement } from '../tcp-bridge/src/binary-xml/index.ts';
+import {
+  decodeEnvelope,
+  encodeEnvelope,
+  ReaderSession,
+  textToString,
+  WriterSession,
+  type XmlElement,
+} from '../tcp-bridge/src/binary-xml/index.ts';
 import { END_RECORD, PREAMBLE_ACK, ServerFramingDecoder, sizedEnvelope } from '../tcp-bridge/src/framing/index.ts';
 import { writeReply } from '../tcp-bridge/src/soap/index.ts';
 
 const relates = process.argv.includes('--relates');
 const SERVICE = { serviceNamespace: 'http://tempuri.org/' };
-const cannedReply = sizedEnvelope(encodeEnvelope(writeReply({}, 'Heartbeat', true, SERVICE), new WriterSession(), { useDictionaries: false }));
+const cannedReply = sizedEnvelope(
+  encodeEnvelope(writeReply({}, 'Heartbeat', true, SERVICE), new WriterSession(), { useDictionaries: false }),
+);
 
-const child = (e: XmlElement | undefined, name: string) => e?.children.find((c): c is XmlElement => c.kind === 'element' && c.localName === name);
+const child = (e: XmlElement | undefined, name: string) =>
+  e?.children.find((c): c is XmlElement => c.kind === 'element' && c.localName === name);
 
 /** The Heartbeat reply relating to `payload`'s MessageID, in the connection's sessions. */
 function relatedReply(payload: Uint8Array, reader: ReaderSession, writer: WriterSession): Uint8Array {
@@ -40,7 +50,8 @@ const server = createServer({ noDelay: true }, (socket) => {
           writer = new WriterSession();
         } else if (event.type === 'preambleEnd') socket.write(PREAMBLE_ACK);
         else if (event.type === 'end') socket.write(END_RECORD);
-        else if (event.type === 'sizedEnvelope') socket.write(relates ? relatedReply(event.payload, reader, writer) : cannedReply);
+        else if (event.type === 'sizedEnvelope')
+          socket.write(relates ? relatedReply(event.payload, reader, writer) : cannedReply);
       }
     } catch {
       socket.destroy();

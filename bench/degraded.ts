@@ -43,19 +43,37 @@ interface Input {
   payload: string;
 }
 
-const bill = (i: number) => ({ bill: expectedBill(BILLS[i % BILLS.length]!), payload: generateQRData(BILLS[i % BILLS.length]!) });
+const bill = (i: number) => ({
+  bill: expectedBill(BILLS[i % BILLS.length]!),
+  payload: generateQRData(BILLS[i % BILLS.length]!),
+});
 
 /** The inputs, each family a spread of the conditions it meets in practice. */
 function inputs(): Input[] {
   const list: Input[] = [];
   for (const [i, dpi] of [200, 200, 300, 300, 150, 240].entries()) {
-    list.push({ family: 'office scan (JPEG, skewed, streak)', name: `${dpi} dpi, seed ${i}`, make: () => officeScan({ data: BILLS[i % 3], dpi, seed: i + 1 }), ...bill(i) });
+    list.push({
+      family: 'office scan (JPEG, skewed, streak)',
+      name: `${dpi} dpi, seed ${i}`,
+      make: () => officeScan({ data: BILLS[i % 3], dpi, seed: i + 1 }),
+      ...bill(i),
+    });
   }
   for (const [i, dpi] of [200, 200, 200, 100, 100, 100].entries()) {
-    list.push({ family: 'fax (CCITT G4)', name: `${dpi} dpi, seed ${i}`, make: () => fax({ data: BILLS[i % 3], dpi, seed: i + 1 }), ...bill(i) });
+    list.push({
+      family: 'fax (CCITT G4)',
+      name: `${dpi} dpi, seed ${i}`,
+      make: () => fax({ data: BILLS[i % 3], dpi, seed: i + 1 }),
+      ...bill(i),
+    });
   }
   for (const [i, dpi] of [75, 75, 100, 100, 100, 90].entries()) {
-    list.push({ family: 'low-res JPEG scan', name: `${dpi} dpi, seed ${i}`, make: () => lowResJpeg({ data: BILLS[i % 3], dpi, seed: i + 1 }), ...bill(i) });
+    list.push({
+      family: 'low-res JPEG scan',
+      name: `${dpi} dpi, seed ${i}`,
+      make: () => lowResJpeg({ data: BILLS[i % 3], dpi, seed: i + 1 }),
+      ...bill(i),
+    });
   }
   const photos: [number, { rotation?: number; tilt?: number; blurRadius?: number }][] = [
     [2, {}],
@@ -69,18 +87,39 @@ function inputs(): Input[] {
   ];
   for (const [i, [megapixels, options]] of photos.entries()) {
     const harder = options.rotation ? ', turned and tilted more' : '';
-    list.push({ family: 'phone photo (perspective, shadow, colour JPEG)', name: `${megapixels} MP${harder}, seed ${i}`, make: () => phonePhoto({ data: BILLS[i % 3], megapixels, seed: i + 1, ...options }), ...bill(i) });
+    list.push({
+      family: 'phone photo (perspective, shadow, colour JPEG)',
+      name: `${megapixels} MP${harder}, seed ${i}`,
+      make: () => phonePhoto({ data: BILLS[i % 3], megapixels, seed: i + 1, ...options }),
+      ...bill(i),
+    });
   }
   // two bills, the upper one read only by a closer look (or the lower one small): the upper one is the answer
   for (const page of [...TWO_BILL_PAGES, ...UPPER_READ_FIRST]) {
     const upper = BILLS.find((data) => isDeepStrictEqual(expectedBill(data), page.bill))!;
-    list.push({ family: 'two bills on a page', name: page.name, make: () => page.pdf, bill: page.bill, payload: generateQRData(upper) });
+    list.push({
+      family: 'two bills on a page',
+      name: page.name,
+      make: () => page.pdf,
+      bill: page.bill,
+      payload: generateQRData(upper),
+    });
   }
   // and two bills on a photographed page
   list.push({
     family: 'two bills on a page',
     name: 'phone photo, 8 MP: an EUR bill above the CHF bill',
-    make: () => phonePhoto({ megapixels: 8, seed: 41, page: { codes: [{ code: billCode(BILLS[1]!), x: 140, y: 20 }, { code: billCode(BILLS[0]!), ...PAYMENT_PART_CODE }] } }),
+    make: () =>
+      phonePhoto({
+        megapixels: 8,
+        seed: 41,
+        page: {
+          codes: [
+            { code: billCode(BILLS[1]!), x: 140, y: 20 },
+            { code: billCode(BILLS[0]!), ...PAYMENT_PART_CODE },
+          ],
+        },
+      }),
     ...bill(1),
   });
   return list;
@@ -124,7 +163,8 @@ export async function runDegradedBench({ deadline = Infinity }: { deadline?: num
   try {
     log('degraded: generating inputs');
     // `npx tsx bench/degraded.ts photo` runs the families whose name contains "photo" only
-    const only = process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url) ? process.argv[2] : undefined;
+    const only =
+      process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url) ? process.argv[2] : undefined;
     for (const input of inputs().filter((i) => !only || i.family.includes(only))) {
       if (performance.now() > deadline) break;
       const pdf = input.make();
@@ -133,7 +173,13 @@ export async function runDegradedBench({ deadline = Infinity }: { deadline?: num
     }
     // ours: one untimed run per file (WebAssembly tier-up), then RUNS timed rounds over all files
     const scan = (row: Row, trace?: (step: string, ms: number) => void) =>
-      scanLastPage(new Uint8Array(row.pdf), { pages: engine, reader, clock: { now: () => performance.now() }, timeoutMs: config.pdfTimeoutMs, trace });
+      scanLastPage(new Uint8Array(row.pdf), {
+        pages: engine,
+        reader,
+        clock: { now: () => performance.now() },
+        timeoutMs: config.pdfTimeoutMs,
+        trace,
+      });
     for (const row of rows) Object.assign(row, describe(await scan(row), row.input.bill));
     for (let round = 0; round < RUNS && performance.now() < deadline; round++) {
       log(`degraded: timed round ${round + 1} of ${RUNS}`);
@@ -160,7 +206,11 @@ export async function runDegradedBench({ deadline = Infinity }: { deadline?: num
     rmSync(dir, { recursive: true, force: true });
   }
 
-  console.log(`- ${cpus().length} cores, load average ${loadavg().map((x) => x.toFixed(2)).join(', ')} at the end (other work on the machine skews every timing: compare the ratios)`);
+  console.log(
+    `- ${cpus().length} cores, load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(', ')} at the end (other work on the machine skews every timing: compare the ratios)`,
+  );
   console.log(
     `- ours: scanLastPage in process (PdfiumEngine + ZxingReader in this thread, as a worker runs it), one untimed run, then ${RUNS} timed runs a file (the file's median counts); zbar: ${tools ?? 'NOT INSTALLED (apt-get install -y poppler-utils zbar-tools)'}, \`pdftoppm -r 300 -f N -l N -png | zbarimg\` once a file, wall time; zbar reads a bill when its payload is in zbar's output (with two bills, in any place)`,
   );
@@ -176,7 +226,15 @@ const median = (xs: number[]) => percentile(xs, 0.5);
 const ratio = (peer: number, ours: number) => (Number.isFinite(peer / ours) ? `${(peer / ours).toPrecision(2)}×` : '–');
 
 function printFamilies(rows: Row[]): void {
-  const header = ['family', 'files', 'read by us', 'read by zbar', 'ours median / p90 / max ms', 'zbar median / p90 / max ms', 'zbar median / our median'];
+  const header = [
+    'family',
+    'files',
+    'read by us',
+    'read by zbar',
+    'ours median / p90 / max ms',
+    'zbar median / p90 / max ms',
+    'zbar median / our median',
+  ];
   console.log(`| ${header.join(' | ')} |`);
   console.log(`|${header.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`);
   const families = [...new Set(rows.map((r) => r.input.family))];
@@ -184,21 +242,29 @@ function printFamilies(rows: Row[]): void {
     const group = rows.filter((r) => family === 'all' || r.input.family === family);
     const ours = group.filter((r) => r.ours.length > 0).map((r) => median(r.ours));
     const peer = group.flatMap((r) => (r.peerMs === undefined ? [] : [r.peerMs]));
-    const triple = (xs: number[]) => (xs.length === 0 ? '–' : `${fmtMs(median(xs))} / ${fmtMs(percentile(xs, 0.9))} / ${fmtMs(percentile(xs, 1))}`);
+    const triple = (xs: number[]) =>
+      xs.length === 0 ? '–' : `${fmtMs(median(xs))} / ${fmtMs(percentile(xs, 0.9))} / ${fmtMs(percentile(xs, 1))}`;
     console.log(
       `| ${family === 'all' ? '**all**' : family} | ${group.length} | ${group.filter((r) => r.read).length}/${group.length} | ${peer.length ? `${group.filter((r) => r.peerRead).length}/${group.length}` : '–'} | ${triple(ours)} | ${triple(peer)} | ${ratio(median(peer), median(ours))} |`,
     );
   }
   console.log('');
   const missed = rows.filter((r) => !r.read);
-  console.log(`Not read by us: ${missed.length === 0 ? 'none' : missed.map((r) => `${r.input.family}: ${r.input.name} (${r.answer})`).join('; ')}.`);
+  console.log(
+    `Not read by us: ${missed.length === 0 ? 'none' : missed.map((r) => `${r.input.family}: ${r.input.name} (${r.answer})`).join('; ')}.`,
+  );
   const slow = rows.filter((r) => r.ours.length > 0 && median(r.ours) > TARGET_MAX_MS);
-  if (slow.length > 0) console.log(`Over ${TARGET_MAX_MS} ms: ${slow.map((r) => `${r.input.name} ${fmtMs(median(r.ours))} ms`).join('; ')}.`);
+  if (slow.length > 0)
+    console.log(
+      `Over ${TARGET_MAX_MS} ms: ${slow.map((r) => `${r.input.name} ${fmtMs(median(r.ours))} ms`).join('; ')}.`,
+    );
   console.log('');
   console.log('| file | size | our answer | ours median ms | zbar ms | zbar read |');
   console.log('|---|---:|---|---:|---:|---|');
   for (const r of rows) {
-    console.log(`| ${r.input.family}: ${r.input.name} | ${(r.bytes / 1024).toFixed(0)} KiB | ${r.answer} | ${r.ours.length ? fmtMs(median(r.ours)) : '–'} | ${r.peerMs === undefined ? '–' : fmtMs(r.peerMs)} | ${r.peerRead === undefined ? '–' : r.peerRead ? 'yes' : `no${r.peerNote ? ` (${r.peerNote})` : ''}`} |`);
+    console.log(
+      `| ${r.input.family}: ${r.input.name} | ${(r.bytes / 1024).toFixed(0)} KiB | ${r.answer} | ${r.ours.length ? fmtMs(median(r.ours)) : '–'} | ${r.peerMs === undefined ? '–' : fmtMs(r.peerMs)} | ${r.peerRead === undefined ? '–' : r.peerRead ? 'yes' : `no${r.peerNote ? ` (${r.peerNote})` : ''}`} |`,
+    );
   }
 }
 
@@ -209,11 +275,14 @@ function printPhotoSteps(photos: Row[]): void {
   for (const r of photos) for (const [step, ms] of r.steps) total.set(step, (total.get(step) ?? 0) + ms);
   const all = photos.reduce((s, r) => s + (r.ours.at(-1) ?? 0), 0);
   console.log('');
-  console.log(`Where a phone photo's time goes (the ${photos.length} photos' last runs, ${fmtMs(all)} ms in all; steps as src/qr/scan.ts names them):`);
+  console.log(
+    `Where a phone photo's time goes (the ${photos.length} photos' last runs, ${fmtMs(all)} ms in all; steps as src/qr/scan.ts names them):`,
+  );
   console.log('');
   console.log('| step | ms | share |');
   console.log('|---|---:|---:|');
-  for (const [step, ms] of [...total].sort((a, b) => b[1] - a[1])) console.log(`| ${step} | ${fmtMs(ms)} | ${((100 * ms) / all).toFixed(0)}% |`);
+  for (const [step, ms] of [...total].sort((a, b) => b[1] - a[1]))
+    console.log(`| ${step} | ${fmtMs(ms)} | ${((100 * ms) / all).toFixed(0)}% |`);
 }
 
 function printTargets(rows: Row[]): void {
@@ -223,9 +292,15 @@ function printTargets(rows: Row[]): void {
   const photos = measured.filter((r) => r.input.family.startsWith('phone photo')).map((r) => median(r.ours));
   console.log('');
   console.log('Degraded targets:');
-  console.log(`- everything read: ${verdict(rows.every((r) => r.read))} (${rows.filter((r) => r.read).length}/${rows.length})`);
-  console.log(`- no page over ${TARGET_MAX_MS} ms (file medians): ${verdict(worst < TARGET_MAX_MS)} (slowest ${fmtMs(worst)} ms)`);
-  console.log(`- phone photos' median under ${TARGET_PHOTO_MEDIAN_MS} ms: ${verdict(median(photos) < TARGET_PHOTO_MEDIAN_MS)} (${fmtMs(median(photos))} ms)`);
+  console.log(
+    `- everything read: ${verdict(rows.every((r) => r.read))} (${rows.filter((r) => r.read).length}/${rows.length})`,
+  );
+  console.log(
+    `- no page over ${TARGET_MAX_MS} ms (file medians): ${verdict(worst < TARGET_MAX_MS)} (slowest ${fmtMs(worst)} ms)`,
+  );
+  console.log(
+    `- phone photos' median under ${TARGET_PHOTO_MEDIAN_MS} ms: ${verdict(median(photos) < TARGET_PHOTO_MEDIAN_MS)} (${fmtMs(median(photos))} ms)`,
+  );
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -52,36 +52,100 @@ const log = (s: string) => process.stderr.write(s + '\n');
 
 async function bridge(dir: string, env: Record<string, string> = {}): Promise<Target & { port: number }> {
   writeFileSync(join(dir, 'roles.json'), JSON.stringify({ writer: ['anonymous', 'BENCH\\alice'] }));
-  const running = await startBridgeProcess({ BRIDGE_SECURITY: 'none', BRIDGE_ROLES_FILE: join(dir, 'roles.json'), DATABASE_URL: `file:${join(dir, 'idb.sqlite')}`, FILES_URL: `file:${join(dir, 'files')}`, ...env });
-  return { name: 'tcp-bridge (SQLite)', endpoint: running.endpoint, port: running.port, operations: OPERATIONS, rssMB: () => procMemMB(running.pid, 'VmHWM'), stop: running.stop };
+  const running = await startBridgeProcess({
+    BRIDGE_SECURITY: 'none',
+    BRIDGE_ROLES_FILE: join(dir, 'roles.json'),
+    DATABASE_URL: `file:${join(dir, 'idb.sqlite')}`,
+    FILES_URL: `file:${join(dir, 'files')}`,
+    ...env,
+  });
+  return {
+    name: 'tcp-bridge (SQLite)',
+    endpoint: running.endpoint,
+    port: running.port,
+    operations: OPERATIONS,
+    rssMB: () => procMemMB(running.pid, 'VmHWM'),
+    stop: running.stop,
+  };
 }
 
 async function coreWcf(): Promise<Target> {
   try {
     const host = await startCoreWcfHost();
-    return { name: 'CoreWCF host (SQLite)', endpoint: host.endpoint, operations: OPERATIONS, rssMB: () => procMemMB(host.pid, 'VmHWM'), stop: host.stop };
+    return {
+      name: 'CoreWCF host (SQLite)',
+      endpoint: host.endpoint,
+      operations: OPERATIONS,
+      rssMB: () => procMemMB(host.pid, 'VmHWM'),
+      stop: host.stop,
+    };
   } catch (error) {
     const message = (error as Error).message;
     const unserved = [...new Set([...message.matchAll(/Unable to find package ([\w.]+)/g)].map((m) => m[1]))];
-    return { name: 'CoreWCF host (SQLite)', missing: unserved.length ? `the NuGet feed does not serve ${unserved.join(', ')}` : message.split('\n')[0]!, operations: OPERATIONS, stop: async () => {} };
+    return {
+      name: 'CoreWCF host (SQLite)',
+      missing: unserved.length ? `the NuGet feed does not serve ${unserved.join(', ')}` : message.split('\n')[0]!,
+      operations: OPERATIONS,
+      stop: async () => {},
+    };
   }
 }
 
 /** One row driven by the .NET client: a process of its own that prints one JSON line. */
-async function dotnetRow(dll: string, endpoint: string, operation: Operation, channels: number): Promise<Partial<DotnetBenchRow>> {
-  const result = await runDotnet([dll, 'bench', endpoint, '--operation', operation, '--channels', String(channels), '--seconds', String(SECONDS), '--warmup', '1'], { timeoutMs: 120_000 });
+async function dotnetRow(
+  dll: string,
+  endpoint: string,
+  operation: Operation,
+  channels: number,
+): Promise<Partial<DotnetBenchRow>> {
+  const result = await runDotnet(
+    [
+      dll,
+      'bench',
+      endpoint,
+      '--operation',
+      operation,
+      '--channels',
+      String(channels),
+      '--seconds',
+      String(SECONDS),
+      '--warmup',
+      '1',
+    ],
+    { timeoutMs: 120_000 },
+  );
   const line = result.stdout.trim().split('\n').pop() ?? '';
   try {
-    const r = JSON.parse(line) as { perSecond: number; p50Ms: number; p99Ms: number; errors: number; firstError?: string };
-    return { callsPerSecond: r.perSecond, p50Ms: r.p50Ms, p99Ms: r.p99Ms, ...(r.errors > 0 ? { error: `${r.errors} errors: ${r.firstError}` } : {}) };
+    const r = JSON.parse(line) as {
+      perSecond: number;
+      p50Ms: number;
+      p99Ms: number;
+      errors: number;
+      firstError?: string;
+    };
+    return {
+      callsPerSecond: r.perSecond,
+      p50Ms: r.p50Ms,
+      p99Ms: r.p99Ms,
+      ...(r.errors > 0 ? { error: `${r.errors} errors: ${r.firstError}` } : {}),
+    };
   } catch {
     return { error: `no result (exit ${result.code}): ${(result.stderr || result.stdout).slice(-300)}` };
   }
 }
 
-async function typescriptRow(endpoint: string, operation: Operation, channels: number): Promise<Partial<DotnetBenchRow>> {
+async function typescriptRow(
+  endpoint: string,
+  operation: Operation,
+  channels: number,
+): Promise<Partial<DotnetBenchRow>> {
   const r = await runLoad({ endpoint, channels, durationMs: SECONDS * 1000, operation, warmupCalls: 50 });
-  return { callsPerSecond: r.callsPerSecond, p50Ms: r.p50Ms, p99Ms: r.p99Ms, ...(r.errors > 0 ? { error: `${r.errors} errors: ${r.firstError}` } : {}) };
+  return {
+    callsPerSecond: r.callsPerSecond,
+    p50Ms: r.p50Ms,
+    p99Ms: r.p99Ms,
+    ...(r.errors > 0 ? { error: `${r.errors} errors: ${r.firstError}` } : {}),
+  };
 }
 
 /** Channel opens per second over NTLM against a bridge of its own: the .NET client (gss-ntlmssp) and the TS one. */
@@ -92,12 +156,39 @@ async function ntlmOpens(dll: string | undefined, dir: string): Promise<string[]
   const lines: string[] = [];
   try {
     if (dll) {
-      const result = await runDotnet([dll, 'opens', target.endpoint!, '--security', 'windows', '--user', 'BENCH\\alice', '--password', 'Secret123!', '--seconds', String(SECONDS), '--warmup', '1'], { timeoutMs: 120_000 });
+      const result = await runDotnet(
+        [
+          dll,
+          'opens',
+          target.endpoint!,
+          '--security',
+          'windows',
+          '--user',
+          'BENCH\\alice',
+          '--password',
+          'Secret123!',
+          '--seconds',
+          String(SECONDS),
+          '--warmup',
+          '1',
+        ],
+        { timeoutMs: 120_000 },
+      );
       try {
-        const r = JSON.parse(result.stdout.trim().split('\n').pop() ?? '') as { perSecond: number; p50Ms: number; p99Ms: number; errors: number; firstError?: string };
-        lines.push(`| .NET WCF (gss-ntlmssp), EncryptAndSign | ${r.perSecond.toFixed(0)} | ${r.p50Ms.toFixed(2)} ms | ${r.p99Ms.toFixed(2)} ms |${r.errors ? ` ${r.errors} errors: ${r.firstError}` : ''}`);
+        const r = JSON.parse(result.stdout.trim().split('\n').pop() ?? '') as {
+          perSecond: number;
+          p50Ms: number;
+          p99Ms: number;
+          errors: number;
+          firstError?: string;
+        };
+        lines.push(
+          `| .NET WCF (gss-ntlmssp), EncryptAndSign | ${r.perSecond.toFixed(0)} | ${r.p50Ms.toFixed(2)} ms | ${r.p99Ms.toFixed(2)} ms |${r.errors ? ` ${r.errors} errors: ${r.firstError}` : ''}`,
+        );
       } catch {
-        lines.push(`| .NET WCF (gss-ntlmssp), EncryptAndSign | – | – | – | no result (exit ${result.code}) ${(result.stderr || result.stdout).slice(-200)}`);
+        lines.push(
+          `| .NET WCF (gss-ntlmssp), EncryptAndSign | – | – | – | no result (exit ${result.code}) ${(result.stderr || result.stdout).slice(-200)}`,
+        );
       }
     }
     // The TypeScript NTLM client of bench/negotiate.ts: a new socket per channel (it does not pool).
@@ -115,7 +206,9 @@ async function ntlmOpens(dll: string | undefined, dir: string): Promise<string[]
     const elapsed = (performance.now() - started) / 1000;
     latencies.sort((a, b) => a - b);
     const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.ceil(p * latencies.length) - 1)]!;
-    lines.push(`| TypeScript (bench/negotiate-client.ts), EncryptAndSign | ${(latencies.length / elapsed).toFixed(0)} | ${q(0.5).toFixed(2)} ms | ${q(0.99).toFixed(2)} ms |`);
+    lines.push(
+      `| TypeScript (bench/negotiate-client.ts), EncryptAndSign | ${(latencies.length / elapsed).toFixed(0)} | ${q(0.5).toFixed(2)} ms | ${q(0.99).toFixed(2)} ms |`,
+    );
   } finally {
     await target.stop();
   }
@@ -151,7 +244,12 @@ export async function runDotnetBench(): Promise<DotnetBenchRow[]> {
             } else {
               log(`dotnet bench: ${target.name} ${operation} × ${channels} (${client})`);
               try {
-                Object.assign(row, client === '.NET WCF' ? await dotnetRow(dll, target.endpoint, operation, channels) : await typescriptRow(target.endpoint, operation, channels));
+                Object.assign(
+                  row,
+                  client === '.NET WCF'
+                    ? await dotnetRow(dll, target.endpoint, operation, channels)
+                    : await typescriptRow(target.endpoint, operation, channels),
+                );
               } catch (error) {
                 row.error = (error as Error).message.split('\n')[0];
               }
@@ -177,11 +275,14 @@ export async function runDotnetBench(): Promise<DotnetBenchRow[]> {
   }
   rmSync(dir, { recursive: true, force: true });
 
-  const rate = (server: string, client: string, operation: string, channels: number) => rows.find((r) => r.server === server && r.client === client && r.operation === operation && r.channels === channels)?.callsPerSecond;
+  const rate = (server: string, client: string, operation: string, channels: number) =>
+    rows.find((r) => r.server === server && r.client === client && r.operation === operation && r.channels === channels)
+      ?.callsPerSecond;
   console.log('| server | client | operation | channels | calls/s | p50 | p99 | vs CoreWCF | vs canned Heartbeat |');
   console.log('|---|---|---|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) {
-    const ratio = (peer: number | undefined) => (row.callsPerSecond && peer ? `${(row.callsPerSecond / peer).toFixed(2)}×` : '–');
+    const ratio = (peer: number | undefined) =>
+      row.callsPerSecond && peer ? `${(row.callsPerSecond / peer).toFixed(2)}×` : '–';
     const corewcf = rate('CoreWCF host (SQLite)', row.client, row.operation, row.channels);
     const canned = rate('canned responder (RelatesTo)', row.client, 'Heartbeat', row.channels);
     const ms = (v: number | undefined) => (v === undefined ? '–' : `${v.toFixed(2)} ms`);

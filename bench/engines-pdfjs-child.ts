@@ -32,11 +32,15 @@ async function answer(bytes: Uint8Array): Promise<{ answer: PdfjsAnswer; ms: num
     const meta = await doc.getMetadata();
     const version = (meta.info as { PDFFormatVersion?: string } | undefined)?.PDFFormatVersion;
     const attachments = (await doc.getAttachments()) as Record<string, unknown> | Map<string, unknown> | null;
-    const count = attachments === null ? 0 : attachments instanceof Map ? attachments.size : Object.keys(attachments).length;
+    const count =
+      attachments === null ? 0 : attachments instanceof Map ? attachments.size : Object.keys(attachments).length;
     return { answer: { outcome: 'ok', numPages, version, attachments: count }, ms: performance.now() - started };
   } catch (e) {
     const err = e as { name?: string; message?: string };
-    return { answer: { outcome: 'error', name: String(err?.name ?? 'Error'), message: String(err?.message ?? e) }, ms: performance.now() - started };
+    return {
+      answer: { outcome: 'error', name: String(err?.name ?? 'Error'), message: String(err?.message ?? e) },
+      ms: performance.now() - started,
+    };
   } finally {
     await doc?.destroy().catch(() => {});
   }

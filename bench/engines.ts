@@ -66,7 +66,9 @@ interface ManifestEntry {
 }
 
 type Problem = 'invalid-pdf' | 'encrypted-pdf' | 'pdf-too-complex';
-type Answer = { status: 200; pages: number; version: string | undefined; attachments: number } | { status: 400; problem: Problem };
+type Answer =
+  | { status: 200; pages: number; version: string | undefined; attachments: number }
+  | { status: 400; problem: Problem };
 
 /**
  * The answers test/pdf/corpus.test.ts pins where the manifest leaves a choice (read from that file, so the two cannot
@@ -85,18 +87,27 @@ const isBomb = (file: string) => /(^|\/)bomb-[^/]*GiB\.pdf$/.test(file);
 const tooComplexAllowed = (e: Expected) => /pdf-too-complex/.test(e.note ?? '');
 
 function judge(expected: Expected, a: Answer): string | undefined {
-  if (a.status === 400 && a.problem === 'pdf-too-complex' && (tooComplexAllowed(expected) || expected.problemType?.endsWith('/pdf-too-complex'))) return undefined;
+  if (
+    a.status === 400 &&
+    a.problem === 'pdf-too-complex' &&
+    (tooComplexAllowed(expected) || expected.problemType?.endsWith('/pdf-too-complex'))
+  )
+    return undefined;
   const want = describeExpected(expected);
   if (expected.status !== a.status) return `answered ${showAnswer(a)}, expected ${want}`;
-  if (a.status === 400) return expected.problemType?.endsWith(`/${a.problem}`) ? undefined : `answered ${showAnswer(a)}, expected ${want}`;
+  if (a.status === 400)
+    return expected.problemType?.endsWith(`/${a.problem}`) ? undefined : `answered ${showAnswer(a)}, expected ${want}`;
   const wrong: string[] = [];
   if (a.pages !== expected.PageCount) wrong.push(`pages ${a.pages} (expected ${expected.PageCount})`);
-  if (expected.PdfVersion !== undefined && a.version !== expected.PdfVersion) wrong.push(`version ${a.version} (expected ${expected.PdfVersion})`);
-  if (a.attachments !== expected.AttachmentCount) wrong.push(`attachments ${a.attachments} (expected ${expected.AttachmentCount})`);
+  if (expected.PdfVersion !== undefined && a.version !== expected.PdfVersion)
+    wrong.push(`version ${a.version} (expected ${expected.PdfVersion})`);
+  if (a.attachments !== expected.AttachmentCount)
+    wrong.push(`attachments ${a.attachments} (expected ${expected.AttachmentCount})`);
   return wrong.length ? wrong.join(', ') : undefined;
 }
 
-const showAnswer = (a: Answer) => (a.status === 400 ? `400 ${a.problem}` : `200 (${a.pages} p, v${a.version}, ${a.attachments} att)`);
+const showAnswer = (a: Answer) =>
+  a.status === 400 ? `400 ${a.problem}` : `200 (${a.pages} p, v${a.version}, ${a.attachments} att)`;
 function describeExpected(e: Expected): string {
   if (e.status !== 200) return `${e.status} ${e.problemType?.replace('/problems/', '')}`;
   return `200 (${e.PageCount} p, v${e.PdfVersion ?? 'any'}, ${e.AttachmentCount} att)`;
@@ -172,7 +183,8 @@ async function timeInProcess(run: () => Promise<Answer>, repeats: number): Promi
 }
 
 function fromValidation(r: PdfValidationResult): Answer {
-  if (r.ok) return { status: 200, pages: r.value.pageCount, version: r.value.pdfVersion, attachments: r.value.attachmentCount };
+  if (r.ok)
+    return { status: 200, pages: r.value.pageCount, version: r.value.pdfVersion, attachments: r.value.attachmentCount };
   return { status: 400, problem: r.problem };
 }
 
@@ -208,7 +220,15 @@ async function makeEngines(warm: InProcessKind[]): Promise<Engines> {
   const oursEngine = new PdfiumEngine({ wasm, memoryLimitBytes: ENGINE_MEMORY_BYTES });
   const aloneEngine = new PdfiumEngine({ wasm, memoryLimitBytes: ENGINE_MEMORY_BYTES });
   const engines: Engines = {
-    ours: async (bytes) => fromValidation(await validatePdf(bytes, { engine: oursEngine, clock, timeoutMs: VALIDATE_TIMEOUT_MS, maxStreamBytes: MAX_STREAM_BYTES })),
+    ours: async (bytes) =>
+      fromValidation(
+        await validatePdf(bytes, {
+          engine: oursEngine,
+          clock,
+          timeoutMs: VALIDATE_TIMEOUT_MS,
+          maxStreamBytes: MAX_STREAM_BYTES,
+        }),
+      ),
     alone: async (bytes) => headerRule(bytes) ?? fromEngineReport(await aloneEngine.inspect(bytes)),
   };
   for (let i = 0; i < 3; i++) for (const kind of warm) await engines[kind](WARM_PDF);
@@ -236,7 +256,14 @@ async function runBombInFreshProcess(kind: InProcessKind, f: CorpusFile): Promis
   const line = out.split('\n').find((l) => l.startsWith('{'));
   if (code !== 0 || !line) throw new Error(`bomb process for ${f.entry.file} (${kind}) failed (${code}): ${err}`);
   const r = JSON.parse(line) as { answer: Answer; ms: number; peakKB: number; idleKB: number };
-  return { answer: r.answer, outcome: r.answer.status === 200 ? 'ok' : 'error', ms: r.ms, peakRssMB: r.peakKB / 1024, idleRssMB: r.idleKB / 1024, mismatch: judge(f.expected, r.answer) };
+  return {
+    answer: r.answer,
+    outcome: r.answer.status === 200 ? 'ok' : 'error',
+    ms: r.ms,
+    peakRssMB: r.peakKB / 1024,
+    idleRssMB: r.idleKB / 1024,
+    mismatch: judge(f.expected, r.answer),
+  };
 }
 
 /** The BOMB_FLAG side: one file, one run, one JSON line on stdout. */
@@ -251,7 +278,13 @@ async function bombProcessMain(kind: InProcessKind, path: string): Promise<void>
   process.stdout.write(JSON.stringify({ answer, ms, peakKB: procStatusKB('self', 'VmHWM'), idleKB }) + '\n');
 }
 
-async function runInProcess(name: string, kind: InProcessKind, files: CorpusFile[], engines: Engines, shipped: EngineRun['shipped']): Promise<EngineRun> {
+async function runInProcess(
+  name: string,
+  kind: InProcessKind,
+  files: CorpusFile[],
+  engines: Engines,
+  shipped: EngineRun['shipped'],
+): Promise<EngineRun> {
   const results = new Map<string, FileResult>();
   for (const f of files) {
     let result: FileResult;
@@ -364,7 +397,8 @@ class PdfjsChild {
       };
       const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
         // V8 aborts (SIGABRT, or exit 134) when --max-old-space-size is reached
-        const heap = /heap out of memory|Reached heap limit/i.test(this.stderrTail) || signal === 'SIGABRT' || code === 134;
+        const heap =
+          /heap out of memory|Reached heap limit/i.test(this.stderrTail) || signal === 'SIGABRT' || code === 134;
         this.killed = true;
         finish({ outcome: heap ? 'killed: heap' : 'crashed' });
       };
@@ -382,7 +416,8 @@ class PdfjsChild {
 }
 
 function fromPdfjs(a: PdfjsAnswer): Answer {
-  if (a.outcome === 'error') return { status: 400, problem: a.name === 'PasswordException' ? 'encrypted-pdf' : 'invalid-pdf' };
+  if (a.outcome === 'error')
+    return { status: 400, problem: a.name === 'PasswordException' ? 'encrypted-pdf' : 'invalid-pdf' };
   if (!(a.numPages >= 1)) return { status: 400, problem: 'invalid-pdf' };
   return { status: 200, pages: a.numPages, version: a.version, attachments: a.attachments };
 }
@@ -409,8 +444,19 @@ async function runPdfjs(files: CorpusFile[], shipped: EngineRun['shipped']): Pro
     let result: FileResult;
     if (first.reply) {
       const answer = fromPdfjs(first.reply.answer);
-      const detail = first.reply.answer.outcome === 'error' ? `${first.reply.answer.name}: ${first.reply.answer.message}` : undefined;
-      result = { answer, outcome: first.reply.answer.outcome, ms: first.reply.ms, peakRssMB: first.reply.hwmKB / 1024, idleRssMB, detail, mismatch: judge(f.expected, answer) };
+      const detail =
+        first.reply.answer.outcome === 'error'
+          ? `${first.reply.answer.name}: ${first.reply.answer.message}`
+          : undefined;
+      result = {
+        answer,
+        outcome: first.reply.answer.outcome,
+        ms: first.reply.ms,
+        peakRssMB: first.reply.hwmKB / 1024,
+        idleRssMB,
+        detail,
+        mismatch: judge(f.expected, answer),
+      };
       if (!f.bomb) {
         const repeats = await c.waitFor('repeats', PDFJS_TIME_LIMIT_MS * REPEATS);
         if (repeats.reply) result.ms = median(repeats.reply.ms);
@@ -418,11 +464,32 @@ async function runPdfjs(files: CorpusFile[], shipped: EngineRun['shipped']): Pro
     } else if (first.outcome === 'crashed') {
       // Not a limit of ours: a pdf.js service would answer 500 here; counted as invalid-pdf (never a match for a 200).
       const answer: Answer = { status: 400, problem: 'invalid-pdf' };
-      result = { answer, outcome: 'crashed', ms: first.ms, peakRssMB: first.peakKB / 1024, idleRssMB, detail: `child crashed: ${c.stderrTail.slice(-200)}`, mismatch: judge(f.expected, answer) };
+      result = {
+        answer,
+        outcome: 'crashed',
+        ms: first.ms,
+        peakRssMB: first.peakKB / 1024,
+        idleRssMB,
+        detail: `child crashed: ${c.stderrTail.slice(-200)}`,
+        mismatch: judge(f.expected, answer),
+      };
     } else {
       const answer: Answer = { status: 400, problem: 'pdf-too-complex' };
-      const limit = first.outcome === 'timeout' ? `${PDFJS_TIME_LIMIT_MS / 1000} s` : first.outcome === 'killed: RSS' ? `RSS ${PDFJS_RSS_LIMIT_KB / 1024 / 1024} GB` : `heap ${PDFJS_HEAP_MB} MB`;
-      result = { answer, outcome: first.outcome!, ms: first.ms, peakRssMB: first.peakKB / 1024, idleRssMB, detail: `stopped at the ${limit} limit`, mismatch: judge(f.expected, answer) };
+      const limit =
+        first.outcome === 'timeout'
+          ? `${PDFJS_TIME_LIMIT_MS / 1000} s`
+          : first.outcome === 'killed: RSS'
+            ? `RSS ${PDFJS_RSS_LIMIT_KB / 1024 / 1024} GB`
+            : `heap ${PDFJS_HEAP_MB} MB`;
+      result = {
+        answer,
+        outcome: first.outcome!,
+        ms: first.ms,
+        peakRssMB: first.peakKB / 1024,
+        idleRssMB,
+        detail: `stopped at the ${limit} limit`,
+        mismatch: judge(f.expected, answer),
+      };
     }
     if (f.bomb) child?.kill();
     results.set(f.entry.file, result);
@@ -504,7 +571,9 @@ async function main(): Promise<void> {
   const runStarted = performance.now();
   console.log('# PDF engines on the shared corpus');
   console.log('');
-  console.log(`Node ${process.version}, ${process.platform} ${process.arch}, ${cpus().length} cores (${cpus()[0]?.model.trim() ?? '?'})`);
+  console.log(
+    `Node ${process.version}, ${process.platform} ${process.arch}, ${cpus().length} cores (${cpus()[0]?.model.trim() ?? '?'})`,
+  );
   console.log('');
   const manifestPath = join(CORPUS, 'manifest.json');
   if (!existsSync(manifestPath)) {
@@ -521,20 +590,32 @@ async function main(): Promise<void> {
       missing.push(entry.file);
       continue;
     }
-    files.push({ entry, path, bytes: new Uint8Array(readFileSync(path)), expected: { ...entry.expected, ...pinned[entry.file] }, bomb: isBomb(entry.file) });
+    files.push({
+      entry,
+      path,
+      bytes: new Uint8Array(readFileSync(path)),
+      expected: { ...entry.expected, ...pinned[entry.file] },
+      bomb: isBomb(entry.file),
+    });
   }
 
   const sizes = shippedSizes();
   const engines = await makeEngines(['ours', 'alone']);
   const runs: EngineRun[] = [];
   runs.push(await runInProcess('validatePdf + PdfiumEngine (ours), in process', 'ours', files, engines, sizes.ours));
-  runs.push(await runInProcess('PDFium alone (PdfiumEngine.inspect), in process', 'alone', files, engines, sizes.pdfium));
+  runs.push(
+    await runInProcess('PDFium alone (PdfiumEngine.inspect), in process', 'alone', files, engines, sizes.pdfium),
+  );
   runs.push(await runPdfjs(files, sizes.pdfjs));
 
   const timed = files.filter((f) => !f.bomb && !headerRule(f.bytes));
   const bombs = files.filter((f) => f.bomb);
-  console.log(`- Corpus: ${files.length} of ${manifest.files.length} manifest files on disk (missing, skipped: ${missing.join(', ') || 'none'}).`);
-  console.log(`- Bombs: the ${bombs.length} files \`gen/bomb-*-1GiB.pdf\` (public/pdfjs/bomb_giant.pdf is a broken content stream, not a bomb: timed with the other files).`);
+  console.log(
+    `- Corpus: ${files.length} of ${manifest.files.length} manifest files on disk (missing, skipped: ${missing.join(', ') || 'none'}).`,
+  );
+  console.log(
+    `- Bombs: the ${bombs.length} files \`gen/bomb-*-1GiB.pdf\` (public/pdfjs/bomb_giant.pdf is a broken content stream, not a bomb: timed with the other files).`,
+  );
   console.log(
     `- Match: status; for 200 also page count, attachment count and PDF version (when the manifest gives one or test/pdf/corpus.test.ts pins one). ` +
       `pdf-too-complex counts as a match only on the bombs whose manifest note allows it.`,
@@ -562,7 +643,9 @@ async function main(): Promise<void> {
   );
   console.log(`- Gzip: zlib level 9 of the files in node_modules (and of our TS sources).`);
   console.log('');
-  console.log('| engine | files matching the manifest | mismatches | bombs (answer, time, peak RSS) | median / p95 ms per file (non-bomb) | gzip of what ships |');
+  console.log(
+    '| engine | files matching the manifest | mismatches | bombs (answer, time, peak RSS) | median / p95 ms per file (non-bomb) | gzip of what ships |',
+  );
   console.log('|---|---|---|---|---|---|');
   for (const run of runs) {
     const all = [...run.results.entries()];
@@ -571,8 +654,10 @@ async function main(): Promise<void> {
       .map((b) => {
         const r = run.results.get(b.entry.file)!;
         const tag = r.outcome === 'ok' || r.outcome === 'error' ? '' : ` (${r.outcome})`;
-        const idle = r.idleRssMB !== undefined && Number.isFinite(r.idleRssMB) ? ` (idle ${Math.round(r.idleRssMB)})` : '';
-        const rss = r.peakRssMB !== undefined && Number.isFinite(r.peakRssMB) ? `, ${Math.round(r.peakRssMB)} MB${idle}` : '';
+        const idle =
+          r.idleRssMB !== undefined && Number.isFinite(r.idleRssMB) ? ` (idle ${Math.round(r.idleRssMB)})` : '';
+        const rss =
+          r.peakRssMB !== undefined && Number.isFinite(r.peakRssMB) ? `, ${Math.round(r.peakRssMB)} MB${idle}` : '';
         return `${b.entry.file.replace(/^gen\/bomb-|-1GiB\.pdf$/g, '')}: ${showAnswer(r.answer)}${tag}${r.mismatch ? ' ✗' : ''}, ${fmtMs(r.ms)} ms${rss}`;
       })
       .join('<br>');
@@ -603,7 +688,10 @@ function fmtMs(ms: number): string {
 }
 
 const bombArgs = process.argv.indexOf(BOMB_FLAG);
-(bombArgs >= 0 ? bombProcessMain(process.argv[bombArgs + 1] as InProcessKind, process.argv[bombArgs + 2]!) : main()).then(
+(bombArgs >= 0
+  ? bombProcessMain(process.argv[bombArgs + 1] as InProcessKind, process.argv[bombArgs + 2]!)
+  : main()
+).then(
   () => {
     cleanup();
     process.exit(0);

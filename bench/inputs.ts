@@ -26,7 +26,14 @@ const GiB = 1024 * 1024 * 1024;
 export async function makeCases(): Promise<{ dir: string; cases: BenchCase[]; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'doc-bench-'));
   const cases: BenchCase[] = [];
-  const add = async (name: string, file: string, bytes: Uint8Array, pages: number | undefined, bomb = false, big = false) => {
+  const add = async (
+    name: string,
+    file: string,
+    bytes: Uint8Array,
+    pages: number | undefined,
+    bomb = false,
+    big = false,
+  ) => {
     const path = join(dir, file);
     await writeFile(path, bytes);
     cases.push({ name, path, bytes, pages, bomb, big });
@@ -41,7 +48,14 @@ export async function makeCases(): Promise<{ dir: string; cases: BenchCase[]; cl
   for (const file of SHARED_BOMBS) {
     const path = join(SHARED_DIR, file);
     if (!existsSync(path)) continue;
-    cases.push({ name: `bomb: shared ${file.replace(/^bomb-|\.pdf$/g, '')}`, path, bytes: new Uint8Array(await readFile(path)), pages: undefined, bomb: true, big: true });
+    cases.push({
+      name: `bomb: shared ${file.replace(/^bomb-|\.pdf$/g, '')}`,
+      path,
+      bytes: new Uint8Array(await readFile(path)),
+      pages: undefined,
+      bomb: true,
+      big: true,
+    });
   }
   return { dir, cases, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
@@ -62,7 +76,8 @@ export function objectStreamBomb(inflatedBytes: number): Uint8Array {
   const first = offsets.length;
 
   const CHUNK = 16 * 1024 * 1024;
-  if (inflatedBytes % CHUNK !== 0 || inflatedBytes < CHUNK) throw new Error('inflatedBytes must be a multiple of 16 MiB');
+  if (inflatedBytes % CHUNK !== 0 || inflatedBytes < CHUNK)
+    throw new Error('inflatedBytes must be a multiple of 16 MiB');
   const sync = { level: 9, finishFlush: constants.Z_SYNC_FLUSH };
   const head = new Uint8Array(CHUNK);
   head.set(prefix);
@@ -72,7 +87,9 @@ export function objectStreamBomb(inflatedBytes: number): Uint8Array {
   const zlibHeader = Uint8Array.of(0x78, 0xda);
   const trailer = new Uint8Array(4);
   new DataView(trailer.buffer).setUint32(0, adler32PrefixThenZeros(prefix, inflatedBytes - prefix.length));
-  const deflated = concatBytes(...[zlibHeader, firstChunk, ...Array<Uint8Array>(inflatedBytes / CHUNK - 1).fill(zeroChunk), finalBlock, trailer]);
+  const deflated = concatBytes(
+    ...[zlibHeader, firstChunk, ...Array<Uint8Array>(inflatedBytes / CHUNK - 1).fill(zeroChunk), finalBlock, trailer],
+  );
 
   // 3 font, 4 page, 5 content, 6 object stream (1 catalog, 2 pages), 7 cross-reference stream
   const content = 'BT /F1 24 Tf 72 720 Td (objstm bomb) Tj ET';
@@ -93,7 +110,10 @@ export function objectStreamBomb(inflatedBytes: number): Uint8Array {
     push(enc.encode('\nendobj\n'));
   };
   object(3, '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>');
-  object(4, '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>');
+  object(
+    4,
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>',
+  );
   object(5, `<< /Length ${content.length} >>`, enc.encode(content));
   object(6, `<< /Type /ObjStm /N 2 /First ${first} /Filter /FlateDecode /Length ${deflated.length} >>`, deflated);
   offsetOf[7] = length;
@@ -126,4 +146,3 @@ function adler32PrefixThenZeros(prefix: Uint8Array, zeros: number): number {
   b = (b + (zeros % MOD) * a) % MOD;
   return ((b << 16) | a) >>> 0;
 }
-

@@ -41,7 +41,9 @@ export class BenchChannel extends NetTcpSession {
   /** Heartbeat(); throws unless the answer is HeartbeatResult true. */
   async heartbeat(): Promise<void> {
     const body = await this.exchange('Heartbeat', []);
-    const result = body.children.find((c): c is XmlElement => c.kind === 'element' && c.localName === 'HeartbeatResult');
+    const result = body.children.find(
+      (c): c is XmlElement => c.kind === 'element' && c.localName === 'HeartbeatResult',
+    );
     if (!result || elementText(result) !== 'true') throw new Error(`Heartbeat answered <${body.localName}>`);
   }
 

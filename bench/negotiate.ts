@@ -42,7 +42,9 @@ interface BridgeProcess {
 /** dist/node/bridge.mjs with `security` settings (bench/server.ts startBridgeProcess). */
 async function startBridge(security: Security, dir: string): Promise<BridgeProcess> {
   const settings: Record<string, string> =
-    security === 'none' ? { BRIDGE_SECURITY: 'none' } : { BRIDGE_NTLM_USERS: join(dir, 'users'), BRIDGE_PROTECTION_LEVEL: 'EncryptAndSign' };
+    security === 'none'
+      ? { BRIDGE_SECURITY: 'none' }
+      : { BRIDGE_NTLM_USERS: join(dir, 'users'), BRIDGE_PROTECTION_LEVEL: 'EncryptAndSign' };
   const bridge = await startBridgeProcess({
     ...settings,
     BRIDGE_ROLES_FILE: join(dir, 'roles.json'),
@@ -86,7 +88,12 @@ async function measureOpens(bridges: readonly BridgeProcess[], warmup = 5): Prom
       await channel.close();
     }
   }
-  return bridges.map((bridge, b) => ({ security: bridge.security, n: ms[b]!.length, p50Ms: percentile(ms[b]!, 0.5), p99Ms: percentile(ms[b]!, 0.99) }));
+  return bridges.map((bridge, b) => ({
+    security: bridge.security,
+    n: ms[b]!.length,
+    p50Ms: percentile(ms[b]!, 0.5),
+    p99Ms: percentile(ms[b]!, 0.99),
+  }));
 }
 
 /**
@@ -135,8 +142,13 @@ async function measureCalls(bridges: readonly BridgeProcess[], channelCount: num
 export async function runNegotiateBench(): Promise<{ handshakes: HandshakeRow[]; calls: CallRow[] }> {
   const log = (s: string) => process.stderr.write(s + '\n');
   const dir = mkdtempSync(join(tmpdir(), 'bench-negotiate-'));
-  writeFileSync(join(dir, 'users'), `${CREDENTIALS.domain}:${CREDENTIALS.user}:${CREDENTIALS.password}\n`, { mode: 0o600 });
-  writeFileSync(join(dir, 'roles.json'), JSON.stringify({ writer: ['anonymous', `${CREDENTIALS.domain}\\${CREDENTIALS.user}`] }));
+  writeFileSync(join(dir, 'users'), `${CREDENTIALS.domain}:${CREDENTIALS.user}:${CREDENTIALS.password}\n`, {
+    mode: 0o600,
+  });
+  writeFileSync(
+    join(dir, 'roles.json'),
+    JSON.stringify({ writer: ['anonymous', `${CREDENTIALS.domain}\\${CREDENTIALS.user}`] }),
+  );
   const bridges: BridgeProcess[] = [];
   const handshakes: HandshakeRow[] = [];
   const calls: CallRow[] = [];
@@ -172,25 +184,37 @@ export async function runNegotiateBench(): Promise<{ handshakes: HandshakeRow[];
   }
 
   const ms = (x: number) => `${x.toFixed(2)} ms`;
-  const ratio = (x: number | undefined, none: number | undefined) => (x !== undefined && none ? `${(x / none).toFixed(2)}×` : '–');
+  const ratio = (x: number | undefined, none: number | undefined) =>
+    x !== undefined && none ? `${(x / none).toFixed(2)}×` : '–';
   console.log('');
-  console.log('# NegotiateStream benchmark (net.tcp, NTLM at EncryptAndSign against SecurityMode.None, same client, same run)');
+  console.log(
+    '# NegotiateStream benchmark (net.tcp, NTLM at EncryptAndSign against SecurityMode.None, same client, same run)',
+  );
   console.log('');
   console.log(`| security | channel opens | open p50 | open p99 | p50 vs none |`);
   console.log('|---|---:|---:|---:|---:|');
   const openNone = handshakes.find((h) => h.security === 'none');
-  for (const h of handshakes) console.log(`| ${h.security} | ${h.n} | ${ms(h.p50Ms)} | ${ms(h.p99Ms)} | ${ratio(h.p50Ms, openNone?.p50Ms)} |`);
+  for (const h of handshakes)
+    console.log(`| ${h.security} | ${h.n} | ${ms(h.p50Ms)} | ${ms(h.p99Ms)} | ${ratio(h.p50Ms, openNone?.p50Ms)} |`);
   console.log('');
   console.log('| security | channels | Heartbeat calls/s | p50 | p99 | calls/s vs none |');
   console.log('|---|---:|---:|---:|---:|---:|');
   for (const c of calls) {
     const none = calls.find((x) => x.security === 'none' && x.channels === c.channels);
-    console.log(`| ${c.security} | ${c.channels} | ${Math.round(c.callsPerSecond)} | ${ms(c.p50Ms)} | ${ms(c.p99Ms)} | ${ratio(c.callsPerSecond, none?.callsPerSecond)} |`);
+    console.log(
+      `| ${c.security} | ${c.channels} | ${Math.round(c.callsPerSecond)} | ${ms(c.p50Ms)} | ${ms(c.p99Ms)} | ${ratio(c.callsPerSecond, none?.callsPerSecond)} |`,
+    );
   }
   console.log('');
-  console.log('- open: connect to PreambleAck, alternating between the bridges; for NTLM the upgrade, SPNEGO/NTLMv2 (two round trips) and the sealed preamble end');
-  console.log(`- calls: ${CALL_SECONDS} s per row in ${ROUNDS} rounds alternating with the other security, after 200 untimed calls per channel; one call in flight per channel; NTLM seals every record both ways`);
-  console.log('- client: bench/negotiate-client.ts (TypeScript, the same code for both rows); bridge: dist/node/bridge.mjs on SQLite');
+  console.log(
+    '- open: connect to PreambleAck, alternating between the bridges; for NTLM the upgrade, SPNEGO/NTLMv2 (two round trips) and the sealed preamble end',
+  );
+  console.log(
+    `- calls: ${CALL_SECONDS} s per row in ${ROUNDS} rounds alternating with the other security, after 200 untimed calls per channel; one call in flight per channel; NTLM seals every record both ways`,
+  );
+  console.log(
+    '- client: bench/negotiate-client.ts (TypeScript, the same code for both rows); bridge: dist/node/bridge.mjs on SQLite',
+  );
   for (const [security, mb] of peaks) console.log(`- bridge (${security}): peak RSS ${mb.toFixed(0)} MB`);
   for (const error of errors) console.log(`- error: ${error}`);
   console.log(`- negotiate bench time ${((performance.now() - started) / 1000).toFixed(0)} s`);

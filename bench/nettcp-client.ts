@@ -45,9 +45,17 @@ import {
 } from '../tcp-bridge/src/binary-xml/index.ts';
 import { decodeUtf8, readInt31 } from '../tcp-bridge/src/bytes.ts';
 import { clientPreamble, END_RECORD, RecordType, sizedEnvelope } from '../tcp-bridge/src/framing/index.ts';
-import { actionPrefix, ANONYMOUS, CONTRACTS_NS as DATA_CONTRACTS, SER_NS as SER, SOAP_NS as SOAP12, WSA_NS as WSA10, XSD_NS as XSD, XSI_NS as XSI } from '../tcp-bridge/src/soap/names.ts';
+import {
+  actionPrefix,
+  ANONYMOUS,
+  CONTRACTS_NS as DATA_CONTRACTS,
+  SER_NS as SER,
+  SOAP_NS as SOAP12,
+  WSA_NS as WSA10,
+  XSD_NS as XSD,
+  XSI_NS as XSI,
+} from '../tcp-bridge/src/soap/names.ts';
 import { percentile } from './stats.ts';
-
 
 export interface NetTcpChannelOptions {
   /** The service namespace of actions and body elements (default `http://tempuri.org/`). */
@@ -137,7 +145,11 @@ export class NetTcpChannel {
     socket.setNoDelay(true);
     const channel = new NetTcpChannel(socket, endpoint, options);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => fail(new NetTcpChannelError(`no PreambleAck from ${endpoint} within ${options.openTimeoutMs ?? 10_000} ms`)), options.openTimeoutMs ?? 10_000);
+      const timer = setTimeout(
+        () =>
+          fail(new NetTcpChannelError(`no PreambleAck from ${endpoint} within ${options.openTimeoutMs ?? 10_000} ms`)),
+        options.openTimeoutMs ?? 10_000,
+      );
       const fail = (error: Error) => {
         clearTimeout(timer);
         channel.fail(error);
@@ -174,18 +186,31 @@ export class NetTcpChannel {
     const messageId = `urn:uuid:${randomUUID()}`;
     const action = actionPrefix(this.namespace) + operation;
     const mustUnderstand = attribute('s', 'mustUnderstand', '1');
-    const envelope = element('s', 'Envelope', [xmlns('s', SOAP12), xmlns('a', WSA10)], [
-      element('s', 'Header', [], [
-        element('a', 'Action', [mustUnderstand], [stringText(action)]),
-        element('a', 'MessageID', [], [uniqueIdText(messageId)]),
-        element('a', 'ReplyTo', [], [element('a', 'Address', [], [dictionaryText(ANONYMOUS)])]),
-        element('a', 'To', [mustUnderstand], [stringText(this.endpoint)]),
-      ]),
-      element('s', 'Body', [], [element('', operation, [xmlns('', this.namespace)], children)]),
-    ]);
+    const envelope = element(
+      's',
+      'Envelope',
+      [xmlns('s', SOAP12), xmlns('a', WSA10)],
+      [
+        element(
+          's',
+          'Header',
+          [],
+          [
+            element('a', 'Action', [mustUnderstand], [stringText(action)]),
+            element('a', 'MessageID', [], [uniqueIdText(messageId)]),
+            element('a', 'ReplyTo', [], [element('a', 'Address', [], [dictionaryText(ANONYMOUS)])]),
+            element('a', 'To', [mustUnderstand], [stringText(this.endpoint)]),
+          ],
+        ),
+        element('s', 'Body', [], [element('', operation, [xmlns('', this.namespace)], children)]),
+      ],
+    );
     const payload = encodeEnvelope({ children: [envelope] }, this.writer);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => this.fail(new NetTcpChannelError(`${operation}: no reply within ${this.callTimeoutMs} ms`)), this.callTimeoutMs);
+      const timer = setTimeout(
+        () => this.fail(new NetTcpChannelError(`${operation}: no reply within ${this.callTimeoutMs} ms`)),
+        this.callTimeoutMs,
+      );
       this.pending.set(messageId, { messageId, resolve, reject, timer });
       this.socket.write(sizedEnvelope(payload));
     });
@@ -197,19 +222,27 @@ export class NetTcpChannel {
   }
 
   /** ReturnScalar(requestId, sql, parameters): nil parameters when none are given, as a .NET client sends null. */
-  async returnScalar(sql: string, parameters?: readonly QueryParameterValue[], requestId = EMPTY_GUID): Promise<ScalarValue | null> {
+  async returnScalar(
+    sql: string,
+    parameters?: readonly QueryParameterValue[],
+    requestId = EMPTY_GUID,
+  ): Promise<ScalarValue | null> {
     const reply = await this.call('ReturnScalar', [
       element('', 'requestId', [], [uuidText(requestId)]),
       element('', 'sql', [], [stringText(sql)]),
       parametersElement(parameters),
     ]);
     const result = child(reply.body, 'ReturnScalarResult');
-    const attr = (name: string) => result.attributes.find((a) => a.kind === 'attribute' && a.localName === name && a.namespace === XSI);
+    const attr = (name: string) =>
+      result.attributes.find((a) => a.kind === 'attribute' && a.localName === name && a.namespace === XSI);
     const nil = attr('nil');
     if (nil?.kind === 'attribute' && textToString(nil.value) === 'true') return null;
     const type = attr('type');
     const typeName = type?.kind === 'attribute' ? textToString(type.value) : 'string';
-    return { type: typeName.includes(':') ? typeName.slice(typeName.indexOf(':') + 1) : typeName, text: elementText(result) };
+    return {
+      type: typeName.includes(':') ? typeName.slice(typeName.indexOf(':') + 1) : typeName,
+      text: elementText(result),
+    };
   }
 
   /** Sends End and waits for the server's End (or the close); a clean close keeps the session's database requests. */
@@ -303,7 +336,8 @@ export class NetTcpChannel {
     const length = readInt31(bytes, at + 1);
     if (length === 'short') return undefined;
     if (length === 'invalid') throw new NetTcpChannelError('an invalid record length');
-    if (length.value > this.maxMessageBytes) throw new NetTcpChannelError(`a ${length.value}-byte message, more than ${this.maxMessageBytes}`);
+    if (length.value > this.maxMessageBytes)
+      throw new NetTcpChannelError(`a ${length.value}-byte message, more than ${this.maxMessageBytes}`);
     const size = 1 + length.size + length.value;
     if (bytes.length - at < size) {
       // receive() keeps the bytes from `at` on: the record is complete once that many are buffered.
@@ -316,10 +350,13 @@ export class NetTcpChannel {
   private reply(payload: Buffer): void {
     const { document } = decodeEnvelope(payload, this.reader);
     const envelope = document.children.find((c): c is XmlElement => c.kind === 'element');
-    if (!envelope || envelope.localName !== 'Envelope' || envelope.namespace !== SOAP12) throw new NetTcpChannelError('a reply that is no SOAP 1.2 envelope');
+    if (!envelope || envelope.localName !== 'Envelope' || envelope.namespace !== SOAP12)
+      throw new NetTcpChannelError('a reply that is no SOAP 1.2 envelope');
     const header = envelope.children.find((c): c is XmlElement => c.kind === 'element' && c.localName === 'Header');
     const headerText = (name: string) => {
-      const h = header?.children.find((c): c is XmlElement => c.kind === 'element' && c.localName === name && c.namespace === WSA10);
+      const h = header?.children.find(
+        (c): c is XmlElement => c.kind === 'element' && c.localName === name && c.namespace === WSA10,
+      );
       return h ? elementText(h) : undefined;
     };
     const action = headerText('Action');
@@ -349,25 +386,45 @@ export function elementText(e: XmlElement): string {
 }
 
 function readFault(fault: XmlElement, action: string | undefined): SoapFaultError {
-  const find = (parent: XmlElement | undefined, name: string) => parent?.children.find((c): c is XmlElement => c.kind === 'element' && c.localName === name);
+  const find = (parent: XmlElement | undefined, name: string) =>
+    parent?.children.find((c): c is XmlElement => c.kind === 'element' && c.localName === name);
   const localPart = (qname: string) => qname.slice(qname.indexOf(':') + 1);
   const code = find(fault, 'Code');
   const value = find(code, 'Value');
   const subcode = find(find(code, 'Subcode'), 'Value');
   const reason = find(find(fault, 'Reason'), 'Text');
-  return new SoapFaultError(value ? localPart(elementText(value)) : '?', subcode ? localPart(elementText(subcode)) : undefined, reason ? elementText(reason) : '', action);
+  return new SoapFaultError(
+    value ? localPart(elementText(value)) : '?',
+    subcode ? localPart(elementText(subcode)) : undefined,
+    reason ? elementText(reason) : '',
+    action,
+  );
 }
 
 /** The `parameters` element as DataContractSerializer writes a QueryParameter[] (nil for none). */
 function parametersElement(parameters: readonly QueryParameterValue[] | undefined): XmlElement {
-  if (parameters === undefined) return element('', 'parameters', [attribute('i', 'nil', boolText(true)), xmlns('i', XSI)]);
+  if (parameters === undefined)
+    return element('', 'parameters', [attribute('i', 'nil', boolText(true)), xmlns('i', XSI)]);
   const items = parameters.map((p) =>
-    element('b', 'QueryParameter', [], [
-      element('b', 'Name', [], [stringText(p.name)]),
-      p.value === null
-        ? element('b', 'Value', [attribute('i', 'nil', boolText(true))])
-        : element('b', 'Value', [attribute('i', 'type', qnameText(p.value.type === 'guid' ? 'd' : 'c', p.value.type)), xmlns(p.value.type === 'guid' ? 'd' : 'c', p.value.type === 'guid' ? SER : XSD)], [valueText(p.value)]),
-    ]),
+    element(
+      'b',
+      'QueryParameter',
+      [],
+      [
+        element('b', 'Name', [], [stringText(p.name)]),
+        p.value === null
+          ? element('b', 'Value', [attribute('i', 'nil', boolText(true))])
+          : element(
+              'b',
+              'Value',
+              [
+                attribute('i', 'type', qnameText(p.value.type === 'guid' ? 'd' : 'c', p.value.type)),
+                xmlns(p.value.type === 'guid' ? 'd' : 'c', p.value.type === 'guid' ? SER : XSD),
+              ],
+              [valueText(p.value)],
+            ),
+      ],
+    ),
   );
   return element('', 'parameters', [xmlns('b', DATA_CONTRACTS), xmlns('i', XSI)], items);
 }
@@ -434,12 +491,14 @@ export interface LoadResult {
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const operation = options.operation ?? 'Heartbeat';
   const sql = options.sql ?? 'SELECT 42';
-  const one = (c: NetTcpChannel): Promise<unknown> => (operation === 'Heartbeat' ? c.heartbeat() : c.returnScalar(sql, options.parameters));
+  const one = (c: NetTcpChannel): Promise<unknown> =>
+    operation === 'Heartbeat' ? c.heartbeat() : c.returnScalar(sql, options.parameters);
   // Opened one after another: setup, not measured, and gentler on servers that accept slowly (Mono's ServiceHost takes
   // 0.1 to 2 s per connection while others are open).
   const channels: NetTcpChannel[] = [];
   try {
-    for (let i = 0; i < options.channels; i++) channels.push(await NetTcpChannel.open(options.endpoint, { openTimeoutMs: 30_000, ...options }));
+    for (let i = 0; i < options.channels; i++)
+      channels.push(await NetTcpChannel.open(options.endpoint, { openTimeoutMs: 30_000, ...options }));
   } catch (error) {
     for (const c of channels) c.destroy();
     throw error;
@@ -457,7 +516,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const deadline = started + (options.durationMs ?? 3000);
     await Promise.all(
       channels.map(async (c) => {
-        for (let n = 0; options.callsPerChannel === undefined ? performance.now() < deadline : n < options.callsPerChannel; n++) {
+        for (
+          let n = 0;
+          options.callsPerChannel === undefined ? performance.now() < deadline : n < options.callsPerChannel;
+          n++
+        ) {
           const t = performance.now();
           try {
             await one(c);
@@ -491,7 +554,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
 
 async function main(argv: string[]): Promise<void> {
   const endpoint = argv[0];
-  if (!endpoint) throw new Error('usage: tsx bench/nettcp-client.ts net.tcp://host:port/IDBService [--channels N] [--seconds S] [--op Heartbeat|ReturnScalar] [--sql TEXT]');
+  if (!endpoint)
+    throw new Error(
+      'usage: tsx bench/nettcp-client.ts net.tcp://host:port/IDBService [--channels N] [--seconds S] [--op Heartbeat|ReturnScalar] [--sql TEXT]',
+    );
   const flag = (name: string) => {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 ? argv[i + 1] : undefined;

@@ -22,20 +22,28 @@ const log = (s: string) => process.stderr.write(s + '\n');
  * With `expectContinue` it sends `Expect: 100-continue` and its body only after 100 Continue, as curl does for bodies
  * over 1 MB. Resolves with the status, or `error <code>` when the connection failed before any answer.
  */
-function post(port: number, path: string, contentType: string, body: Uint8Array, timeoutMs: number, expectContinue = false): Promise<string> {
+function post(
+  port: number,
+  path: string,
+  contentType: string,
+  body: Uint8Array,
+  timeoutMs: number,
+  expectContinue = false,
+): Promise<string> {
   return new Promise((resolve) => {
     let answered = false;
-    const headers = { 'content-type': contentType, 'content-length': body.length, ...(expectContinue ? { expect: '100-continue' } : {}) };
-    const req = request(
-      { host: '127.0.0.1', port, path, method: 'POST', agent: false, headers },
-      (res) => {
-        answered = true;
-        res.resume();
-        res.on('error', () => {});
-        res.on('end', () => resolve(String(res.statusCode)));
-        res.on('close', () => resolve(String(res.statusCode)));
-      },
-    );
+    const headers = {
+      'content-type': contentType,
+      'content-length': body.length,
+      ...(expectContinue ? { expect: '100-continue' } : {}),
+    };
+    const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent: false, headers }, (res) => {
+      answered = true;
+      res.resume();
+      res.on('error', () => {});
+      res.on('end', () => resolve(String(res.statusCode)));
+      res.on('close', () => resolve(String(res.statusCode)));
+    });
     req.setTimeout(timeoutMs, () => req.destroy(new Error('timeout')));
     req.on('error', (e: NodeJS.ErrnoException) => resolve(`error ${e.code ?? e.message}`));
     const send = async () => {
@@ -65,13 +73,29 @@ interface OverloadRow {
 async function overloadRound(clients: number, body: Uint8Array, expectContinue: boolean): Promise<OverloadRow> {
   const server = await startServer({ MAX_INFLIGHT_MB: '256' });
   try {
-    await post(server.port, VALIDATE, 'application/json', new TextEncoder().encode(`{"base64Pdf":"${Buffer.from(simplePdf()).toString('base64')}"}`), 10_000);
+    await post(
+      server.port,
+      VALIDATE,
+      'application/json',
+      new TextEncoder().encode(`{"base64Pdf":"${Buffer.from(simplePdf()).toString('base64')}"}`),
+      10_000,
+    );
     const idleRssMB = procMemMB(server.serverPid, 'VmRSS');
     const started = performance.now();
-    const answers = await Promise.all(Array.from({ length: clients }, () => post(server.port, VALIDATE, 'application/json', body, 120_000, expectContinue)));
+    const answers = await Promise.all(
+      Array.from({ length: clients }, () =>
+        post(server.port, VALIDATE, 'application/json', body, 120_000, expectContinue),
+      ),
+    );
     const statuses: Record<string, number> = {};
     for (const a of answers) statuses[a] = (statuses[a] ?? 0) + 1;
-    return { clients, statuses, idleRssMB, peakRssMB: procMemMB(server.serverPid, 'VmHWM'), seconds: (performance.now() - started) / 1000 };
+    return {
+      clients,
+      statuses,
+      idleRssMB,
+      peakRssMB: procMemMB(server.serverPid, 'VmHWM'),
+      seconds: (performance.now() - started) / 1000,
+    };
   } finally {
     await server.stop();
   }
@@ -85,7 +109,11 @@ interface LatencyRow {
 }
 
 async function latency(server: RunningServer, path: string, pdf: Uint8Array): Promise<LatencyRow> {
-  const json = new TextEncoder().encode(path === EXTRACT ? `{"references":[],"base64Pdf":"${Buffer.from(pdf).toString('base64')}"}` : `{"base64Pdf":"${Buffer.from(pdf).toString('base64')}"}`);
+  const json = new TextEncoder().encode(
+    path === EXTRACT
+      ? `{"references":[],"base64Pdf":"${Buffer.from(pdf).toString('base64')}"}`
+      : `{"base64Pdf":"${Buffer.from(pdf).toString('base64')}"}`,
+  );
   let answer = '';
   const one = (contentType: string, body: Uint8Array) => async () => {
     answer = await post(server.port, path, contentType, body, 60_000);
@@ -118,17 +146,29 @@ function paddedBillPdf(bytes: number): Uint8Array {
 }
 
 export async function runProductionBench(): Promise<void> {
-  const body40 = new TextEncoder().encode(`{"base64Pdf":"${Buffer.from(simplePdf({ contentBytes: 30 * 1000 * 1000 })).toString('base64')}"}`);
+  const body40 = new TextEncoder().encode(
+    `{"base64Pdf":"${Buffer.from(simplePdf({ contentBytes: 30 * 1000 * 1000 })).toString('base64')}"}`,
+  );
   console.log('');
   console.log('# HTTP service under overload and raw bodies');
   console.log('');
-  console.log(`Each client sends one validate request whose Base64 JSON body is ${(body40.length / MiB).toFixed(1)} MiB (a 30 MB PDF), all at once, to a fresh server (\`npm start\`'s bundle, MAX_INFLIGHT_MB=256, other settings default); no retries.`);
+  console.log(
+    `Each client sends one validate request whose Base64 JSON body is ${(body40.length / MiB).toFixed(1)} MiB (a 30 MB PDF), all at once, to a fresh server (\`npm start\`'s bundle, MAX_INFLIGHT_MB=256, other settings default); no retries.`,
+  );
   console.log('');
-  console.log('Clients send `Expect: 100-continue` (as curl does for bodies over 1 MB), so a refused body is never sent; the last row is clients that upload without waiting, whose 503 can be lost when the server closes the socket under a body it will not read.');
+  console.log(
+    'Clients send `Expect: 100-continue` (as curl does for bodies over 1 MB), so a refused body is never sent; the last row is clients that upload without waiting, whose 503 can be lost when the server closes the socket under a body it will not read.',
+  );
   console.log('');
-  console.log('| clients | Expect: 100-continue | answers by status | server RSS idle → peak MB | limit (MAX_INFLIGHT_MB + 600) | wall s | target |');
+  console.log(
+    '| clients | Expect: 100-continue | answers by status | server RSS idle → peak MB | limit (MAX_INFLIGHT_MB + 600) | wall s | target |',
+  );
   console.log('|---:|---|---|---:|---:|---:|---|');
-  for (const [clients, expectContinue] of [[100, true], [200, true], [200, false]] as const) {
+  for (const [clients, expectContinue] of [
+    [100, true],
+    [200, true],
+    [200, false],
+  ] as const) {
     log(`overload: ${clients} clients${expectContinue ? ', Expect: 100-continue' : ''}`);
     const row = await overloadRound(clients, body40, expectContinue);
     const only200and503 = Object.keys(row.statuses).every((s) => s === '200' || s === '503');
@@ -137,7 +177,9 @@ export async function runProductionBench(): Promise<void> {
       .sort()
       .map(([s, n]) => `${s}: ${n}`)
       .join(', ');
-    console.log(`| ${clients} | ${expectContinue ? 'yes' : 'no'} | ${statuses} | ${row.idleRssMB.toFixed(0)} → ${row.peakRssMB.toFixed(0)} | 856 | ${row.seconds.toFixed(1)} | ${withinRss && only200and503 ? 'PASS' : 'FAIL'} (RSS ${withinRss ? 'within' : 'over'}; ${only200and503 ? 'only 200/503' : 'other answers'}) |`);
+    console.log(
+      `| ${clients} | ${expectContinue ? 'yes' : 'no'} | ${statuses} | ${row.idleRssMB.toFixed(0)} → ${row.peakRssMB.toFixed(0)} | 856 | ${row.seconds.toFixed(1)} | ${withinRss && only200and503 ? 'PASS' : 'FAIL'} (RSS ${withinRss ? 'within' : 'over'}; ${only200and503 ? 'only 200/503' : 'other answers'}) |`,
+    );
   }
 
   log('raw vs Base64 JSON: 10 MB file');
@@ -146,13 +188,17 @@ export async function runProductionBench(): Promise<void> {
   try {
     const rows = [await latency(server, VALIDATE, pdf10), await latency(server, EXTRACT, pdf10)];
     console.log('');
-    console.log(`The same ${(pdf10.length / MiB).toFixed(1)} MiB PDF (a one-page QR bill and 10 MB of incompressible stream data) sent as \`application/pdf\` and as Base64 JSON (${((4 * Math.ceil(pdf10.length / 3)) / MiB).toFixed(1)} MiB), alternating, over loopback to \`npm start\`'s bundle.`);
+    console.log(
+      `The same ${(pdf10.length / MiB).toFixed(1)} MiB PDF (a one-page QR bill and 10 MB of incompressible stream data) sent as \`application/pdf\` and as Base64 JSON (${((4 * Math.ceil(pdf10.length / 3)) / MiB).toFixed(1)} MiB), alternating, over loopback to \`npm start\`'s bundle.`,
+    );
     console.log('');
     console.log('| route | answer | raw p50 ms | Base64 JSON p50 ms | raw faster by | target ≥ 25 % | n (raw/JSON) |');
     console.log('|---|---|---:|---:|---:|---|---:|');
     for (const r of rows) {
       const gain = 1 - p50(r.raw) / p50(r.json);
-      console.log(`| ${r.route.split('/').pop()} | ${r.answer} | ${fmtMs(p50(r.raw))} | ${fmtMs(p50(r.json))} | ${(gain * 100).toFixed(0)} % | ${gain >= 0.25 ? 'PASS' : 'FAIL'} | ${r.raw.ms.length}/${r.json.ms.length} |`);
+      console.log(
+        `| ${r.route.split('/').pop()} | ${r.answer} | ${fmtMs(p50(r.raw))} | ${fmtMs(p50(r.json))} | ${(gain * 100).toFixed(0)} % | ${gain >= 0.25 ? 'PASS' : 'FAIL'} | ${r.raw.ms.length}/${r.json.ms.length} |`,
+      );
     }
   } finally {
     await server.stop();

@@ -18,14 +18,26 @@ export interface QpdfRun {
  * Runs qpdf on `path`: `warmups` untimed calls, then timed calls until `targetMs` of work (at least `minRuns`).
  * Each call is bounded by `callTimeoutMs` (a bomb makes qpdf inflate 1 GiB: seconds and ~2 GB).
  */
-export function runQpdf(path: string, o: { warmups: number; minRuns: number; targetMs: number; maxRuns: number; callTimeoutMs: number }): QpdfRun {
+export function runQpdf(
+  path: string,
+  o: { warmups: number; minRuns: number; targetMs: number; maxRuns: number; callTimeoutMs: number },
+): QpdfRun {
   let answer = '';
   const call = () => {
     const t = performance.now();
-    const r = spawnSync('qpdf', ['--show-npages', path], { encoding: 'utf8', timeout: o.callTimeoutMs, killSignal: 'SIGKILL', maxBuffer: 1 << 20 });
+    const r = spawnSync('qpdf', ['--show-npages', path], {
+      encoding: 'utf8',
+      timeout: o.callTimeoutMs,
+      killSignal: 'SIGKILL',
+      maxBuffer: 1 << 20,
+    });
     const ms = performance.now() - t;
     if (!answer) {
-      if (r.error) answer = (r.error as NodeJS.ErrnoException).code === 'ETIMEDOUT' ? `timed out after ${o.callTimeoutMs} ms` : r.error.message;
+      if (r.error)
+        answer =
+          (r.error as NodeJS.ErrnoException).code === 'ETIMEDOUT'
+            ? `timed out after ${o.callTimeoutMs} ms`
+            : r.error.message;
       else if (r.signal) answer = `killed by ${r.signal}`;
       else answer = `${r.stdout.trim() || '?'}${r.status === 0 ? '' : ` (exit ${r.status})`}`;
     }

@@ -118,20 +118,39 @@ function loadCases(): { cases: QrCase[]; problems: string[] } {
       problems.push(`${file}: expectedStatus ${expectedStatus} is neither 200 nor 404, skipped`);
       return;
     }
-    if (expectedStatus === 200 && bills.length === 0) problems.push(`${file}: no expected bill could be read from the manifest`);
-    cases.push({ file, path, bytes: new Uint8Array(readFileSync(path)), set, expectedStatus, payloads: payloads.map(normalize), bills });
+    if (expectedStatus === 200 && bills.length === 0)
+      problems.push(`${file}: no expected bill could be read from the manifest`);
+    cases.push({
+      file,
+      path,
+      bytes: new Uint8Array(readFileSync(path)),
+      set,
+      expectedStatus,
+      payloads: payloads.map(normalize),
+      bills,
+    });
   };
-  const generated = JSON.parse(readFileSync(join(QR_CORPUS_DIR, 'manifest.json'), 'utf8')) as { files: GeneratedEntry[] };
+  const generated = JSON.parse(readFileSync(join(QR_CORPUS_DIR, 'manifest.json'), 'utf8')) as {
+    files: GeneratedEntry[];
+  };
   for (const e of generated.files) {
-    const set: SetName = /raster|scan/i.test(`${e.file} ${e.description ?? ''}`) ? 'generated raster / scan' : 'generated vector';
+    const set: SetName = /raster|scan/i.test(`${e.file} ${e.description ?? ''}`)
+      ? 'generated raster / scan'
+      : 'generated vector';
     const payloads = e.expectedStatus === 200 && typeof e.expectedPayload === 'string' ? [e.expectedPayload] : [];
     const bills = e.expectedStatus !== 200 ? [] : e.qrCodeData ? [e.qrCodeData] : billsOf(payloads);
     add(e.file, set, e.expectedStatus, payloads, bills);
   }
-  const external = JSON.parse(readFileSync(join(QR_CORPUS_DIR, 'external-manifest.json'), 'utf8')) as { files: ExternalEntry[] };
+  const external = JSON.parse(readFileSync(join(QR_CORPUS_DIR, 'external-manifest.json'), 'utf8')) as {
+    files: ExternalEntry[];
+  };
   for (const e of external.files.filter((x) => x.kind === 'pdf')) {
     const payloads =
-      e.expectedStatus === 200 ? [e.decodedPayload, ...(e.decodedPayloads ?? [])].filter((p): p is string => typeof p === 'string' && p.startsWith('SPC')) : [];
+      e.expectedStatus === 200
+        ? [e.decodedPayload, ...(e.decodedPayloads ?? [])].filter(
+            (p): p is string => typeof p === 'string' && p.startsWith('SPC'),
+          )
+        : [];
     add(e.file, 'external', e.expectedStatus, [...new Set(payloads)], billsOf(payloads));
   }
   return { cases, problems };
@@ -149,14 +168,22 @@ function billsOf(payloads: string[]): QrBill[] {
 function judge(c: QrCase, outcome: ScanOutcome): { answer: string; asExpected: boolean; readBill: boolean } {
   if (outcome.status === 'found') {
     const readBill = c.bills.some((b) => isDeepStrictEqual(b, outcome.bill));
-    return { answer: readBill ? 'found' : 'found, other bill', asExpected: c.expectedStatus === 200 && readBill, readBill: c.expectedStatus === 200 && readBill };
+    return {
+      answer: readBill ? 'found' : 'found, other bill',
+      asExpected: c.expectedStatus === 200 && readBill,
+      readBill: c.expectedStatus === 200 && readBill,
+    };
   }
   if (outcome.status === 'not-found') {
     const reasons = outcome.rejected.map((r) => r.reason);
     const answer = reasons.length === 0 ? 'not-found (no code)' : `not-found (${reasons.join(', ')})`;
     return { answer, asExpected: c.expectedStatus === 404, readBill: false };
   }
-  return { answer: 'reason' in outcome ? `${outcome.status}: ${outcome.reason}` : outcome.status, asExpected: false, readBill: false };
+  return {
+    answer: 'reason' in outcome ? `${outcome.status}: ${outcome.reason}` : outcome.status,
+    asExpected: false,
+    readBill: false,
+  };
 }
 
 /**
@@ -168,7 +195,14 @@ async function runOurs(rows: Row[], deadline: number): Promise<void> {
   const { engine, qr } = await inProcessEngines(readHttpConfig({}));
   // scan and inspect may take ownership of the bytes: every call gets its own copy, made outside the timed region
   const copy = (c: QrCase) => new Uint8Array(c.bytes);
-  const live: { row: Row; first: ReturnType<typeof judge>; pages?: number; ms: number[]; cpuUs: number; stable: boolean }[] = [];
+  const live: {
+    row: Row;
+    first: ReturnType<typeof judge>;
+    pages?: number;
+    ms: number[];
+    cpuUs: number;
+    stable: boolean;
+  }[] = [];
   log(`QR in process: warm-up pass over ${rows.length} files`);
   for (const row of rows) {
     if (performance.now() > deadline) {
@@ -177,7 +211,14 @@ async function runOurs(rows: Row[], deadline: number): Promise<void> {
     }
     const report = await engine.inspect(copy(row.c));
     const first = judge(row.c, await qr.scan(copy(row.c)));
-    live.push({ row, first, pages: report.status === 'opened' ? report.pageCount : undefined, ms: [], cpuUs: 0, stable: true });
+    live.push({
+      row,
+      first,
+      pages: report.status === 'opened' ? report.pageCount : undefined,
+      ms: [],
+      cpuUs: 0,
+      stable: true,
+    });
   }
   for (let round = 0; round < OUR_RUNS && performance.now() < deadline; round++) {
     log(`QR in process: timed round ${round + 1} of ${OUR_RUNS}`);
@@ -194,7 +235,13 @@ async function runOurs(rows: Row[], deadline: number): Promise<void> {
   }
   for (const f of live) {
     if (f.ms.length === 0) continue;
-    f.row.ours = { sample: { ms: f.ms }, cpuMsPerRun: f.cpuUs / 1000 / f.ms.length, ...f.first, stable: f.stable, pages: f.pages };
+    f.row.ours = {
+      sample: { ms: f.ms },
+      cpuMsPerRun: f.cpuUs / 1000 / f.ms.length,
+      ...f.first,
+      stable: f.stable,
+      pages: f.pages,
+    };
   }
 }
 
@@ -224,7 +271,13 @@ async function runHttp(rows: Row[], deadline: number): Promise<HttpRow[]> {
       let answer = '';
       const sample = await measure(async () => {
         const a = await postExtract(server!.url, bodies[i]!);
-        if (!answer) answer = a.status === 200 ? (row.c.bills.some((b) => isDeepStrictEqual(b, a.qrCodeData)) ? '200, expected bill' : '200, other bill') : `${a.status} ${a.type}`;
+        if (!answer)
+          answer =
+            a.status === 200
+              ? row.c.bills.some((b) => isDeepStrictEqual(b, a.qrCodeData))
+                ? '200, expected bill'
+                : '200, other bill'
+              : `${a.status} ${a.type}`;
       });
       out.push({ file: row.c.file, sample, answer });
     }
@@ -241,10 +294,18 @@ async function runHttp(rows: Row[], deadline: number): Promise<HttpRow[]> {
 const enc = new TextEncoder();
 
 function jsonBody(pdf: Uint8Array): Uint8Array<ArrayBuffer> {
-  return enc.encode(JSON.stringify({ base64Pdf: Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength).toString('base64'), references: [] }));
+  return enc.encode(
+    JSON.stringify({
+      base64Pdf: Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength).toString('base64'),
+      references: [],
+    }),
+  );
 }
 
-async function postExtract(url: string, body: Uint8Array<ArrayBuffer>): Promise<{ status: number; qrCodeData?: unknown; type: string }> {
+async function postExtract(
+  url: string,
+  body: Uint8Array<ArrayBuffer>,
+): Promise<{ status: number; qrCodeData?: unknown; type: string }> {
   const answer = await postBody(url, '/api/v1/documents/extract-swiss-qr-code', body);
   return { status: answer.status, qrCodeData: answer.json?.qrCodeData, type: answer.problem };
 }
@@ -253,7 +314,10 @@ async function postExtract(url: string, body: Uint8Array<ArrayBuffer>): Promise<
 
 /** Versions of the peer's tools, or undefined when one is missing. */
 export function peerTools(): string | undefined {
-  const found = spawnSync('bash', ['-c', 'command -v pdfinfo && command -v pdftoppm && command -v zbarimg'], { encoding: 'utf8', timeout: 5000 });
+  const found = spawnSync('bash', ['-c', 'command -v pdfinfo && command -v pdftoppm && command -v zbarimg'], {
+    encoding: 'utf8',
+    timeout: 5000,
+  });
   if (found.status !== 0) return undefined;
   const poppler = spawnSync('pdftoppm', ['-v'], { encoding: 'utf8', timeout: 5000 });
   const zbar = spawnSync('zbarimg', ['--version'], { encoding: 'utf8', timeout: 5000 });
@@ -387,13 +451,26 @@ async function runPeer(rows: Row[], deadline: number): Promise<void> {
 
 const median = (xs: number[]) => percentile(xs, 0.5);
 const mean = (xs: number[]) => (xs.length === 0 ? NaN : xs.reduce((a, b) => a + b, 0) / xs.length);
-const ratioText = (x: number) => (!Number.isFinite(x) ? '–' : x >= 100 ? x.toFixed(0) : x >= 0.1 ? x.toPrecision(2) : x.toPrecision(1));
+const ratioText = (x: number) =>
+  !Number.isFinite(x) ? '–' : x >= 100 ? x.toFixed(0) : x >= 0.1 ? x.toPrecision(2) : x.toPrecision(1);
 const verdict = (ok: boolean | undefined) => (ok === undefined ? 'NOT MEASURED' : ok ? 'PASS' : 'FAIL');
 const ourMedian = (r: Row) => (r.ours ? p50(r.ours.sample) : NaN);
 const peerMedian = (r: Row) => (r.peer ? p50(r.peer.sample) : NaN);
 
 function printPerFile(rows: Row[], withPeer: boolean): void {
-  const header = ['file', 'set', 'expects', 'our answer', 'ours p50 / p95 ms', 'ours CPU ms', 'pages', 'peer (zbar) says', 'peer ms', 'peer CPU ms', 'ratio'];
+  const header = [
+    'file',
+    'set',
+    'expects',
+    'our answer',
+    'ours p50 / p95 ms',
+    'ours CPU ms',
+    'pages',
+    'peer (zbar) says',
+    'peer ms',
+    'peer CPU ms',
+    'ratio',
+  ];
   console.log(`| ${header.join(' | ')} |`);
   console.log(`|${header.map((_, i) => (i < 4 || i === 7 ? '---' : '---:')).join('|')}|`);
   for (const r of rows) {
@@ -464,18 +541,23 @@ function printSummary(rows: Row[], withPeer: boolean): void {
 function printHttp(http: HttpRow[]): void {
   if (http.length === 0) return;
   console.log('');
-  console.log('Over HTTP (POST /api/v1/documents/extract-swiss-qr-code to the real server, `npm start`\'s bundle, PDF_WORKERS default; warm):');
+  console.log(
+    "Over HTTP (POST /api/v1/documents/extract-swiss-qr-code to the real server, `npm start`'s bundle, PDF_WORKERS default; warm):",
+  );
   console.log('');
   console.log('| file | answer | p50 / p95 ms | n |');
   console.log('|---|---|---:|---:|');
-  for (const h of http) console.log(`| ${h.file} | ${h.note ?? h.answer} | ${fmtPair(h.sample)} | ${h.sample?.ms.length ?? 0} |`);
+  for (const h of http)
+    console.log(`| ${h.file} | ${h.note ?? h.answer} | ${fmtPair(h.sample)} | ${h.sample?.ms.length ?? 0} |`);
 }
 
 function printTargets(rows: Row[], withPeer: boolean): void {
   console.log('');
   console.log('QR targets:');
   const measured = rows.filter((r) => r.ours);
-  const oneVector = measured.filter((r) => r.c.set === 'generated vector' && r.c.expectedStatus === 200 && r.ours!.pages === 1);
+  const oneVector = measured.filter(
+    (r) => r.c.set === 'generated vector' && r.c.expectedStatus === 200 && r.ours!.pages === 1,
+  );
   const ref = measured.find((r) => r.c.file === REFERENCE_VECTOR_BILL);
   const over = oneVector.filter((r) => !(ourMedian(r) < 30));
   const slowest = oneVector.reduce<Row | undefined>((a, r) => (!a || ourMedian(r) > ourMedian(a) ? r : a), undefined);
@@ -486,7 +568,7 @@ function printTargets(rows: Row[], withPeer: boolean): void {
     `- our median < 30 ms on a one-page vector bill: ${verdict(oneVector.length === 0 ? undefined : pooled < 30)} (median of all ${pooledRuns.length} timed runs of the ${oneVector.length} one-page generated vector bills ${fmtMs(pooled)} ms; ${REFERENCE_VECTOR_BILL} alone ${fmtMs(ref ? ourMedian(ref) : NaN)} ms; per file ${fmtMs(median(oneVector.map(ourMedian)))} ms median, slowest ${fmtMs(slowest ? ourMedian(slowest) : NaN)} ms${slowest ? ` (${slowest.c.file})` : ''}; files over 30 ms on their own: ${over.length === 0 ? 'none' : over.map((r) => r.c.file).join(', ')})`,
   );
   if (!withPeer) {
-    console.log('- our median at most a tenth of the peer\'s: NOT MEASURED (peer not installed)');
+    console.log("- our median at most a tenth of the peer's: NOT MEASURED (peer not installed)");
     console.log('- every file the peer reads is read by us: NOT MEASURED (peer not installed)');
     return;
   }
@@ -508,7 +590,10 @@ function printTargets(rows: Row[], withPeer: boolean): void {
     `- every file the peer reads is read by us: ${verdict(peerReads.length === 0 && bills.every((r) => !r.peer) ? undefined : missed.length === 0)} (the peer reads ${peerReads.length} of ${bills.length} bills, we read ${bills.filter((r) => r.ours?.readBill).length}; read by the peer and not by us: ${missed.length === 0 ? 'none' : missed.map((r) => r.c.file).join(', ')})`,
   );
   const peerMissed = bills.filter((r) => r.peer && !r.peer.readBill);
-  if (peerMissed.length > 0) console.log(`- bills the peer does not read: ${peerMissed.length} (${countBy(peerMissed.map((r) => r.peer!.outcome))})`);
+  if (peerMissed.length > 0)
+    console.log(
+      `- bills the peer does not read: ${peerMissed.length} (${countBy(peerMissed.map((r) => r.peer!.outcome))})`,
+    );
 }
 
 function countBy(xs: string[]): string {
@@ -529,7 +614,9 @@ export async function runQrBench({ deadline = Infinity }: { deadline?: number } 
   console.log('# QR extraction benchmark');
   console.log('');
   if (!existsSync(join(QR_CORPUS_DIR, 'manifest.json')) || !existsSync(join(QR_CORPUS_DIR, 'external-manifest.json'))) {
-    console.log(`- ${QR_CORPUS_DIR} (manifest.json, external-manifest.json) not found: the QR part needs the shared QR corpus; skipped. Set SHARED_DIR to the folder that holds corpus/qr.`);
+    console.log(
+      `- ${QR_CORPUS_DIR} (manifest.json, external-manifest.json) not found: the QR part needs the shared QR corpus; skipped. Set SHARED_DIR to the folder that holds corpus/qr.`,
+    );
     return;
   }
   const { cases, problems } = loadCases();
@@ -546,7 +633,11 @@ export async function runQrBench({ deadline = Infinity }: { deadline?: number } 
   console.log(
     `- peer: ${tools ?? 'NOT INSTALLED'}: \`pdfinfo FILE\` for the last page number N, then \`pdftoppm -r ${PEER_DPI} -f N -l N -png FILE | zbarimg -q --raw -Sdisable -Sqrcode.enable -\`; one run per file (two when under ${PEER_SECOND_RUN_UNDER_MS} ms), wall time from spawn to exit (bash start, pdfinfo included), CPU = user + sys of the children (bash \`times\`); it reads a bill when the expected payload (CR LF as LF) is in its output`,
   );
-  console.log(`- load average when the QR part starts: ${loadavg().map((x) => x.toFixed(2)).join(', ')} (1, 5, 15 min; other work on the machine skews every timing below)`);
+  console.log(
+    `- load average when the QR part starts: ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(', ')} (1, 5, 15 min; other work on the machine skews every timing below)`,
+  );
   console.log('');
 
   await runOurs(rows, deadline);
@@ -562,13 +653,17 @@ export async function runQrBench({ deadline = Infinity }: { deadline?: number } 
   );
   if (tools) {
     const pdfinfo = rows.flatMap((r) => (r.peer?.pdfinfoMs !== undefined ? [r.peer.pdfinfoMs] : []));
-    console.log(`Of the peer's time, pdfinfo (finding the last page) takes a median of ${fmtMs(median(pdfinfo))} ms a file.`);
+    console.log(
+      `Of the peer's time, pdfinfo (finding the last page) takes a median of ${fmtMs(median(pdfinfo))} ms a file.`,
+    );
   }
   printHttp(http);
   printTargets(rows, Boolean(tools));
   if (!tools) {
     console.log('');
-    console.log('pdfinfo, pdftoppm or zbarimg is not installed, so the peer columns are empty. Install them with `apt-get install -y poppler-utils zbar-tools` (as root) and run again.');
+    console.log(
+      'pdfinfo, pdftoppm or zbarimg is not installed, so the peer columns are empty. Install them with `apt-get install -y poppler-utils zbar-tools` (as root) and run again.',
+    );
   }
   console.log('');
   console.log(`QR part: ${((performance.now() - started) / 1000).toFixed(0)} s.`);

@@ -70,7 +70,9 @@ async function main(): Promise<void> {
   const qpdf = qpdfVersion();
   console.log(`# validate benchmark`);
   console.log('');
-  console.log(`- Node ${process.version} on ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM (${(freemem() / 2 ** 30).toFixed(1)} free)`);
+  console.log(
+    `- Node ${process.version} on ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM (${(freemem() / 2 ** 30).toFixed(1)} free)`,
+  );
   console.log(`- peer: ${qpdf ?? 'qpdf not installed'}`);
   console.log(
     `- service settings: PDF_ENGINE_MEMORY_MB=${config.pdfEngineMemoryBytes / MiB}, PDF_TIMEOUT_MS=${config.pdfTimeoutMs}, MAX_BODY_MB=${config.maxBodyBytes / MiB}, maxStreamBytes=${MAX_STRUCTURE_STREAM_BYTES / MiB} MiB, PDF_WORKERS=${process.env.PDF_WORKERS || 'default (cores)'}`,
@@ -81,7 +83,8 @@ async function main(): Promise<void> {
   tempDir = made.dir;
   const rows: Row[] = made.cases.map((c) => ({ c }));
   console.log(`- inputs in ${made.dir}: ${made.cases.map((c) => `${c.name} ${sizeText(c.bytes.length)}`).join(', ')}`);
-  if (!made.cases.some((c) => c.path.startsWith(SHARED_DIR))) console.log(`- ${SHARED_DIR} not found: shared corpus bombs skipped`);
+  if (!made.cases.some((c) => c.path.startsWith(SHARED_DIR)))
+    console.log(`- ${SHARED_DIR} not found: shared corpus bombs skipped`);
   console.log('');
 
   // (b, c) over HTTP first, while this process (the client) is still lean: a fresh server per case, so its peak RSS is
@@ -121,8 +124,16 @@ async function main(): Promise<void> {
   }
 
   // (a) in process: the core with a PdfiumEngine in this thread, as the worker runs it
-  const engine = new PdfiumEngine({ wasm: (await loadEngineModules()).pdfium, memoryLimitBytes: config.pdfEngineMemoryBytes });
-  const options = { engine, clock: { now: () => performance.now() }, timeoutMs: config.pdfTimeoutMs, maxStreamBytes: MAX_STRUCTURE_STREAM_BYTES };
+  const engine = new PdfiumEngine({
+    wasm: (await loadEngineModules()).pdfium,
+    memoryLimitBytes: config.pdfEngineMemoryBytes,
+  });
+  const options = {
+    engine,
+    clock: { now: () => performance.now() },
+    timeoutMs: config.pdfTimeoutMs,
+    maxStreamBytes: MAX_STRUCTURE_STREAM_BYTES,
+  };
   for (const row of rows) {
     log(`in process: ${row.c.name}`);
     let answer: PdfValidationResult | undefined;
@@ -131,7 +142,11 @@ async function main(): Promise<void> {
         const r = await validatePdf(row.c.bytes, options);
         answer ??= r;
       },
-      row.c.bomb ? { warmups: 0, minRuns: 3, targetMs: 1 } : row.c.big ? { warmups: 1, minRuns: 3, targetMs: 1500 } : {},
+      row.c.bomb
+        ? { warmups: 0, minRuns: 3, targetMs: 1 }
+        : row.c.big
+          ? { warmups: 1, minRuns: 3, targetMs: 1500 }
+          : {},
     );
     row.inProcessAnswer = answer ? describe(answer) : '?';
   }
@@ -142,7 +157,9 @@ async function main(): Promise<void> {
       log(`qpdf: ${row.c.name}`);
       row.qpdf = runQpdf(
         row.c.path,
-        row.c.bomb ? { warmups: 0, minRuns: 1, targetMs: 1, maxRuns: 1, callTimeoutMs: 20_000 } : { warmups: 2, minRuns: 5, targetMs: 1500, maxRuns: 2000, callTimeoutMs: 20_000 },
+        row.c.bomb
+          ? { warmups: 0, minRuns: 1, targetMs: 1, maxRuns: 1, callTimeoutMs: 20_000 }
+          : { warmups: 2, minRuns: 5, targetMs: 1500, maxRuns: 2000, callTimeoutMs: 20_000 },
       );
     }
   }
@@ -152,7 +169,9 @@ async function main(): Promise<void> {
   printCopies(rows.find((r) => r.c.big && !r.c.bomb));
   if (!qpdf) {
     console.log('');
-    console.log('qpdf is not installed, so the peer columns are empty. Install it with `apt-get install -y qpdf` (as root) and run again.');
+    console.log(
+      'qpdf is not installed, so the peer columns are empty. Install it with `apt-get install -y qpdf` (as root) and run again.',
+    );
   }
   // overload (MAX_INFLIGHT_MB with 100 and 200 clients of 40 MB bodies) and raw bodies beside Base64 JSON
   await runProductionBench();
@@ -165,13 +184,17 @@ async function main(): Promise<void> {
   await runDotnetBench();
   await runStalledSendersBench();
   console.log('');
-  console.log(`Total bench time ${((performance.now() - runStarted) / 1000).toFixed(0)} s. p50/p95 are nearest-rank over n timed runs after warm-up; bombs are timed without warm-up of the bomb itself (the server's workers are warmed with 1-page requests).`);
+  console.log(
+    `Total bench time ${((performance.now() - runStarted) / 1000).toFixed(0)} s. p50/p95 are nearest-rank over n timed runs after warm-up; bombs are timed without warm-up of the bomb itself (the server's workers are warmed with 1-page requests).`,
+  );
 }
 
 const enc = new TextEncoder();
 
 function jsonBody(pdf: Uint8Array): Uint8Array<ArrayBuffer> {
-  return enc.encode(JSON.stringify({ base64Pdf: Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength).toString('base64') }));
+  return enc.encode(
+    JSON.stringify({ base64Pdf: Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength).toString('base64') }),
+  );
 }
 
 /** POSTs a JSON body and reads the whole answer; returns "200 (n pages)" or "400 problem-name". */
@@ -185,7 +208,11 @@ function describe(r: PdfValidationResult): string {
 }
 
 function sizeText(bytes: number): string {
-  return bytes >= MiB ? `${(bytes / MiB).toFixed(1)} MiB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${bytes} B`;
+  return bytes >= MiB
+    ? `${(bytes / MiB).toFixed(1)} MiB`
+    : bytes >= 1024
+      ? `${(bytes / 1024).toFixed(1)} KiB`
+      : `${bytes} B`;
 }
 
 function printTable(rows: Row[], withQpdf: boolean): void {
@@ -205,7 +232,10 @@ function printTable(rows: Row[], withQpdf: boolean): void {
   console.log(`|${header.map((_, i) => (i < 3 || i === 7 ? '---' : '---:')).join('|')}|`);
   for (const r of rows) {
     const ratio = withQpdf && r.qpdf && r.inProcess ? ratioText(p50(r.qpdf.sample) / p50(r.inProcess)) : '–';
-    const answers = r.inProcessAnswer === r.httpAnswer || !r.httpAnswer ? (r.inProcessAnswer ?? '–') : `${r.inProcessAnswer} / ${r.httpAnswer}`;
+    const answers =
+      r.inProcessAnswer === r.httpAnswer || !r.httpAnswer
+        ? (r.inProcessAnswer ?? '–')
+        : `${r.inProcessAnswer} / ${r.httpAnswer}`;
     const cells = [
       r.c.name,
       sizeText(r.c.bytes.length),
@@ -222,7 +252,7 @@ function printTable(rows: Row[], withQpdf: boolean): void {
   }
   console.log('');
   console.log(
-    'Server RSS: the node process of `npm start` (dist/node/main.mjs; the PDFium worker threads are in it), a fresh server per row. idle = VmRSS after 8 warm-up 1-page requests; peak = VmHWM (includes start-up) after the row\'s first request and after all n.',
+    "Server RSS: the node process of `npm start` (dist/node/main.mjs; the PDFium worker threads are in it), a fresh server per row. idle = VmRSS after 8 warm-up 1-page requests; peak = VmHWM (includes start-up) after the row's first request and after all n.",
   );
 }
 
@@ -235,7 +265,9 @@ function printTargets(rows: Row[]): void {
   const verdict = (ok: boolean | undefined) => (ok === undefined ? 'NOT MEASURED' : ok ? 'PASS' : 'FAIL');
   const one = rows.find((r) => r.c.name === '1 page');
   const onePageP50 = one?.inProcess ? p50(one.inProcess) : undefined;
-  console.log(`- 1-page file in process p50 < 5 ms: ${verdict(onePageP50 === undefined ? undefined : onePageP50 < 5)} (${fmtMs(onePageP50 ?? NaN)} ms)`);
+  console.log(
+    `- 1-page file in process p50 < 5 ms: ${verdict(onePageP50 === undefined ? undefined : onePageP50 < 5)} (${fmtMs(onePageP50 ?? NaN)} ms)`,
+  );
   const big = rows.find((r) => r.c.big && !r.c.bomb);
   console.log(
     `- 50 MB file over HTTP, server peak RSS < 300 MB: ${verdict(big?.firstPeakRssMB === undefined ? undefined : big.firstPeakRssMB < 300 && (big.peakRssMB ?? 0) < 300)} (${mbText(big?.firstPeakRssMB)} MB after one request, ${mbText(big?.peakRssMB)} MB after ${big?.http?.ms.length ?? 0}+1; the warm idle server alone is ${mbText(big?.idleRssMB)} MB)`,
@@ -259,14 +291,25 @@ function printCopies(row: Row | undefined): void {
   const b64 = 4 * Math.ceil(n / 3);
   const json = b64 + '{"base64Pdf":""}'.length;
   const mb = (x: number) => `${(x / MiB).toFixed(0)} MiB`;
-  const grew = row.firstPeakRssMB !== undefined && row.idleRssMB !== undefined ? row.firstPeakRssMB - row.idleRssMB : NaN;
+  const grew =
+    row.firstPeakRssMB !== undefined && row.idleRssMB !== undefined ? row.firstPeakRssMB - row.idleRssMB : NaN;
   console.log('');
-  console.log(`Copies of the ${row.c.name} file on the HTTP path (file ${mb(n)}, Base64 JSON body ${mb(json)}), in order:`);
-  console.log(`1. readLimitedBytes: the body's bytes in one buffer sized from Content-Length, ${mb(json)} (socket chunks are copied in and dropped)`);
-  console.log('2. parseJsonObject: the base64Pdf member is a view of 1, not a string (a copy only if it has JSON escapes)');
+  console.log(
+    `Copies of the ${row.c.name} file on the HTTP path (file ${mb(n)}, Base64 JSON body ${mb(json)}), in order:`,
+  );
+  console.log(
+    `1. readLimitedBytes: the body's bytes in one buffer sized from Content-Length, ${mb(json)} (socket chunks are copied in and dropped)`,
+  );
+  console.log(
+    '2. parseJsonObject: the base64Pdf member is a view of 1, not a string (a copy only if it has JSON escapes)',
+  );
   console.log(`3. decodeBase64Strict: the decoded bytes, ${mb(n)}`);
-  console.log('4. validatePdf reads the structure from 3 in place, then WorkerPdfEngine transfers 3 to a worker thread (no copy)');
-  console.log(`5. PdfiumEngine: malloc + HEAPU8.set into the worker's WASM heap, ${mb(n)}; a heap grown past 64 MiB is dropped after the call and freed at the next GC`);
+  console.log(
+    '4. validatePdf reads the structure from 3 in place, then WorkerPdfEngine transfers 3 to a worker thread (no copy)',
+  );
+  console.log(
+    `5. PdfiumEngine: malloc + HEAPU8.set into the worker's WASM heap, ${mb(n)}; a heap grown past 64 MiB is dropped after the call and freed at the next GC`,
+  );
   console.log(
     `Measured: one request raised the server's peak by ${Number.isFinite(grew) ? grew.toFixed(0) : '?'} MB (${Number.isFinite(grew) ? (grew / (n / MiB)).toFixed(1) : '?'}× the file); later requests add memory that the next GC returns.`,
   );

@@ -97,8 +97,10 @@ export async function startServer(env: Record<string, string> = {}, timeoutMs = 
   try {
     const deadline = performance.now() + timeoutMs;
     for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited early (${child.exitCode ?? child.signalCode}):\n${tail}`);
-      if (performance.now() > deadline) throw new Error(`server did not answer /health within ${timeoutMs} ms:\n${tail}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`server exited early (${child.exitCode ?? child.signalCode}):\n${tail}`);
+      if (performance.now() > deadline)
+        throw new Error(`server did not answer /health within ${timeoutMs} ms:\n${tail}`);
       try {
         const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1000) });
         await res.arrayBuffer();
@@ -140,7 +142,11 @@ export interface CannedResponder {
  * for a WCF client, which waits for replies with RelatesTo.
  */
 export async function startCannedResponder(options: { relates?: boolean } = {}): Promise<CannedResponder> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/canned-responder.ts', ...(options.relates ? ['--relates'] : [])], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'bench/canned-responder.ts', ...(options.relates ? ['--relates'] : [])],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
   track(child);
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
@@ -167,7 +173,12 @@ export interface ServiceAnswer {
 
 /** POSTs a prepared JSON body to the running server and reads the whole answer. */
 export async function postBody(url: string, path: string, body: Uint8Array<ArrayBuffer>): Promise<ServiceAnswer> {
-  const res = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(30_000) });
+  const res = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+    signal: AbortSignal.timeout(30_000),
+  });
   const text = await res.text();
   let json: Record<string, unknown> | undefined;
   try {
@@ -175,7 +186,11 @@ export async function postBody(url: string, path: string, body: Uint8Array<Array
   } catch {
     json = undefined;
   }
-  return { status: res.status, json, problem: typeof json?.type === 'string' ? (json.type.split('/').pop() ?? '') : '' };
+  return {
+    status: res.status,
+    json,
+    problem: typeof json?.type === 'string' ? (json.type.split('/').pop() ?? '') : '',
+  };
 }
 
 export interface RunningBridgeProcess {
@@ -189,7 +204,10 @@ export interface RunningBridgeProcess {
  * The bridge as `npm run bridge` runs it (dist/node/bridge.mjs, built by the caller) in its own process group, with
  * `env` over the inherited environment; resolves once it listens on a free port.
  */
-export async function startBridgeProcess(env: Record<string, string>, timeoutMs = 20_000): Promise<RunningBridgeProcess> {
+export async function startBridgeProcess(
+  env: Record<string, string>,
+  timeoutMs = 20_000,
+): Promise<RunningBridgeProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ['dist/node/bridge.mjs'], {
     cwd: ROOT,

@@ -17,7 +17,14 @@ export interface MeasureOptions {
   heavyMs: number;
 }
 
-export const DEFAULT_MEASURE: MeasureOptions = { targetMs: 1500, maxMs: 3000, minRuns: 5, maxRuns: 50_000, warmups: 3, heavyMs: 250 };
+export const DEFAULT_MEASURE: MeasureOptions = {
+  targetMs: 1500,
+  maxMs: 3000,
+  minRuns: 5,
+  maxRuns: 50_000,
+  warmups: 3,
+  heavyMs: 250,
+};
 
 /**
  * Warms `fn` up (`warmups` calls, or one when a call takes over `heavyMs`), then times it until `targetMs` of timed

@@ -34,6 +34,8 @@ async function registerTsx() {
 if (await registerTsx()) await import(source.href);
 else if (existsSync(bundle)) await import(bundle.href);
 else {
-  process.stderr.write('swiss-doc: needs tsx (a dev dependency: npm ci) or the bundle dist/node/cli.mjs (npm run build:node).\n');
+  process.stderr.write(
+    'swiss-doc: needs tsx (a dev dependency: npm ci) or the bundle dist/node/cli.mjs (npm run build:node).\n',
+  );
   process.exitCode = 2;
 }

@@ -49,7 +49,15 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
   const budget = deps.budget ?? new ByteBudget(config.maxInflightBytes);
   const documentRoutes = [validateRoute.path, extractRoute.path];
-  const routes = new Set([...documentRoutes, '/health', '/openapi.json', '/docs', '/docs/scalar.js', '/metrics', '/IDBService']);
+  const routes = new Set([
+    ...documentRoutes,
+    '/health',
+    '/openapi.json',
+    '/docs',
+    '/docs/scalar.js',
+    '/metrics',
+    '/IDBService',
+  ]);
   const metrics = deps.metrics && new AppMetrics(deps.metrics, routes, { budget, engines: deps.engineStats });
 
   app.use(async (c, next) => {
@@ -88,7 +96,13 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
         },
       }
     : deps.qr;
-  registerValidateRoute(app, { engine: deps.engine, clock, timeoutMs: config.pdfTimeoutMs, maxStreamBytes: MAX_STRUCTURE_STREAM_BYTES, maxBodyBytes: config.maxBodyBytes });
+  registerValidateRoute(app, {
+    engine: deps.engine,
+    clock,
+    timeoutMs: config.pdfTimeoutMs,
+    maxStreamBytes: MAX_STRUCTURE_STREAM_BYTES,
+    maxBodyBytes: config.maxBodyBytes,
+  });
   registerExtractRoute(app, { qr, maxBodyBytes: config.maxBodyBytes });
 
   if (metrics) {
@@ -100,38 +114,80 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.get('/health', (c) => c.json({ status: 'ok' }));
   registerWsdlRoute(app, deps.endpoint);
   // The schemes are declared whatever this instance is configured with: a deployment that requires them says so.
-  app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKey', { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'An API key (API_KEYS_FILE); it may also be sent as `Authorization: Bearer <key>`.' });
-  app.openAPIRegistry.registerComponent('securitySchemes', 'Bearer', { type: 'http', scheme: 'bearer', description: 'An API key, or a JWT of the OpenID Connect provider the service is configured with (AUTH_JWKS_URL).' });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKey', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Api-Key',
+    description: 'An API key (API_KEYS_FILE); it may also be sent as `Authorization: Bearer <key>`.',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'Bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An API key, or a JWT of the OpenID Connect provider the service is configured with (AUTH_JWKS_URL).',
+  });
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: {
       title: SERVICE_TITLE,
       version: SERVICE_VERSION,
-      description: 'PDF validation and Swiss QR-bill extraction. Unless the service runs on loopback or with AUTH=none, the document endpoints need an API key or a bearer token.',
+      description:
+        'PDF validation and Swiss QR-bill extraction. Unless the service runs on loopback or with AUTH=none, the document endpoints need an API key or a bearer token.',
     },
     security: [{ ApiKey: [] }, { Bearer: [] }],
   });
-  app.get('/docs/scalar.js', async (c) => c.body(await deps.docsScript(), 200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=86400' }));
+  app.get('/docs/scalar.js', async (c) =>
+    c.body(await deps.docsScript(), 200, {
+      'Content-Type': 'text/javascript; charset=utf-8',
+      'Cache-Control': 'public, max-age=86400',
+    }),
+  );
   // Offline and private: no CDN, no web fonts, no telemetry, no "Ask AI" agent (it would send the API to a third party).
   app.get(
     '/docs',
-    Scalar({ url: '/openapi.json', cdn: '/docs/scalar.js', pageTitle: `${SERVICE_TITLE} API`, withDefaultFonts: false, telemetry: false, showDeveloperTools: 'never', agent: { disabled: true } } as Parameters<typeof Scalar>[0]),
+    Scalar({
+      url: '/openapi.json',
+      cdn: '/docs/scalar.js',
+      pageTitle: `${SERVICE_TITLE} API`,
+      withDefaultFonts: false,
+      telemetry: false,
+      showDeveloperTools: 'never',
+      agent: { disabled: true },
+    } as Parameters<typeof Scalar>[0]),
   );
 
   // A known path with another method is 405 with Allow, as ASP.NET answers, not 404.
   for (const path of [validateRoute.path, extractRoute.path]) {
     app.on(['GET', 'PUT', 'PATCH', 'DELETE'], path, (c) => {
       c.header('Allow', 'POST');
-      return problemResponse(c, config.problemTypeBase, new Problem('method-not-allowed', `${c.req.path} accepts POST only.`));
+      return problemResponse(
+        c,
+        config.problemTypeBase,
+        new Problem('method-not-allowed', `${c.req.path} accepts POST only.`),
+      );
     });
   }
 
-  app.notFound((c) => problemResponse(c, config.problemTypeBase, new Problem('not-found', `No resource at ${c.req.method} ${c.req.path}.`)));
+  app.notFound((c) =>
+    problemResponse(
+      c,
+      config.problemTypeBase,
+      new Problem('not-found', `No resource at ${c.req.method} ${c.req.path}.`),
+    ),
+  );
   app.onError((err, c) => {
     if (err instanceof Problem) return problemResponse(c, config.problemTypeBase, err);
-    if (err instanceof EngineBusyError) return problemResponse(c, config.problemTypeBase, overloaded(`The document waited ${err.waitedMs} ms for a PDF engine (QUEUE_TIMEOUT_MS); retry later.`));
+    if (err instanceof EngineBusyError)
+      return problemResponse(
+        c,
+        config.problemTypeBase,
+        overloaded(`The document waited ${err.waitedMs} ms for a PDF engine (QUEUE_TIMEOUT_MS); retry later.`),
+      );
     logger.log('error', 'unhandled error', { traceId: c.get('traceId'), error: err.name, message: err.message });
-    return problemResponse(c, config.problemTypeBase, new Problem('internal', 'The request could not be processed. Quote the traceId when reporting it.'));
+    return problemResponse(
+      c,
+      config.problemTypeBase,
+      new Problem('internal', 'The request could not be processed. Quote the traceId when reporting it.'),
+    );
   });
   return app;
 }
@@ -141,8 +197,13 @@ function authenticationOf(deps: AppDeps) {
   const { auth } = deps.config;
   if (auth.none || (!auth.apiKeys && !auth.jwt)) return undefined;
   // Fail closed: keys were configured, so the entry must have read them.
-  if (auth.apiKeys && !deps.apiKeys) throw new Error('API keys are configured but were not loaded by the runtime entry');
-  const jwt = auth.jwt && { jwks: new JwksCache({ url: auth.jwt.jwksUrl, clock: deps.clock, logger: deps.logger }), issuer: auth.jwt.issuer, audience: auth.jwt.audience };
+  if (auth.apiKeys && !deps.apiKeys)
+    throw new Error('API keys are configured but were not loaded by the runtime entry');
+  const jwt = auth.jwt && {
+    jwks: new JwksCache({ url: auth.jwt.jwksUrl, clock: deps.clock, logger: deps.logger }),
+    issuer: auth.jwt.issuer,
+    audience: auth.jwt.audience,
+  };
   return authMiddleware({ ...(deps.apiKeys && { apiKeys: deps.apiKeys }), ...(jwt && { jwt }) });
 }
 
@@ -157,7 +218,10 @@ function registerWsdlRoute(app: OpenAPIHono<AppEnv>, endpoint: EndpointConfig): 
   app.get('/IDBService', (c) => {
     const query = new Map(Array.from(new URL(c.req.url).searchParams, ([name, value]) => [name.toLowerCase(), value]));
     if (!query.has('wsdl') && !query.has('singlewsdl')) {
-      throw new Problem('not-found', `No resource at ${c.req.method} ${c.req.path}. The service description is at ${c.req.path}?wsdl.`);
+      throw new Problem(
+        'not-found',
+        `No resource at ${c.req.method} ${c.req.path}. The service description is at ${c.req.path}?wsdl.`,
+      );
     }
     const requested = query.get('datatable');
     if (requested !== undefined && requested.toLowerCase() !== 'anytype') {

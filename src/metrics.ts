@@ -15,7 +15,12 @@ export interface HistogramMetric {
 
 export interface MetricsRegistry {
   counter(options: { name: string; help: string; labelNames?: readonly string[] }): CounterMetric;
-  histogram(options: { name: string; help: string; labelNames?: readonly string[]; buckets: readonly number[] }): HistogramMetric;
+  histogram(options: {
+    name: string;
+    help: string;
+    labelNames?: readonly string[];
+    buckets: readonly number[];
+  }): HistogramMetric;
   /** A value read when scraped: a gauge, or a counter kept elsewhere (a total that only grows). */
   collected(options: { name: string; help: string; type: 'gauge' | 'counter'; read: () => number }): void;
   /** The exposition: its Content-Type and text. */

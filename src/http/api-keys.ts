@@ -20,7 +20,10 @@ export function parseApiKeys(text: string, source: string): ApiKey[] {
     const line = raw.replace(/#.*$/, '').trim();
     if (line === '') return;
     const match = LINE.exec(line);
-    if (!match) throw new ConfigError(`${source} line ${i + 1}: expected name:sha256hex (64 hex digits, the SHA-256 of the key, never the key itself)`);
+    if (!match)
+      throw new ConfigError(
+        `${source} line ${i + 1}: expected name:sha256hex (64 hex digits, the SHA-256 of the key, never the key itself)`,
+      );
     const hex = match[2]!.toLowerCase();
     if (seen.has(hex)) throw new ConfigError(`${source} line ${i + 1}: the same key hash is listed twice`);
     seen.add(hex);

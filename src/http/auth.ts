@@ -10,7 +10,18 @@ import type { JwksCache } from './jwks.ts';
 import { Problem } from './problems.ts';
 
 /** Signatures a provider makes with its private key. HMAC (HS*) is never accepted, nor `none`. */
-const JWT_ALGORITHMS: AsymmetricAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+const JWT_ALGORITHMS: AsymmetricAlgorithm[] = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+];
 
 export interface AuthOptions {
   apiKeys?: readonly ApiKey[];
@@ -21,7 +32,12 @@ const REALM = 'swiss-doc-service';
 
 /** 401 `unauthorized` with the RFC 6750 challenge; the detail never quotes what the caller sent. */
 function unauthorized(detail: string, error?: 'invalid_token' | 'invalid_request'): Problem {
-  return new Problem('unauthorized', detail, {}, { 'WWW-Authenticate': `Bearer realm="${REALM}"${error ? `, error="${error}"` : ''}` });
+  return new Problem(
+    'unauthorized',
+    detail,
+    {},
+    { 'WWW-Authenticate': `Bearer realm="${REALM}"${error ? `, error="${error}"` : ''}` },
+  );
 }
 
 /**
@@ -56,14 +72,18 @@ export function authMiddleware(options: AuthOptions): MiddlewareHandler<AppEnv> 
       throw unauthorized('Send one credential, in Authorization or in X-Api-Key, not both.', 'invalid_request');
     }
     if (apiKeyHeader !== undefined) {
-      if (!apiKeys) throw unauthorized('This service takes no API keys; send Authorization: Bearer <token>.', 'invalid_request');
+      if (!apiKeys)
+        throw unauthorized('This service takes no API keys; send Authorization: Bearer <token>.', 'invalid_request');
       await passes(headerKey, c, 'The API key is not valid');
     } else if (authorization === undefined) {
-      throw unauthorized(`Send Authorization: Bearer <${[apiKeys && 'API key', jwt && 'token'].filter(Boolean).join(' or ')}>${apiKeys ? ', or X-Api-Key: <API key>' : ''}.`);
+      throw unauthorized(
+        `Send Authorization: Bearer <${[apiKeys && 'API key', jwt && 'token'].filter(Boolean).join(' or ')}>${apiKeys ? ', or X-Api-Key: <API key>' : ''}.`,
+      );
     } else if (bearerJwt && looksLikeJwt(authorization)) {
       await passes(bearerJwt, c, 'The bearer token is not valid');
       const payload = c.get('jwtPayload' as never) as { sub?: unknown; exp?: unknown } | undefined;
-      if (typeof payload?.sub !== 'string' || payload.sub === '') throw unauthorized('The bearer token names no subject (sub).', 'invalid_token');
+      if (typeof payload?.sub !== 'string' || payload.sub === '')
+        throw unauthorized('The bearer token names no subject (sub).', 'invalid_token');
       if (typeof payload.exp !== 'number') throw unauthorized('The bearer token has no expiry (exp).', 'invalid_token');
       c.set('caller', payload.sub);
     } else if (apiKeys) {
@@ -131,7 +151,9 @@ function keyIdOf(authorization: string | undefined): string | undefined {
 function decodeJwtHeader(token: string): Record<string, unknown> | undefined {
   try {
     const header: unknown = decodeHeader(token);
-    return header && typeof header === 'object' && !Array.isArray(header) ? (header as Record<string, unknown>) : undefined;
+    return header && typeof header === 'object' && !Array.isArray(header)
+      ? (header as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }

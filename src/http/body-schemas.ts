@@ -7,11 +7,13 @@ import { problemContent } from './schemas.ts';
  * `references` part. request-body.ts reads them; these schemas only document them.
  */
 
-const pdfFile = (description: string) => z.instanceof(Uint8Array).openapi({ type: 'string', format: 'binary', description });
+const pdfFile = (description: string) =>
+  z.instanceof(Uint8Array).openapi({ type: 'string', format: 'binary', description });
 
 export const PdfBody = pdfFile('The PDF file itself (no Base64).');
 
-const referencesText = 'A JSON array, as for the JSON body: any JSON values, returned exactly as written. `[]` when absent.';
+const referencesText =
+  'A JSON array, as for the JSON body: any JSON values, returned exactly as written. `[]` when absent.';
 
 export const ValidatePdfForm = z.object({ file: pdfFile('The PDF file.') }).openapi('ValidatePdfForm');
 
@@ -35,8 +37,14 @@ export const ReferencesQuery = z.object({
 
 /** The answers every document route may give besides its own. */
 export const serviceResponses = {
-  401: problemContent('`unauthorized`: no credential, a wrong one, or both headers at once (with `WWW-Authenticate: Bearer`). Only when the service requires authentication.'),
-  503: problemContent('`overloaded`: the bodies in flight would exceed MAX_INFLIGHT_MB (answered before the body is read), or the document waited QUEUE_TIMEOUT_MS for a PDF engine; with `Retry-After`.'),
+  401: problemContent(
+    '`unauthorized`: no credential, a wrong one, or both headers at once (with `WWW-Authenticate: Bearer`). Only when the service requires authentication.',
+  ),
+  503: problemContent(
+    '`overloaded`: the bodies in flight would exceed MAX_INFLIGHT_MB (answered before the body is read), or the document waited QUEUE_TIMEOUT_MS for a PDF engine; with `Retry-After`.',
+  ),
 };
 
-export const unsupportedMediaType = problemContent('`unsupported-media-type`: the body is not application/json, application/pdf or multipart/form-data.');
+export const unsupportedMediaType = problemContent(
+  '`unsupported-media-type`: the body is not application/json, application/pdf or multipart/form-data.',
+);

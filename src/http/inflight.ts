@@ -6,10 +6,14 @@ import { Problem } from './problems.ts';
 
 export const RETRY_AFTER_SECONDS = 1;
 
-export const overloaded = (detail: string) => new Problem('overloaded', detail, {}, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+export const overloaded = (detail: string) =>
+  new Problem('overloaded', detail, {}, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
 
 export const tooLarge = (maxBytes: number) =>
-  new Problem('payload-too-large', `The request body is larger than ${Math.round(maxBytes / 1048576)} MB (MAX_BODY_MB).`);
+  new Problem(
+    'payload-too-large',
+    `The request body is larger than ${Math.round(maxBytes / 1048576)} MB (MAX_BODY_MB).`,
+  );
 
 /**
  * Admission of a document request: 413 when Content-Length is over MAX_BODY_MB, 503 when it does not fit in what is
@@ -21,7 +25,9 @@ export function admitBody(budget: ByteBudget, maxBodyBytes: number): MiddlewareH
     if (Number.isFinite(declared) && declared > maxBodyBytes) throw tooLarge(maxBodyBytes);
     const reservation = new BodyReservation(budget);
     if (Number.isInteger(declared) && declared > 0 && !reservation.grow(declared)) {
-      throw overloaded(`The service is reading or working on as many documents as MAX_INFLIGHT_MB allows; retry in ${RETRY_AFTER_SECONDS} s.`);
+      throw overloaded(
+        `The service is reading or working on as many documents as MAX_INFLIGHT_MB allows; retry in ${RETRY_AFTER_SECONDS} s.`,
+      );
     }
     c.set('bodyReservation', reservation);
     try {

@@ -42,7 +42,8 @@ export function parseJsonObject(body: Uint8Array, raw: RawMembers = {}): Record<
   const decoder = new TextDecoder('utf-8', { fatal: true });
   const members: Record<string, unknown> = {};
   let pos = skipSpace(body, 0);
-  if (body[pos] !== 0x7b /* { */) throw new JsonSyntaxError(pos >= body.length ? 'The body is empty.' : 'Expected a JSON object.');
+  if (body[pos] !== 0x7b /* { */)
+    throw new JsonSyntaxError(pos >= body.length ? 'The body is empty.' : 'Expected a JSON object.');
   pos = skipSpace(body, pos + 1);
   if (body[pos] === 0x7d /* } */) pos++;
   else {
@@ -55,10 +56,13 @@ export function parseJsonObject(body: Uint8Array, raw: RawMembers = {}): Record<
       pos = skipSpace(body, pos + 1);
       const valueEnd = valueEndAt(body, pos);
       const name = key.toLowerCase();
-      if (asBytes.has(name) && body[pos] === QUOTE) members[key] = new RawJsonString(unescapeAscii(body.subarray(pos + 1, valueEnd - 1)));
+      if (asBytes.has(name) && body[pos] === QUOTE)
+        members[key] = new RawJsonString(unescapeAscii(body.subarray(pos + 1, valueEnd - 1)));
       else {
         const value = parseValue(decoder, body, pos, valueEnd);
-        members[key] = withText.has(name) ? new JsonWithText(value, decoder.decode(body.subarray(pos, valueEnd))) : value;
+        members[key] = withText.has(name)
+          ? new JsonWithText(value, decoder.decode(body.subarray(pos, valueEnd)))
+          : value;
       }
       pos = skipSpace(body, valueEnd);
       if (body[pos] === 0x2c /* , */) {
@@ -72,7 +76,8 @@ export function parseJsonObject(body: Uint8Array, raw: RawMembers = {}): Record<
       throw new JsonSyntaxError(`Expected ',' or '}' at byte ${pos}.`);
     }
   }
-  if (skipSpace(body, pos) !== body.length) throw new JsonSyntaxError(`Unexpected data after the object at byte ${pos}.`);
+  if (skipSpace(body, pos) !== body.length)
+    throw new JsonSyntaxError(`Unexpected data after the object at byte ${pos}.`);
   return members;
 }
 
@@ -130,7 +135,17 @@ function valueEndAt(b: Uint8Array, pos: number): number {
 
 /** `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`: the byte each stands for; -1 for the others. */
 const SIMPLE_ESCAPES = new Int16Array(256).fill(-1);
-for (const [e, v] of [[0x22, 0x22], [0x5c, 0x5c], [0x2f, 0x2f], [0x62, 0x08], [0x66, 0x0c], [0x6e, 0x0a], [0x72, 0x0d], [0x74, 0x09]] as const) SIMPLE_ESCAPES[e] = v;
+for (const [e, v] of [
+  [0x22, 0x22],
+  [0x5c, 0x5c],
+  [0x2f, 0x2f],
+  [0x62, 0x08],
+  [0x66, 0x0c],
+  [0x6e, 0x0a],
+  [0x72, 0x0d],
+  [0x74, 0x09],
+] as const)
+  SIMPLE_ESCAPES[e] = v;
 
 /**
  * A JSON string's contents with escapes resolved, as bytes. Only ASCII can be Base64, so a non-ASCII character (escaped

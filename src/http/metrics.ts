@@ -28,14 +28,47 @@ export class AppMetrics {
     private readonly routes: ReadonlySet<string>,
     sources: { budget: ByteBudget; engines?: EngineStats },
   ) {
-    this.requests = registry.counter({ name: 'http_requests_total', help: 'HTTP requests answered, by route, method and status.', labelNames: ['route', 'method', 'status'] });
-    this.latency = registry.histogram({ name: 'http_request_duration_seconds', help: 'Time to answer an HTTP request, by route.', labelNames: ['route'], buckets: LATENCY_BUCKETS });
-    this.bills = registry.counter({ name: 'qr_bills_found_total', help: 'QR-bills found, by the extraction pass that found them.', labelNames: ['pass'] });
+    this.requests = registry.counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests answered, by route, method and status.',
+      labelNames: ['route', 'method', 'status'],
+    });
+    this.latency = registry.histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time to answer an HTTP request, by route.',
+      labelNames: ['route'],
+      buckets: LATENCY_BUCKETS,
+    });
+    this.bills = registry.counter({
+      name: 'qr_bills_found_total',
+      help: 'QR-bills found, by the extraction pass that found them.',
+      labelNames: ['pass'],
+    });
     for (const pass of SCAN_PASSES) this.bills.inc({ pass }, 0);
-    registry.collected({ name: 'http_inflight_body_bytes', help: 'Bytes of request bodies being read or worked on (bounded by MAX_INFLIGHT_MB).', type: 'gauge', read: () => sources.budget.reserved });
-    registry.collected({ name: 'http_inflight_body_limit_bytes', help: 'MAX_INFLIGHT_MB in bytes.', type: 'gauge', read: () => sources.budget.limitBytes });
-    registry.collected({ name: 'pdf_documents_waiting', help: 'Documents waiting for a PDF engine.', type: 'gauge', read: () => sources.engines?.waiting() ?? 0 });
-    registry.collected({ name: 'pdf_engine_restarts_total', help: 'PDF engines replaced after a time-out, their memory ceiling or a crash.', type: 'counter', read: () => sources.engines?.restarts() ?? 0 });
+    registry.collected({
+      name: 'http_inflight_body_bytes',
+      help: 'Bytes of request bodies being read or worked on (bounded by MAX_INFLIGHT_MB).',
+      type: 'gauge',
+      read: () => sources.budget.reserved,
+    });
+    registry.collected({
+      name: 'http_inflight_body_limit_bytes',
+      help: 'MAX_INFLIGHT_MB in bytes.',
+      type: 'gauge',
+      read: () => sources.budget.limitBytes,
+    });
+    registry.collected({
+      name: 'pdf_documents_waiting',
+      help: 'Documents waiting for a PDF engine.',
+      type: 'gauge',
+      read: () => sources.engines?.waiting() ?? 0,
+    });
+    registry.collected({
+      name: 'pdf_engine_restarts_total',
+      help: 'PDF engines replaced after a time-out, their memory ceiling or a crash.',
+      type: 'counter',
+      read: () => sources.engines?.restarts() ?? 0,
+    });
   }
 
   requestAnswered(path: string, method: string, status: number, seconds: number): void {

@@ -40,7 +40,8 @@ export function parseMultipart(body: Uint8Array, boundary: string): FormPart[] {
   for (;;) {
     if (body[pos] === DASH && body[pos + 1] === DASH) return parts; // the close delimiter; an epilogue is ignored
     pos = skipTransportPadding(body, pos);
-    if (body[pos] !== CR || body[pos + 1] !== LF) throw new MultipartError('Expected a line break after a boundary delimiter.');
+    if (body[pos] !== CR || body[pos + 1] !== LF)
+      throw new MultipartError('Expected a line break after a boundary delimiter.');
     pos += 2;
     const headersEnd = indexOfBytes(body, CRLFCRLF, pos, pos + MAX_HEADER_BYTES);
     if (headersEnd < 0) throw new MultipartError('A part has no end of its headers.');
@@ -76,7 +77,8 @@ function partOf(headerBlock: string, body: Uint8Array): FormPart {
     headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
   }
   const disposition = headers.get('content-disposition');
-  if (!disposition || !/^form-data\s*(;|$)/i.test(disposition)) throw new MultipartError('A part has no Content-Disposition: form-data header.');
+  if (!disposition || !/^form-data\s*(;|$)/i.test(disposition))
+    throw new MultipartError('A part has no Content-Disposition: form-data header.');
   const params = dispositionParams(disposition);
   const name = params.get('name');
   if (name === undefined) throw new MultipartError('A part has no name.');

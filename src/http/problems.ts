@@ -46,6 +46,13 @@ export class Problem extends Error {
 
 export function problemResponse(c: Context, typeBase: string, p: Problem): Response {
   const { status, title } = PROBLEMS[p.problem];
-  const body: ProblemDetails = { type: typeBase + p.problem, title, status, detail: p.detail, traceId: c.get('traceId'), ...p.extensions };
+  const body: ProblemDetails = {
+    type: typeBase + p.problem,
+    title,
+    status,
+    detail: p.detail,
+    traceId: c.get('traceId'),
+    ...p.extensions,
+  };
   return c.body(JSON.stringify(body), status, { ...p.headers, 'Content-Type': 'application/problem+json' });
 }

@@ -24,38 +24,70 @@ export type DocumentBody =
  * that lies about or omits it cannot make the service buffer more) and the request's share of MAX_INFLIGHT_MB.
  * `raw` names the JSON members kept as bytes or text (see json-object.ts).
  */
-export async function readDocumentBody(c: Context<AppEnv>, maxBytes: number, raw: RawMembers = {}): Promise<DocumentBody> {
+export async function readDocumentBody(
+  c: Context<AppEnv>,
+  maxBytes: number,
+  raw: RawMembers = {},
+): Promise<DocumentBody> {
   const type = c.req.header('content-type') ?? '';
-  const form = JSON_TYPE.test(type) ? 'json' : PDF_TYPE.test(type) ? 'pdf' : MULTIPART_TYPE.test(type) ? 'multipart' : undefined;
-  if (!form) throw new Problem('unsupported-media-type', 'Send the request body as application/json, application/pdf or multipart/form-data.');
+  const form = JSON_TYPE.test(type)
+    ? 'json'
+    : PDF_TYPE.test(type)
+      ? 'pdf'
+      : MULTIPART_TYPE.test(type)
+        ? 'multipart'
+        : undefined;
+  if (!form)
+    throw new Problem(
+      'unsupported-media-type',
+      'Send the request body as application/json, application/pdf or multipart/form-data.',
+    );
   const boundary = form === 'multipart' ? boundaryOf(type) : undefined;
   if (form === 'multipart' && !boundary) {
-    throw new Problem('validation', 'A multipart/form-data body needs a boundary parameter in its Content-Type.', { errors: { $: ['The Content-Type has no valid boundary parameter.'] } });
+    throw new Problem('validation', 'A multipart/form-data body needs a boundary parameter in its Content-Type.', {
+      errors: { $: ['The Content-Type has no valid boundary parameter.'] },
+    });
   }
   // Only this request's own limit is checked here: its share of MAX_INFLIGHT_MB was reserved on admission (inflight.ts).
   const declared = Number(c.req.header('content-length'));
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
   const reservation = c.get('bodyReservation');
-  const body = await readLimitedBytes(c.req.raw, maxBytes, Number.isInteger(declared) && declared > 0 ? declared : 0, (bytes) => reservation?.grow(bytes) ?? true);
+  const body = await readLimitedBytes(
+    c.req.raw,
+    maxBytes,
+    Number.isInteger(declared) && declared > 0 ? declared : 0,
+    (bytes) => reservation?.grow(bytes) ?? true,
+  );
   if (form === 'json') return { form, members: parseJson(body, raw) };
   const wantsReferences = (raw.text ?? []).some((name) => name.toLowerCase() === 'references');
   if (form === 'pdf') {
     const query = c.req.query('references');
-    return { form, pdf: body, references: referencesFrom(wantsReferences ? query : undefined, 'The references query parameter') };
+    return {
+      form,
+      pdf: body,
+      references: referencesFrom(wantsReferences ? query : undefined, 'The references query parameter'),
+    };
   }
   let parts;
   try {
     parts = parseMultipart(body, boundary!);
   } catch (e) {
     if (!(e instanceof MultipartError)) throw e;
-    throw new Problem('validation', 'The request body is not valid multipart/form-data.', { errors: { $: [e.message] } });
+    throw new Problem('validation', 'The request body is not valid multipart/form-data.', {
+      errors: { $: [e.message] },
+    });
   }
   // Part names bind ignoring letter case, as JSON members do; the first part of a name counts.
   const part = (name: string) => parts.find((p) => p.name.toLowerCase() === name);
   const file = part('file');
-  if (!file) throw new Problem('validation', 'The file part is required.', { errors: { file: ['The file part is required.'] } });
+  if (!file)
+    throw new Problem('validation', 'The file part is required.', { errors: { file: ['The file part is required.'] } });
   const referencesPart = wantsReferences ? part('references') : undefined;
-  return { form, pdf: file.body, references: referencesFrom(referencesPart && utf8(referencesPart.body, 'references'), 'The references part') };
+  return {
+    form,
+    pdf: file.body,
+    references: referencesFrom(referencesPart && utf8(referencesPart.body, 'references'), 'The references part'),
+  };
 }
 
 function parseJson(body: Uint8Array, raw: RawMembers): Record<string, unknown> {
@@ -98,13 +130,20 @@ function utf8(bytes: Uint8Array, field: string): string {
  * The body in one buffer, sized from Content-Length when given (one copy), else grown by doubling. Each size the
  * buffer takes is first reserved through `reserve` (the request's share of MAX_INFLIGHT_MB); a refusal stops reading.
  */
-async function readLimitedBytes(request: Request, maxBytes: number, declared: number, reserve: (bytes: number) => boolean): Promise<Uint8Array<ArrayBuffer>> {
+async function readLimitedBytes(
+  request: Request,
+  maxBytes: number,
+  declared: number,
+  reserve: (bytes: number) => boolean,
+): Promise<Uint8Array<ArrayBuffer>> {
   if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
   const allocate = async (bytes: number) => {
     if (reserve(bytes)) return new Uint8Array(bytes);
     await reader.cancel();
-    throw overloaded('The service is reading or working on as many documents as MAX_INFLIGHT_MB allows (this body came without Content-Length); retry later.');
+    throw overloaded(
+      'The service is reading or working on as many documents as MAX_INFLIGHT_MB allows (this body came without Content-Length); retry later.',
+    );
   };
   let buffer = await allocate(declared || 64 * 1024);
   let length = 0;
@@ -130,7 +169,10 @@ async function readLimitedBytes(request: Request, maxBytes: number, declared: nu
  * Binds JSON members to the given property names ignoring letter case, as ASP.NET Core's web defaults do
  * (`Base64Pdf`, `base64Pdf` and `BASE64PDF` all bind). When several spellings are present the last one wins.
  */
-export function bindCaseInsensitive<K extends string>(body: Record<string, unknown>, names: readonly K[]): Partial<Record<K, unknown>> {
+export function bindCaseInsensitive<K extends string>(
+  body: Record<string, unknown>,
+  names: readonly K[],
+): Partial<Record<K, unknown>> {
   const byLower = new Map(names.map((n) => [n.toLowerCase(), n]));
   const bound: Partial<Record<K, unknown>> = {};
   for (const [key, value] of Object.entries(body)) {

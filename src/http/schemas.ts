@@ -6,7 +6,8 @@ import { JsonWithText, RawJsonString } from './json-object.ts';
 /** Read from the body's bytes without becoming a JavaScript string (json-object.ts); documented as the string it is. */
 export const Base64Pdf = z.instanceof(RawJsonString).openapi({
   type: 'string',
-  description: 'The PDF as standard Base64 (RFC 4648 §4, padded; line breaks allowed; an optional `data:application/pdf;base64,` prefix).',
+  description:
+    'The PDF as standard Base64 (RFC 4648 §4, padded; line breaks allowed; an optional `data:application/pdf;base64,` prefix).',
   format: 'byte',
   example: 'JVBERi0xLjcK...',
 });
@@ -20,24 +21,41 @@ export const ValidatePdfResponse = z
     pageCount: z.number().int().min(1).openapi({ example: 1 }),
     fileSizeBytes: z.number().int().min(0).openapi({ example: 1319 }),
     fileSizeMB: z.number().openapi({ description: 'fileSizeBytes / 1048576, two decimals, ties to even.', example: 0 }),
-    pdfVersion: z.string().openapi({ description: 'The later of the header version and the catalog /Version.', example: '1.7' }),
+    pdfVersion: z
+      .string()
+      .openapi({ description: 'The later of the header version and the catalog /Version.', example: '1.7' }),
     hasAttachments: z.boolean(),
-    attachmentCount: z.number().int().min(0).openapi({ description: 'Distinct file specifications in the /EmbeddedFiles name tree.' }),
+    attachmentCount: z
+      .number()
+      .int()
+      .min(0)
+      .openapi({ description: 'Distinct file specifications in the /EmbeddedFiles name tree.' }),
   })
   .openapi('ValidatePdfResponse');
 
 export const ProblemDetails = z
   .object({
-    type: z.string().openapi({ description: 'Stable URI; clients branch on its last segment.', example: 'https://errors.example/problems/invalid-pdf' }),
+    type: z
+      .string()
+      .openapi({
+        description: 'Stable URI; clients branch on its last segment.',
+        example: 'https://errors.example/problems/invalid-pdf',
+      }),
     title: z.string(),
     status: z.number().int(),
     detail: z.string(),
     traceId: z.string(),
-    errors: z.record(z.string(), z.array(z.string())).optional().openapi({ description: 'For `validation`: messages per offending field.' }),
+    errors: z
+      .record(z.string(), z.array(z.string()))
+      .optional()
+      .openapi({ description: 'For `validation`: messages per offending field.' }),
     rejected: z
       .array(z.object({ index: z.number().int(), reason: z.string() }))
       .optional()
-      .openapi({ description: 'For `qr-code-not-found`: each QR code on the last page in reading order and why it is not a valid QR-bill (empty: none).' }),
+      .openapi({
+        description:
+          'For `qr-code-not-found`: each QR code on the last page in reading order and why it is not a valid QR-bill (empty: none).',
+      }),
   })
   .openapi('ProblemDetails');
 
@@ -48,7 +66,9 @@ export const problemContent = (description: string) => ({
 
 export const AddressData = z
   .object({
-    addressType: z.enum(['S', 'K']).openapi({ description: 'S: structured (street, number, postal code, city); K: combined (two address lines).' }),
+    addressType: z
+      .enum(['S', 'K'])
+      .openapi({ description: 'S: structured (street, number, postal code, city); K: combined (two address lines).' }),
     name: z.string().nullable(),
     street: z.string().nullable(),
     buildingNumber: z.string().nullable(),
@@ -69,14 +89,23 @@ export const SwissQrCodeData = z
     creditor: AddressData,
     // A union, not .nullable(): that would emit allOf [$ref, {type: [object, null]}], which rejects null in strict clients.
     ultimateCreditor: z.union([AddressData, z.null()]),
-    amount: z.number().nullable().openapi({ description: 'null when the bill leaves the amount open.', example: 1949.75 }),
+    amount: z
+      .number()
+      .nullable()
+      .openapi({ description: 'null when the bill leaves the amount open.', example: 1949.75 }),
     currency: z.string().openapi({ example: 'CHF' }),
     ultimateDebtor: z.union([AddressData, z.null()]),
     referenceType: z.string().openapi({ example: 'QRR' }),
-    reference: z.string().nullable().openapi({ description: 'Spaces removed.', example: '210000000003139471430009017' }),
+    reference: z
+      .string()
+      .nullable()
+      .openapi({ description: 'Spaces removed.', example: '210000000003139471430009017' }),
     unstructuredMessage: z.string().nullable(),
     billInformation: z.string().nullable(),
-    alternativeProcedureParameters: z.string().nullable().openapi({ description: 'The alternative-procedure lines joined by \\n.' }),
+    alternativeProcedureParameters: z
+      .string()
+      .nullable()
+      .openapi({ description: 'The alternative-procedure lines joined by \\n.' }),
   })
   .openapi('SwissQrCodeDataDto');
 
@@ -85,15 +114,17 @@ export const References = z
   .instanceof(JsonWithText)
   .refine((references) => Array.isArray(references.value), 'The references field must be an array.')
   .openapi({
-  type: 'array',
-  items: {},
-  description: 'Any JSON values (strings, numbers, objects); returned exactly as sent. May be empty.',
-  example: ['INV-2026-0042'],
-});
+    type: 'array',
+    items: {},
+    description: 'Any JSON values (strings, numbers, objects); returned exactly as sent. May be empty.',
+    example: ['INV-2026-0042'],
+  });
 
-export const ExtractSwissQrCodeRequest = z.object({ references: References, base64Pdf: Base64Pdf }).openapi('ExtractSwissQrCodeRequest', {
-  description: 'Property names bind case-insensitively.',
-});
+export const ExtractSwissQrCodeRequest = z
+  .object({ references: References, base64Pdf: Base64Pdf })
+  .openapi('ExtractSwissQrCodeRequest', {
+    description: 'Property names bind case-insensitively.',
+  });
 
 export const QrBillWarning = z
   .object({
@@ -104,7 +135,9 @@ export const QrBillWarning = z
         '`version-02xx` (a version other than 0200).',
       example: 'combined-address',
     }),
-    fields: z.array(z.string()).openapi({ description: 'Where: field names of qrCodeData, dotted inside addresses.', example: ['creditor'] }),
+    fields: z
+      .array(z.string())
+      .openapi({ description: 'Where: field names of qrCodeData, dotted inside addresses.', example: ['creditor'] }),
     detail: z.string().openapi({ description: 'One sentence for a person.' }),
   })
   .openapi('QrBillWarning');
@@ -114,7 +147,8 @@ export const ExtractSwissQrCodeResponse = z
     references: z.array(z.unknown()),
     qrCodeData: SwissQrCodeData,
     warnings: z.array(QrBillWarning).openapi({
-      description: 'What the bill may still need attention for under SIX IG QR-bill 2.3 (in force since 2025-11-22); empty when nothing. The bill is valid either way.',
+      description:
+        'What the bill may still need attention for under SIX IG QR-bill 2.3 (in force since 2025-11-22); empty when nothing. The bill is valid either way.',
     }),
   })
   .openapi('ExtractSwissQrCodeResponse');

@@ -16,8 +16,13 @@ export const validateRoute = createRoute({
   request: {
     body: {
       required: true,
-      description: 'The PDF as Base64 in JSON, as the file itself (`application/pdf`), or as the `file` part of a form.',
-      content: { 'application/json': { schema: ValidatePdfRequest }, 'application/pdf': { schema: PdfBody }, 'multipart/form-data': { schema: ValidatePdfForm } },
+      description:
+        'The PDF as Base64 in JSON, as the file itself (`application/pdf`), or as the `file` part of a form.',
+      content: {
+        'application/json': { schema: ValidatePdfRequest },
+        'application/pdf': { schema: PdfBody },
+        'multipart/form-data': { schema: ValidatePdfForm },
+      },
     },
   },
   responses: {
@@ -37,7 +42,9 @@ export const validateRoute = createRoute({
 export function readPdfFromBody(body: Record<string, unknown>): Uint8Array {
   const bound = bindCaseInsensitive(body, ['base64Pdf']);
   if (bound.base64Pdf === undefined || bound.base64Pdf === null) {
-    throw new Problem('validation', 'The base64Pdf field is required.', { errors: { base64Pdf: ['The base64Pdf field is required.'] } });
+    throw new Problem('validation', 'The base64Pdf field is required.', {
+      errors: { base64Pdf: ['The base64Pdf field is required.'] },
+    });
   }
   const request = ValidatePdfRequest.safeParse(bound);
   const pdf = request.success ? decodeBase64Strict(request.data.base64Pdf.bytes) : undefined;
@@ -45,7 +52,10 @@ export function readPdfFromBody(body: Record<string, unknown>): Uint8Array {
   return pdf;
 }
 
-export function registerValidateRoute(app: OpenAPIHono<AppEnv>, options: ValidateOptions & { maxBodyBytes: number }): void {
+export function registerValidateRoute(
+  app: OpenAPIHono<AppEnv>,
+  options: ValidateOptions & { maxBodyBytes: number },
+): void {
   app.openAPIRegistry.registerPath(validateRoute);
   // Bound by hand rather than through app.openapi(): members bind case-insensitively, which zod's validator cannot do.
   app.post(validateRoute.path, async (c) => {

@@ -3,7 +3,18 @@
  * column without one (a SQLite expression), from its first non-null value. The same on every backend, so a client
  * sees the same DataTable whichever database answers.
  */
-export type ClrType = 'Int16' | 'Int32' | 'Int64' | 'Decimal' | 'Single' | 'Double' | 'Boolean' | 'String' | 'Byte[]' | 'DateTime' | 'Guid';
+export type ClrType =
+  | 'Int16'
+  | 'Int32'
+  | 'Int64'
+  | 'Decimal'
+  | 'Single'
+  | 'Double'
+  | 'Boolean'
+  | 'String'
+  | 'Byte[]'
+  | 'DateTime'
+  | 'Guid';
 
 /**
  * How a DateTime column is written. `Unspecified` (wall-clock, no offset) and `Utc` (written with `Z`) are what the
@@ -22,7 +33,26 @@ const BY_NAME: ReadonlyMap<string, ClrType> = new Map(
       ['Single', ['real', 'float4']],
       ['Double', ['double', 'double precision', 'float', 'float8']],
       ['Boolean', ['boolean', 'bool', 'bit']],
-      ['String', ['text', 'varchar', 'char', 'nvarchar', 'nchar', 'clob', 'character varying', 'character', 'varying character', 'nvarchar2', 'varchar2', 'ntext', 'tinytext', 'mediumtext', 'longtext']],
+      [
+        'String',
+        [
+          'text',
+          'varchar',
+          'char',
+          'nvarchar',
+          'nchar',
+          'clob',
+          'character varying',
+          'character',
+          'varying character',
+          'nvarchar2',
+          'varchar2',
+          'ntext',
+          'tinytext',
+          'mediumtext',
+          'longtext',
+        ],
+      ],
       ['Byte[]', ['blob', 'bytea', 'varbinary', 'binary', 'tinyblob', 'mediumblob', 'longblob', 'image']],
       ['DateTime', ['timestamp', 'datetime', 'date', 'timestamptz', 'datetime2', 'smalldatetime', 'datetimeoffset']],
       ['Guid', ['uuid', 'uniqueidentifier', 'guid']],

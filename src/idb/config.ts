@@ -56,17 +56,30 @@ const MiB = 1024 * 1024;
 
 export function readEndpointConfig(env: Environment): EndpointConfig {
   const serviceNamespace = env.SERVICE_NAMESPACE || 'http://tempuri.org/';
-  if (!/^[a-z][a-z0-9+.-]*:[^\s<>"{}|\\^`\x00-\x1f\x7f]+$/i.test(serviceNamespace)) throw new ConfigError(`SERVICE_NAMESPACE must be an absolute URI, not "${serviceNamespace}"`);
+  if (!/^[a-z][a-z0-9+.-]*:[^\s<>"{}|\\^`\x00-\x1f\x7f]+$/i.test(serviceNamespace))
+    throw new ConfigError(`SERVICE_NAMESPACE must be an absolute URI, not "${serviceNamespace}"`);
   const security = env.BRIDGE_SECURITY || 'windows';
-  if (security !== 'windows' && security !== 'none') throw new ConfigError(`BRIDGE_SECURITY must be windows or none, not "${security}"`);
+  if (security !== 'windows' && security !== 'none')
+    throw new ConfigError(`BRIDGE_SECURITY must be windows or none, not "${security}"`);
   const protectionLevel = env.BRIDGE_PROTECTION_LEVEL || 'EncryptAndSign';
-  if (protectionLevel !== 'EncryptAndSign' && protectionLevel !== 'Sign') throw new ConfigError(`BRIDGE_PROTECTION_LEVEL must be EncryptAndSign or Sign, not "${protectionLevel}"`);
+  if (protectionLevel !== 'EncryptAndSign' && protectionLevel !== 'Sign')
+    throw new ConfigError(`BRIDGE_PROTECTION_LEVEL must be EncryptAndSign or Sign, not "${protectionLevel}"`);
   const dnsIdentity = env.BRIDGE_DNS_IDENTITY || 'localhost';
-  if (!/^[A-Za-z0-9.-]+$/.test(dnsIdentity)) throw new ConfigError(`BRIDGE_DNS_IDENTITY must be a DNS name, not "${dnsIdentity}"`);
+  if (!/^[A-Za-z0-9.-]+$/.test(dnsIdentity))
+    throw new ConfigError(`BRIDGE_DNS_IDENTITY must be a DNS name, not "${dnsIdentity}"`);
   const port = integer(env, 'BRIDGE_PORT', 8808, 0, 65535);
   const address = env.BRIDGE_PUBLIC_URL || `net.tcp://${dnsIdentity}:${port}/IDBService`;
-  if (!/^net\.tcp:\/\/[^/\s]+\/\S*$/.test(address)) throw new ConfigError(`BRIDGE_PUBLIC_URL must be net.tcp://host:port/IDBService, not "${address}"`);
-  return { serviceNamespace, security, protectionLevel, dnsIdentity, address, port, host: env.BRIDGE_HOST || '127.0.0.1' };
+  if (!/^net\.tcp:\/\/[^/\s]+\/\S*$/.test(address))
+    throw new ConfigError(`BRIDGE_PUBLIC_URL must be net.tcp://host:port/IDBService, not "${address}"`);
+  return {
+    serviceNamespace,
+    security,
+    protectionLevel,
+    dnsIdentity,
+    address,
+    port,
+    host: env.BRIDGE_HOST || '127.0.0.1',
+  };
 }
 
 export function readIdbConfig(env: Environment): IdbConfig {
@@ -74,7 +87,8 @@ export function readIdbConfig(env: Environment): IdbConfig {
   for (const [key, value] of Object.entries(env)) {
     const name = /^DATABASE_URL_([A-Za-z0-9_]+)$/.exec(key)?.[1]?.toLowerCase();
     if (name === undefined || !value) continue;
-    if (name === DEFAULT_DATABASE) throw new ConfigError('DATABASE_URL_DEFAULT is not allowed: the default database is DATABASE_URL');
+    if (name === DEFAULT_DATABASE)
+      throw new ConfigError('DATABASE_URL_DEFAULT is not allowed: the default database is DATABASE_URL');
     databases.set(name, value);
   }
   return {

@@ -27,8 +27,14 @@ export type Members = readonly (readonly [name: string, type: DcType])[];
  * DataMember sets Order, so the list is used as it stands.
  */
 export const CLASSES: Readonly<Record<ClassName, Members>> = {
-  QueryParameter: [['Name', 'string'], ['Value', 'anyType']],
-  IndexField: [['Name', 'string'], ['Value', 'string']],
+  QueryParameter: [
+    ['Name', 'string'],
+    ['Value', 'anyType'],
+  ],
+  IndexField: [
+    ['Name', 'string'],
+    ['Value', 'string'],
+  ],
   FileData: [
     ['Content', 'base64Binary'],
     ['ContentType', 'string'],
@@ -50,16 +56,32 @@ export const CLASSES: Readonly<Record<ClassName, Members>> = {
     ['Length', 'long'],
     ['Title', 'string'],
   ],
-  FileIndexData: [['ContainerId', 'guid'], ['DocumentId', 'guid'], ['Fields', 'ArrayOfIndexField'], ['FileId', 'guid'], ['Title', 'string']],
+  FileIndexData: [
+    ['ContainerId', 'guid'],
+    ['DocumentId', 'guid'],
+    ['Fields', 'ArrayOfIndexField'],
+    ['FileId', 'guid'],
+    ['Title', 'string'],
+  ],
 };
 
-const SQL: Members = [['requestId', 'guid'], ['sql', 'string'], ['parameters', 'ArrayOfQueryParameter']];
+const SQL: Members = [
+  ['requestId', 'guid'],
+  ['sql', 'string'],
+  ['parameters', 'ArrayOfQueryParameter'],
+];
 
 /** Parameter names and types as in the C# contract; keyed by OperationName so none is missing. */
 export const SIGNATURES: Readonly<Record<OperationName, { params: Members; result: DcType }>> = {
   Heartbeat: { params: [], result: 'boolean' },
   CreateDatabaseRequest: { params: [['database', 'string']], result: 'guid' },
-  CloseDatabaseRequest: { params: [['requestId', 'guid'], ['commit', 'boolean']], result: 'boolean' },
+  CloseDatabaseRequest: {
+    params: [
+      ['requestId', 'guid'],
+      ['commit', 'boolean'],
+    ],
+    result: 'boolean',
+  },
   ReturnDatatable: { params: SQL, result: 'DataTable' },
   ReturnScalar: { params: SQL, result: 'anyType' },
   ExecuteNonQuery: { params: SQL, result: 'int' },
@@ -97,5 +119,7 @@ export function actionPrefix(serviceNamespace: string): string {
 }
 
 /** The action of an operation (spec: "Names on the wire"), as WCF combines the namespace and the contract name. */
-export const actionOf = (serviceNamespace: string, operation: OperationName): string => actionPrefix(serviceNamespace) + operation;
-export const replyActionOf = (serviceNamespace: string, operation: OperationName): string => `${actionOf(serviceNamespace, operation)}Response`;
+export const actionOf = (serviceNamespace: string, operation: OperationName): string =>
+  actionPrefix(serviceNamespace) + operation;
+export const replyActionOf = (serviceNamespace: string, operation: OperationName): string =>
+  `${actionOf(serviceNamespace, operation)}Response`;

@@ -70,9 +70,14 @@ export const XSD_TYPE: Readonly<Record<ClrType, string>> = {
  * `xs:schema`, then the `diffgr:diffgram` with every row as inserted. Attribute order and element layout follow
  * .NET's XmlTreeGen and diffgram writer (see the capture fixtures/nettcp/datatable-dcs-xml.txt); no indentation.
  */
-export function writeDataTable(columns: readonly DataColumn[], rows: Iterable<readonly DataCell[]>, options: WriteDataTableOptions = {}): string {
+export function writeDataTable(
+  columns: readonly DataColumn[],
+  rows: Iterable<readonly DataCell[]>,
+  options: WriteDataTableOptions = {},
+): string {
   const tableName = options.tableName ?? 'Table';
-  if (tableName === '') throw new DataTableError('invalid-name', 'Cannot serialize the DataTable. DataTable name is not set.');
+  if (tableName === '')
+    throw new DataTableError('invalid-name', 'Cannot serialize the DataTable. DataTable name is not set.');
   checkText(tableName, 'the table name');
   const table = encodeLocalName(tableName);
   const names = columns.map((c) => {
@@ -82,7 +87,8 @@ export function writeDataTable(columns: readonly DataColumn[], rows: Iterable<re
   });
   const seen = new Set<string>();
   for (const c of columns) {
-    if (seen.has(c.name)) throw new DataTableError('invalid-name', `A column named '${c.name}' already belongs to this DataTable.`);
+    if (seen.has(c.name))
+      throw new DataTableError('invalid-name', `A column named '${c.name}' already belongs to this DataTable.`);
     seen.add(c.name);
   }
 
@@ -112,7 +118,8 @@ export function writeDataTable(columns: readonly DataColumn[], rows: Iterable<re
       try {
         text = escapeText(formatCell(c, cell));
       } catch (e) {
-        if (e instanceof DataTableError) throw new DataTableError(e.kind, `Row ${index + 1}, column '${c.name}': ${e.message}`);
+        if (e instanceof DataTableError)
+          throw new DataTableError(e.kind, `Row ${index + 1}, column '${c.name}': ${e.message}`);
         throw e;
       }
       body += `<${names[i]}>${text}</${names[i]}>`;
@@ -157,7 +164,8 @@ export function formatCell(column: DataColumn, cell: Exclude<DataCell, null>): s
 }
 
 function invalid(what: string, cell: unknown): DataTableError {
-  const shown = cell instanceof Uint8Array ? `${cell.length} bytes` : typeof cell === 'bigint' ? `${cell}n` : JSON.stringify(cell);
+  const shown =
+    cell instanceof Uint8Array ? `${cell.length} bytes` : typeof cell === 'bigint' ? `${cell}n` : JSON.stringify(cell);
   return new DataTableError('invalid-value', `${shown} is not ${what}.`);
 }
 
@@ -244,7 +252,8 @@ export function formatFloat(value: number, single: boolean): string {
   return `${sign}${digits.slice(0, scale)}.${digits.slice(scale)}`;
 }
 
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2}(?::?\d{2})?)?)?$/i;
+const DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2}(?::?\d{2})?)?)?$/i;
 
 /**
  * XmlConvert's DateTime text: `yyyy-MM-ddTHH:mm:ss` and the fraction of `.FFFFFFF` (up to 7 digits, trailing zeros
@@ -283,7 +292,8 @@ function formatDateTime(cell: unknown, mode: DateTimeMode): string {
     suffix = `${o < 0 ? '-' : '+'}${pad2(Math.floor(abs / 60))}:${pad2(abs % 60)}`;
   }
   const [y, mo, d, h, mi, s] = fields as [number, number, number, number, number, number];
-  if (y < 1 || y > 9999) throw new DataTableError('invalid-value', `${JSON.stringify(cell)} is outside the range of a .NET DateTime.`);
+  if (y < 1 || y > 9999)
+    throw new DataTableError('invalid-value', `${JSON.stringify(cell)} is outside the range of a .NET DateTime.`);
   fraction = fraction.replace(/0+$/, '');
   return `${String(y).padStart(4, '0')}-${pad2(mo)}-${pad2(d)}T${pad2(h)}:${pad2(mi)}:${pad2(s)}${fraction ? `.${fraction}` : ''}${suffix}`;
 }
@@ -291,7 +301,14 @@ function formatDateTime(cell: unknown, mode: DateTimeMode): string {
 const pad2 = (n: number): string => String(n).padStart(2, '0');
 
 function utcFields(d: Date): number[] {
-  return [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()];
+  return [
+    d.getUTCFullYear(),
+    d.getUTCMonth() + 1,
+    d.getUTCDate(),
+    d.getUTCHours(),
+    d.getUTCMinutes(),
+    d.getUTCSeconds(),
+  ];
 }
 
 /** Moves wall-clock fields by whole seconds (the fraction is unaffected); setUTCFullYear keeps years below 100 as given. */
@@ -306,11 +323,13 @@ function shift(fields: number[], seconds: number): number[] {
 function parseOffset(text: string): number {
   if (text.toUpperCase() === 'Z') return 0;
   const digits = text.slice(1).replace(/:/g, '');
-  const seconds = Number(digits.slice(0, 2)) * 3600 + Number(digits.slice(2, 4) || 0) * 60 + Number(digits.slice(4, 6) || 0);
+  const seconds =
+    Number(digits.slice(0, 2)) * 3600 + Number(digits.slice(2, 4) || 0) * 60 + Number(digits.slice(4, 6) || 0);
   return text[0] === '-' ? -seconds : seconds;
 }
 
-const GUID = /^(?:\{([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})\}|([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12}))$/i;
+const GUID =
+  /^(?:\{([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})\}|([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12}))$/i;
 
 /** Guid.ToString(): lower-case `d` format. */
 function formatGuid(cell: unknown): string {
@@ -366,7 +385,15 @@ export function escapeAttribute(text: string): string {
   return text.replace(/[&<>"\t\n\r]/g, (c) => ATTRIBUTE_ESCAPES[c]!);
 }
 
-const ATTRIBUTE_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', '\t': '&#x9;', '\n': '&#xA;', '\r': '&#xD;' };
+const ATTRIBUTE_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  '\t': '&#x9;',
+  '\n': '&#xA;',
+  '\r': '&#xD;',
+};
 
 /**
  * XmlConvert.EncodeLocalName: every character that cannot stand in an NCName at its place becomes `_xHHHH_`
@@ -388,7 +415,11 @@ export function encodeLocalName(name: string): string {
     const cp = name.codePointAt(i)!;
     const width = cp > 0xffff ? 2 : 1;
     const ok = i === 0 ? isNameStartChar(cp) : isNameChar(cp);
-    if (!ok || escapes.has(i)) out += `_x${cp.toString(16).toUpperCase().padStart(width === 2 ? 8 : 4, '0')}_`;
+    if (!ok || escapes.has(i))
+      out += `_x${cp
+        .toString(16)
+        .toUpperCase()
+        .padStart(width === 2 ? 8 : 4, '0')}_`;
     else out += name.slice(i, i + width);
     i += width;
   }

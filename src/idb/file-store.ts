@@ -66,19 +66,25 @@ const SHA256_HEX = /^[0-9a-f]{64}$/i;
 
 /** Refuses any key but a canonical lower-case Guid (the only characters are 0-9, a-f and `-`: no path can be formed). */
 export function checkKey(key: string): string {
-  if (typeof key !== 'string' || !GUID.test(key)) throw new StoreError('invalid-argument', `file key must be a lower-case Guid, not ${JSON.stringify(key)}`);
+  if (typeof key !== 'string' || !GUID.test(key))
+    throw new StoreError('invalid-argument', `file key must be a lower-case Guid, not ${JSON.stringify(key)}`);
   return key;
 }
 
 /** The expected sha256 in the form `sha256Hex` produces; a malformed one is the caller's mistake, not corruption. */
 export function checkSha256(sha256: string): string {
-  if (typeof sha256 !== 'string' || !SHA256_HEX.test(sha256)) throw new StoreError('invalid-argument', 'expected sha256 must be 64 hex digits');
+  if (typeof sha256 !== 'string' || !SHA256_HEX.test(sha256))
+    throw new StoreError('invalid-argument', 'expected sha256 must be 64 hex digits');
   return sha256.toLowerCase();
 }
 
 /** Throws StoreError('corrupt') unless `actual` is `expected` (both already lower-case hex). */
 export function verifySha256(key: string, actual: string, expected: string): void {
-  if (actual !== expected) throw new StoreError('corrupt', `content of file ${key} does not match its sha256 (stored ${actual}, expected ${expected})`);
+  if (actual !== expected)
+    throw new StoreError(
+      'corrupt',
+      `content of file ${key} does not match its sha256 (stored ${actual}, expected ${expected})`,
+    );
 }
 
 /** Lower-case hex SHA-256 through Web Crypto, which every runtime (Node, Bun, Deno, workerd) has. */

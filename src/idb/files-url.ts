@@ -66,7 +66,8 @@ function folderPath(rest: string): string {
     // An authority: only the local machine makes sense for a folder the process writes to.
     const slash = rest.indexOf('/', 2);
     const host = rest.slice(2, slash < 0 ? undefined : slash);
-    if (host !== '' && host.toLowerCase() !== 'localhost') throw new ConfigError(`FILES_URL file: must name a local folder, not one on host "${host}"`);
+    if (host !== '' && host.toLowerCase() !== 'localhost')
+      throw new ConfigError(`FILES_URL file: must name a local folder, not one on host "${host}"`);
     path = slash < 0 ? '' : rest.slice(slash);
     if (/^\/[A-Za-z]:\//.test(path)) path = path.slice(1); // file:///C:/files names C:/files
   }
@@ -75,7 +76,8 @@ function folderPath(rest: string): string {
   } catch {
     throw new ConfigError('FILES_URL file: path has a malformed %-escape');
   }
-  if (path === '' || path.includes('\0')) throw new ConfigError('FILES_URL file: needs a folder path, e.g. file:./data/files');
+  if (path === '' || path.includes('\0'))
+    throw new ConfigError('FILES_URL file: needs a folder path, e.g. file:./data/files');
   return path;
 }
 
@@ -92,15 +94,19 @@ function s3Config(raw: string, env: Environment): S3FilesConfig {
   } catch {
     throw new ConfigError(`FILES_URL is not a valid URL: "${raw}"`);
   }
-  if (url.username || url.password) throw new ConfigError('FILES_URL must not carry credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY');
+  if (url.username || url.password)
+    throw new ConfigError('FILES_URL must not carry credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY');
   if (url.hash) throw new ConfigError('FILES_URL s3: takes no fragment');
   if (url.port) throw new ConfigError('FILES_URL s3://<bucket>: the port belongs in the endpoint parameter');
   const bucket = url.hostname;
-  if (!BUCKET.test(bucket)) throw new ConfigError(`FILES_URL s3: bucket name "${bucket}" is not a valid S3 bucket name`);
+  if (!BUCKET.test(bucket))
+    throw new ConfigError(`FILES_URL s3: bucket name "${bucket}" is not a valid S3 bucket name`);
   const prefix = url.pathname.replace(/^\//, '');
-  if (prefix !== '' && !PREFIX.test(prefix)) throw new ConfigError('FILES_URL s3: the key prefix must end in / and use only letters, digits, _ . - and /');
+  if (prefix !== '' && !PREFIX.test(prefix))
+    throw new ConfigError('FILES_URL s3: the key prefix must end in / and use only letters, digits, _ . - and /');
   for (const name of url.searchParams.keys()) {
-    if (!PARAMETERS.has(name)) throw new ConfigError(`FILES_URL s3: unknown parameter "${name}" (known: ${[...PARAMETERS].join(', ')})`);
+    if (!PARAMETERS.has(name))
+      throw new ConfigError(`FILES_URL s3: unknown parameter "${name}" (known: ${[...PARAMETERS].join(', ')})`);
   }
   const region = url.searchParams.get('region') || env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
   if (!/^[a-z0-9-]+$/.test(region)) throw new ConfigError(`FILES_URL s3: region "${region}" is not a region name`);
@@ -109,7 +115,8 @@ function s3Config(raw: string, env: Environment): S3FilesConfig {
   const forcePathStyle = flag(url.searchParams.get('forcePathStyle'), endpointParam !== null);
   const accessKeyId = env.AWS_ACCESS_KEY_ID;
   const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
-  if (!accessKeyId || !secretAccessKey) throw new ConfigError('FILES_URL s3: needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment');
+  if (!accessKeyId || !secretAccessKey)
+    throw new ConfigError('FILES_URL s3: needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment');
   const credentials: S3Credentials = { accessKeyId, secretAccessKey };
   if (env.AWS_SESSION_TOKEN) credentials.sessionToken = env.AWS_SESSION_TOKEN;
   return { kind: 's3', bucket, prefix, endpoint, region, forcePathStyle, credentials };
@@ -122,9 +129,12 @@ function origin(endpoint: string): string {
   } catch {
     throw new ConfigError(`FILES_URL s3: endpoint "${endpoint}" is not a URL`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('FILES_URL s3: endpoint must be http: or https:');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError('FILES_URL s3: endpoint must be http: or https:');
   if (url.username || url.password || url.search || url.hash || (url.pathname !== '/' && url.pathname !== '')) {
-    throw new ConfigError('FILES_URL s3: endpoint must be an origin only (scheme, host, port), e.g. http://127.0.0.1:4569');
+    throw new ConfigError(
+      'FILES_URL s3: endpoint must be an origin only (scheme, host, port), e.g. http://127.0.0.1:4569',
+    );
   }
   return url.origin;
 }

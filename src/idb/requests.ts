@@ -53,17 +53,32 @@ export class DatabaseRequests {
     let held = 0;
     for (const request of this.open.values()) if (request.owner === owner) held++;
     if (held >= this.options.maxPerIdentity) {
-      throw new IdbFault('QuotaExceeded', `You already hold ${held} open database requests, the most allowed; close one first.`);
+      throw new IdbFault(
+        'QuotaExceeded',
+        `You already hold ${held} open database requests, the most allowed; close one first.`,
+      );
     }
     const transaction = await database.begin('write');
-    const request: OpenRequest = { id: this.options.newId(), owner, connectionId: caller.connectionId, database, transaction, running: 0, timer: undefined };
+    const request: OpenRequest = {
+      id: this.options.newId(),
+      owner,
+      connectionId: caller.connectionId,
+      database,
+      transaction,
+      running: 0,
+      timer: undefined,
+    };
     this.open.set(request.id, request);
     this.arm(request);
     return request.id;
   }
 
   /** Runs `work` on the caller's request; UnknownDatabaseRequest when there is none under that id for this caller. */
-  async use<T>(id: string, caller: Caller, work: (transaction: DatabaseTransaction, database: Database) => Promise<T>): Promise<T> {
+  async use<T>(
+    id: string,
+    caller: Caller,
+    work: (transaction: DatabaseTransaction, database: Database) => Promise<T>,
+  ): Promise<T> {
     const request = this.find(id, caller);
     request.running++;
     this.disarm(request);
@@ -104,7 +119,10 @@ export class DatabaseRequests {
   private find(id: string, caller: Caller): OpenRequest {
     const request = this.open.get(id);
     if (request === undefined || request.owner !== ownerOf(caller)) {
-      throw new IdbFault('UnknownDatabaseRequest', `There is no open database request ${id} of yours; it may have been closed, or rolled back after being idle.`);
+      throw new IdbFault(
+        'UnknownDatabaseRequest',
+        `There is no open database request ${id} of yours; it may have been closed, or rolled back after being idle.`,
+      );
     }
     return request;
   }

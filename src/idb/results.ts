@@ -11,10 +11,23 @@
  * - Values that cannot be written as their column type (a text in an integer column, possible in SQLite) are an
  *   InvalidArgument fault naming row and column, never a silently changed value.
  */
-import { clrTypeOfDeclared, clrTypeOfValues, dateTimeModeOfDeclared, widenIntegerType, type ClrType } from './column-types.ts';
+import {
+  clrTypeOfDeclared,
+  clrTypeOfValues,
+  dateTimeModeOfDeclared,
+  widenIntegerType,
+  type ClrType,
+} from './column-types.ts';
 import { IdbFault, type ClrValue } from './contract.ts';
 import type { StatementResult } from './database.ts';
-import { DataTableError, formatCell, uniqueColumnNames, writeDataTable, type DataCell, type DataColumn } from './datatable.ts';
+import {
+  DataTableError,
+  formatCell,
+  uniqueColumnNames,
+  writeDataTable,
+  type DataCell,
+  type DataColumn,
+} from './datatable.ts';
 
 /** The DataTable columns of a result: unique names, .NET types, DateTime modes. */
 export function dataColumns(result: StatementResult): DataColumn[] {
@@ -23,7 +36,9 @@ export function dataColumns(result: StatementResult): DataColumn[] {
     const values = result.rows.map((row) => row[i]);
     const declared = clrTypeOfDeclared(column.declaredType);
     const type: ClrType = widenIntegerType(declared ?? clrTypeOfValues(values) ?? 'String', values);
-    return type === 'DateTime' ? { name: names[i]!, type, dateTimeMode: dateTimeModeOfDeclared(column.declaredType) } : { name: names[i]!, type };
+    return type === 'DateTime'
+      ? { name: names[i]!, type, dateTimeMode: dateTimeModeOfDeclared(column.declaredType) }
+      : { name: names[i]!, type };
   });
 }
 
@@ -73,7 +88,8 @@ function asFault<T>(write: () => T): T {
   try {
     return write();
   } catch (error) {
-    if (error instanceof DataTableError) throw new IdbFault('InvalidArgument', `The result cannot be sent: ${error.message}`);
+    if (error instanceof DataTableError)
+      throw new IdbFault('InvalidArgument', `The result cannot be sent: ${error.message}`);
     throw error;
   }
 }

@@ -63,14 +63,16 @@ export function parseRoles(text: string, source: string): Roles {
     throw new ConfigError(`${source}: not JSON (${(error as Error).message})`);
   }
   if (!isObject(json)) throw new ConfigError(`${source}: must be a JSON object with "reader", "writer" and "groups"`);
-  for (const key of Object.keys(json)) if (!['reader', 'writer', 'groups'].includes(key)) throw new ConfigError(`${source}: unknown key "${key}"`);
+  for (const key of Object.keys(json))
+    if (!['reader', 'writer', 'groups'].includes(key)) throw new ConfigError(`${source}: unknown key "${key}"`);
 
   const groups = new Map<string, string[]>();
   if (json.groups !== undefined) {
     if (!isObject(json.groups)) throw new ConfigError(`${source}: "groups" must be an object of group name to members`);
     for (const [name, members] of Object.entries(json.groups)) {
       const key = normalize(name);
-      if (key === ANY_AUTHENTICATED || key === ANONYMOUS || key === '') throw new ConfigError(`${source}: "${name}" cannot be a group name`);
+      if (key === ANY_AUTHENTICATED || key === ANONYMOUS || key === '')
+        throw new ConfigError(`${source}: "${name}" cannot be a group name`);
       if (groups.has(key)) throw new ConfigError(`${source}: group "${name}" is defined twice`);
       groups.set(key, names(members, `${source}: group "${name}"`));
     }
@@ -99,8 +101,12 @@ export function parseRoles(text: string, source: string): Roles {
     const members = new Set<string>();
     for (const entry of entries) {
       if (groups.has(entry)) for (const m of expand(entry)) members.add(m);
-      else if (entry === ANY_AUTHENTICATED || entry === ANONYMOUS || isIdentity(entry) || isSid(entry)) members.add(entry);
-      else throw new ConfigError(`${source}: "${name}" names "${entry}", which is no group, DOMAIN\\user, DOMAIN\\Group, user@REALM, SID, "*" or "anonymous"`);
+      else if (entry === ANY_AUTHENTICATED || entry === ANONYMOUS || isIdentity(entry) || isSid(entry))
+        members.add(entry);
+      else
+        throw new ConfigError(
+          `${source}: "${name}" names "${entry}", which is no group, DOMAIN\\user, DOMAIN\\Group, user@REALM, SID, "*" or "anonymous"`,
+        );
     }
     return members;
   };
@@ -109,7 +115,10 @@ export function parseRoles(text: string, source: string): Roles {
 }
 
 function rolesFrom(members: Record<Role, ReadonlySet<string>>, directory?: AccountDirectory): Roles {
-  const accounts: Record<Role, string[]> = { reader: [...members.reader].filter(isAccountName), writer: [...members.writer].filter(isAccountName) };
+  const accounts: Record<Role, string[]> = {
+    reader: [...members.reader].filter(isAccountName),
+    writer: [...members.writer].filter(isAccountName),
+  };
   const has = (role: Role, caller: RoleSubject, sids: ReadonlySet<string>): boolean => {
     const set = members[role];
     if (caller.anonymous) return set.has(ANONYMOUS);
@@ -166,10 +175,12 @@ function intersects(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
 }
 
 function names(value: unknown, where: string): string[] {
-  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string' && v.trim() !== '')) throw new ConfigError(`${where} must be an array of non-empty strings`);
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string' && v.trim() !== ''))
+    throw new ConfigError(`${where} must be an array of non-empty strings`);
   const list = value.map(normalize);
   const bad = list.find((v) => /^s-\d/.test(v) && !isSid(v));
-  if (bad !== undefined) throw new ConfigError(`${where}: "${bad}" is no SID as Windows writes one (S-1-5-21-…, decimal, no leading zeros)`);
+  if (bad !== undefined)
+    throw new ConfigError(`${where}: "${bad}" is no SID as Windows writes one (S-1-5-21-…, decimal, no leading zeros)`);
   return list;
 }
 

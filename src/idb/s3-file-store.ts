@@ -16,7 +16,15 @@
  */
 import { AwsClient } from 'aws4fetch';
 import type { S3FilesConfig } from './files-url.ts';
-import { checkKey, checkSha256, sha256Hex, StoreError, verifySha256, type FileStore, type StoredContent } from './file-store.ts';
+import {
+  checkKey,
+  checkSha256,
+  sha256Hex,
+  StoreError,
+  verifySha256,
+  type FileStore,
+  type StoredContent,
+} from './file-store.ts';
 
 export type S3FileStoreOptions = Omit<S3FilesConfig, 'kind'> & {
   /** Retries of 5xx and 429 answers; default 3. */
@@ -80,11 +88,19 @@ export class S3FileStore implements FileStore {
     return this.#base + this.#prefix + checkKey(key);
   }
 
-  async #fetch(method: string, url: string, init: { body?: Uint8Array<ArrayBuffer>; headers?: Record<string, string> } = {}): Promise<Response> {
+  async #fetch(
+    method: string,
+    url: string,
+    init: { body?: Uint8Array<ArrayBuffer>; headers?: Record<string, string> } = {},
+  ): Promise<Response> {
     try {
       return await this.#client.fetch(url, { method, ...init });
     } catch (cause) {
-      throw new StoreError('unavailable', `S3 ${method} failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      throw new StoreError(
+        'unavailable',
+        `S3 ${method} failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+        { cause },
+      );
     }
   }
 }

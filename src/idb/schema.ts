@@ -70,17 +70,27 @@ export class SchemaTooNewError extends Error {
 export async function migrate(transaction: DatabaseTransaction, dialect: SqlDialect): Promise<number> {
   // An arbitrary constant: the lock id every bridge on this database agrees on.
   if (dialect === 'postgres') await transaction.run('SELECT pg_advisory_xact_lock(7315041)', [], LIMITS);
-  await transaction.run('CREATE TABLE IF NOT EXISTS idb_schema_version (version integer NOT NULL, applied_utc timestamptz NOT NULL)', [], LIMITS);
+  await transaction.run(
+    'CREATE TABLE IF NOT EXISTS idb_schema_version (version integer NOT NULL, applied_utc timestamptz NOT NULL)',
+    [],
+    LIMITS,
+  );
   const found = (await transaction.run('SELECT max(version) FROM idb_schema_version', [], LIMITS)).rows[0]?.[0];
   const current = found == null ? 0 : Number(found);
   if (current > SCHEMA_VERSION) {
-    throw new SchemaTooNewError(`The database's idb_ tables are at version ${current}, newer than this service knows (${SCHEMA_VERSION}); upgrade the service.`);
+    throw new SchemaTooNewError(
+      `The database's idb_ tables are at version ${current}, newer than this service knows (${SCHEMA_VERSION}); upgrade the service.`,
+    );
   }
   for (const migration of MIGRATIONS) {
     if (migration.version <= current) continue;
     for (const statement of migration.statements[dialect]) await transaction.run(statement, [], LIMITS);
     await transaction.run(
-      'INSERT INTO idb_schema_version (version, applied_utc) VALUES (' + String(migration.version) + ', ' + (dialect === 'postgres' ? 'now()' : "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')") + ')',
+      'INSERT INTO idb_schema_version (version, applied_utc) VALUES (' +
+        String(migration.version) +
+        ', ' +
+        (dialect === 'postgres' ? 'now()' : "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')") +
+        ')',
       [],
       LIMITS,
     );

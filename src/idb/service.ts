@@ -20,8 +20,27 @@
 import type { Logger } from '../ports.ts';
 import type { DatabaseLimits } from './config.ts';
 import { DEFAULT_DATABASE } from './config.ts';
-import { EMPTY_GUID, IdbFault, type Caller, type ClrValue, type DocumentData, type FileData, type FileIndexData, type IndexField, type OperationName, type Operations, type SqlArgs } from './contract.ts';
-import { DatabaseFault, type Database, type DatabaseTransaction, type SqlValue, type StatementLimits, type StatementResult } from './database.ts';
+import {
+  EMPTY_GUID,
+  IdbFault,
+  type Caller,
+  type ClrValue,
+  type DocumentData,
+  type FileData,
+  type FileIndexData,
+  type IndexField,
+  type OperationName,
+  type Operations,
+  type SqlArgs,
+} from './contract.ts';
+import {
+  DatabaseFault,
+  type Database,
+  type DatabaseTransaction,
+  type SqlValue,
+  type StatementLimits,
+  type StatementResult,
+} from './database.ts';
 import { formatCell } from './datatable.ts';
 import { StoreError, type FileStore } from './file-store.ts';
 import { DatabaseRequests } from './requests.ts';
@@ -44,7 +63,11 @@ export interface IdbServiceDeps {
 }
 
 export interface IdbService {
-  call<K extends OperationName>(operation: K, caller: Caller, args: Operations[K]['args']): Promise<Operations[K]['result']>;
+  call<K extends OperationName>(
+    operation: K,
+    caller: Caller,
+    args: Operations[K]['args'],
+  ): Promise<Operations[K]['result']>;
   /** The connection `connectionId` ended; without a clean close its database requests are rolled back. */
   connectionClosed(connectionId: string, clean: boolean): Promise<void>;
   /** Database requests open now (for metrics). */
@@ -53,7 +76,9 @@ export interface IdbService {
   close(): Promise<void>;
 }
 
-type Handlers = { [K in OperationName]: (caller: Caller, args: Operations[K]['args']) => Promise<Operations[K]['result']> };
+type Handlers = {
+  [K in OperationName]: (caller: Caller, args: Operations[K]['args']) => Promise<Operations[K]['result']>;
+};
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -96,7 +121,8 @@ class Service implements IdbService {
     this.handlers = {
       Heartbeat: async () => true,
       CreateDatabaseRequest: (caller, { database }) => this.requests.create(caller, this.database(database)),
-      CloseDatabaseRequest: (caller, { requestId, commit }) => this.requests.close(guid(requestId, 'requestId'), caller, commit),
+      CloseDatabaseRequest: (caller, { requestId, commit }) =>
+        this.requests.close(guid(requestId, 'requestId'), caller, commit),
       ReturnDatatable: (caller, args) => this.sql(caller, args, (r) => ({ xml: dataTableXml(r) })),
       ReturnScalar: (caller, args) => this.sql(caller, args, scalarOf),
       ExecuteNonQuery: (caller, args) => this.sql(caller, args, (r) => r.rowsAffected),
@@ -104,13 +130,19 @@ class Service implements IdbService {
       UpdateFile: (_, { file }) => this.updateFile(file),
       GetFile: (_, { fileId }) => this.getFile(guid(fileId, 'fileId')),
       DeleteFile: (_, { fileId }) => this.deleteFile(guid(fileId, 'fileId')),
-      GetDocumentByDocumentId: async (_, { documentId }) => (await this.documents('document_id', guid(documentId, 'documentId')))[0] ?? null,
-      GetDocumentByContainerId: (_, { containerId }) => this.documents('container_id', guid(containerId, 'containerId')),
+      GetDocumentByDocumentId: async (_, { documentId }) =>
+        (await this.documents('document_id', guid(documentId, 'documentId')))[0] ?? null,
+      GetDocumentByContainerId: (_, { containerId }) =>
+        this.documents('container_id', guid(containerId, 'containerId')),
       NewFileIndex: (_, { index }) => this.newFileIndex(index),
     };
   }
 
-  async call<K extends OperationName>(operation: K, caller: Caller, args: Operations[K]['args']): Promise<Operations[K]['result']> {
+  async call<K extends OperationName>(
+    operation: K,
+    caller: Caller,
+    args: Operations[K]['args'],
+  ): Promise<Operations[K]['result']> {
     if (!this.deps.roles.allows(caller, operation)) {
       this.deps.logger.log('warn', 'access denied', { operation, caller: caller.name });
       throw new IdbFault('AccessDenied', `${caller.name} is not allowed to call ${operation}.`);
@@ -119,7 +151,8 @@ class Service implements IdbService {
       return await (this.handlers[operation] as Handlers[K])(caller, args);
     } catch (error) {
       const fault = toFault(error);
-      if (fault.code === 'Receiver') this.deps.logger.log('error', 'operation failed', { operation, fault: fault.fault, error: describe(error) });
+      if (fault.code === 'Receiver')
+        this.deps.logger.log('error', 'operation failed', { operation, fault: fault.fault, error: describe(error) });
       throw fault;
     }
   }
@@ -146,26 +179,36 @@ class Service implements IdbService {
 
   /** Client SQL: in the caller's database request, or in a transaction of its own on the default database. */
   private async sql<T>(caller: Caller, args: SqlArgs, answer: (result: StatementResult) => T): Promise<T> {
-    if (typeof args.sql !== 'string' || args.sql.trim() === '') throw new IdbFault('InvalidArgument', 'The SQL text is empty.');
+    if (typeof args.sql !== 'string' || args.sql.trim() === '')
+      throw new IdbFault('InvalidArgument', 'The SQL text is empty.');
     const parameters: SqlParameter<SqlValue>[] = (args.parameters ?? []).map((p) => {
       if (p == null) throw new IdbFault('InvalidArgument', 'A parameter is nil.');
       return { name: p.Name, value: p.Value };
     });
-    const run = async (transaction: DatabaseTransaction, database: Database) => answer(await transaction.run(...this.bind(database, args.sql!, parameters)));
+    const run = async (transaction: DatabaseTransaction, database: Database) =>
+      answer(await transaction.run(...this.bind(database, args.sql!, parameters)));
     const requestId = guid(args.requestId, 'requestId');
     if (requestId !== EMPTY_GUID) return this.requests.use(requestId, caller, run);
     const writer = this.deps.roles.rolesOf(caller).has('writer');
     return this.inTransaction(this.main, writer ? 'write' : 'read', (t) => run(t, this.main));
   }
 
-  private bind(database: Database, sql: string, parameters: readonly SqlParameter<SqlValue>[]): [string, SqlValue[], StatementLimits] {
+  private bind(
+    database: Database,
+    sql: string,
+    parameters: readonly SqlParameter<SqlValue>[],
+  ): [string, SqlValue[], StatementLimits] {
     const bound = bindParameters(sql, parameters, database.dialect);
     if (!bound.ok) throw new IdbFault(bound.fault, bound.message);
     return [bound.sql, bound.values, this.limits];
   }
 
   /** Runs `work` in a transaction of its own: committed when it is a write and `work` succeeds, else rolled back. */
-  private async inTransaction<T>(database: Database, access: 'read' | 'write', work: (t: DatabaseTransaction) => Promise<T>): Promise<T> {
+  private async inTransaction<T>(
+    database: Database,
+    access: 'read' | 'write',
+    work: (t: DatabaseTransaction) => Promise<T>,
+  ): Promise<T> {
     const transaction = await database.begin(access);
     try {
       const result = await work(transaction);
@@ -177,7 +220,11 @@ class Service implements IdbService {
   }
 
   /** One of the service's own statements on the default database. */
-  private query(transaction: DatabaseTransaction, sql: string, parameters: Record<string, ClrValue | null>): Promise<StatementResult> {
+  private query(
+    transaction: DatabaseTransaction,
+    sql: string,
+    parameters: Record<string, ClrValue | null>,
+  ): Promise<StatementResult> {
     const list = Object.entries(parameters).map(([name, value]) => ({ name, value }));
     return transaction.run(...this.bind(this.main, sql, list));
   }
@@ -186,10 +233,14 @@ class Service implements IdbService {
     const fileId = this.deps.newId();
     await this.withNewContent(file, (row) =>
       this.inTransaction(this.main, 'write', (t) =>
-        this.query(t, 'INSERT INTO idb_files (file_id, content_key, file_name, content_type, length, sha256, created_utc, modified_utc) VALUES (@id, @key, @name, @type, @length, @sha, @now, @now)', {
-          id: guidValue(fileId),
-          ...row,
-        }),
+        this.query(
+          t,
+          'INSERT INTO idb_files (file_id, content_key, file_name, content_type, length, sha256, created_utc, modified_utc) VALUES (@id, @key, @name, @type, @length, @sha, @now, @now)',
+          {
+            id: guidValue(fileId),
+            ...row,
+          },
+        ),
       ),
     );
     return fileId;
@@ -200,12 +251,18 @@ class Service implements IdbService {
     const fileId = guid(file.FileId, 'FileId');
     const { result: oldKey, contentKey } = await this.withNewContent(file, (row) =>
       this.inTransaction(this.main, 'write', async (t) => {
-        const old = await this.query(t, `SELECT content_key FROM idb_files WHERE file_id = @id${this.forUpdate()}`, { id: guidValue(fileId) });
-        if (old.rows.length === 0) return undefined;
-        await this.query(t, 'UPDATE idb_files SET content_key = @key, file_name = @name, content_type = @type, length = @length, sha256 = @sha, modified_utc = @now WHERE file_id = @id', {
+        const old = await this.query(t, `SELECT content_key FROM idb_files WHERE file_id = @id${this.forUpdate()}`, {
           id: guidValue(fileId),
-          ...row,
         });
+        if (old.rows.length === 0) return undefined;
+        await this.query(
+          t,
+          'UPDATE idb_files SET content_key = @key, file_name = @name, content_type = @type, length = @length, sha256 = @sha, modified_utc = @now WHERE file_id = @id',
+          {
+            id: guidValue(fileId),
+            ...row,
+          },
+        );
         return guidText(old.rows[0]![0]);
       }),
     );
@@ -218,9 +275,13 @@ class Service implements IdbService {
    * Puts the file's content under a fresh key, then runs `write` with the columns of its idb_files row; if `write`
    * fails, the new content is deleted again.
    */
-  private async withNewContent<T>(file: FileData | null, write: (row: Record<string, ClrValue | null>) => Promise<T>): Promise<{ result: T; contentKey: string }> {
+  private async withNewContent<T>(
+    file: FileData | null,
+    write: (row: Record<string, ClrValue | null>) => Promise<T>,
+  ): Promise<{ result: T; contentKey: string }> {
     if (file == null) throw new IdbFault('InvalidArgument', 'The file is nil.');
-    if (file.Content == null) throw new IdbFault('InvalidArgument', 'The file has no Content; a 0-byte file has an empty array.');
+    if (file.Content == null)
+      throw new IdbFault('InvalidArgument', 'The file has no Content; a 0-byte file has an empty array.');
     const contentKey = this.deps.newId();
     const stored = await this.deps.files.put(contentKey, file.Content);
     try {
@@ -243,7 +304,11 @@ class Service implements IdbService {
     let previousKey: string | undefined;
     for (;;) {
       const found = await this.inTransaction(this.main, 'read', (t) =>
-        this.query(t, 'SELECT content_key, file_name, content_type, length, sha256, created_utc, modified_utc FROM idb_files WHERE file_id = @id', { id: guidValue(fileId) }),
+        this.query(
+          t,
+          'SELECT content_key, file_name, content_type, length, sha256, created_utc, modified_utc FROM idb_files WHERE file_id = @id',
+          { id: guidValue(fileId) },
+        ),
       );
       const row = found.rows[0];
       if (row === undefined) return null;
@@ -252,7 +317,8 @@ class Service implements IdbService {
       const content = await this.deps.files.get(contentKey, String(sha256));
       if (content === undefined) {
         // Replaced or deleted since the row was read: read the row again. The same key missing twice is lost content.
-        if (previousKey === contentKey) throw new IdbFault('InternalError', `The content of file ${fileId} is missing from the file store.`);
+        if (previousKey === contentKey)
+          throw new IdbFault('InternalError', `The content of file ${fileId} is missing from the file store.`);
         previousKey = contentKey;
         continue;
       }
@@ -294,7 +360,11 @@ class Service implements IdbService {
             WHERE d.${by} = @id ORDER BY d.created_utc, d.document_id`,
           where,
         ),
-        await this.query(t, `SELECT document_id, name, value FROM idb_index_fields WHERE document_id IN (SELECT document_id FROM idb_documents WHERE ${by} = @id) ORDER BY document_id, position`, where),
+        await this.query(
+          t,
+          `SELECT document_id, name, value FROM idb_index_fields WHERE document_id IN (SELECT document_id FROM idb_documents WHERE ${by} = @id) ORDER BY document_id, position`,
+          where,
+        ),
       ] as const;
     });
     const fieldsOf = new Map<string, IndexField[]>();
@@ -325,23 +395,35 @@ class Service implements IdbService {
     const fields = index.Fields ?? [];
     if (fields.some((f) => f == null)) throw new IdbFault('InvalidArgument', 'An index field is nil.');
     await this.inTransaction(this.main, 'write', async (t) => {
-      const file = await this.query(t, `SELECT 1 FROM idb_files WHERE file_id = @id${this.forUpdate()}`, { id: guidValue(fileId) });
+      const file = await this.query(t, `SELECT 1 FROM idb_files WHERE file_id = @id${this.forUpdate()}`, {
+        id: guidValue(fileId),
+      });
       if (file.rows.length === 0) throw new IdbFault('FileNotFound', `There is no file ${fileId}.`);
       // An upsert, so a retried call with the same DocumentId (or two at once) replaces instead of failing.
       await this.query(
         t,
         `INSERT INTO idb_documents (document_id, container_id, file_id, title, created_utc) VALUES (@doc, @container, @file, @title, @now)
          ON CONFLICT (document_id) DO UPDATE SET container_id = excluded.container_id, file_id = excluded.file_id, title = excluded.title`,
-        { doc: guidValue(documentId), container: guidValue(containerId), file: guidValue(fileId), title: text(index.Title), now: { type: 'dateTime', value: utc(this.deps.utcNow()) } },
+        {
+          doc: guidValue(documentId),
+          container: guidValue(containerId),
+          file: guidValue(fileId),
+          title: text(index.Title),
+          now: { type: 'dateTime', value: utc(this.deps.utcNow()) },
+        },
       );
       await this.query(t, 'DELETE FROM idb_index_fields WHERE document_id = @doc', { doc: guidValue(documentId) });
       for (const [position, field] of fields.entries()) {
-        await this.query(t, 'INSERT INTO idb_index_fields (document_id, position, name, value) VALUES (@doc, @position, @name, @value)', {
-          doc: guidValue(documentId),
-          position: { type: 'int', value: position },
-          name: text(field.Name),
-          value: text(field.Value),
-        });
+        await this.query(
+          t,
+          'INSERT INTO idb_index_fields (document_id, position, name, value) VALUES (@doc, @position, @name, @value)',
+          {
+            doc: guidValue(documentId),
+            position: { type: 'int', value: position },
+            name: text(field.Name),
+            value: text(field.Value),
+          },
+        );
       }
     });
     return documentId;
@@ -399,7 +481,9 @@ function toFault(error: unknown): IdbFault {
   if (error instanceof IdbFault) return error;
   if (error instanceof DatabaseFault) return new IdbFault(error.fault, error.message);
   if (error instanceof StoreError) {
-    return error.kind === 'invalid-argument' ? new IdbFault('InvalidArgument', error.message) : new IdbFault('InternalError', 'The file store failed; try again later.');
+    return error.kind === 'invalid-argument'
+      ? new IdbFault('InvalidArgument', error.message)
+      : new IdbFault('InternalError', 'The file store failed; try again later.');
   }
   return new IdbFault('InternalError', 'The service failed to complete the operation.');
 }

@@ -63,7 +63,11 @@ const WHOLE_NAME = /^[\p{L}_][\p{L}\p{M}\p{N}_]*$/u;
 const DOLLAR_TAG = /\$(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/y;
 
 /** Rewrites the `@name` markers of `sql` for `dialect` and lists the values to bind by position. */
-export function bindParameters<V>(sql: string, parameters: readonly SqlParameter<V>[], dialect: SqlDialect): BoundSql<V> {
+export function bindParameters<V>(
+  sql: string,
+  parameters: readonly SqlParameter<V>[],
+  dialect: SqlDialect,
+): BoundSql<V> {
   const byKey = new Map<string, SqlParameter<V>>();
   for (const parameter of parameters) {
     const name = parameter.name;
@@ -152,7 +156,9 @@ export function bindParameters<V>(sql: string, parameters: readonly SqlParameter
       const refused = sqliteParameter(sql, i, afterWord);
       if (refused !== null) {
         const marker = quoted(refused);
-        return invalid(`The SQL contains ${marker}, which SQLite reads as a parameter marker; only @name markers bind.`);
+        return invalid(
+          `The SQL contains ${marker}, which SQLite reads as a parameter marker; only @name markers bind.`,
+        );
       }
     }
     afterWord = isWordChar(c);
@@ -184,8 +190,12 @@ function sqliteParameter(sql: string, i: number, afterWord: boolean): string | n
 function isWordChar(c: string): boolean {
   const code = c.charCodeAt(0);
   return (
-    (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) ||
-    c === '_' || c === '$' || code >= 0x80
+    (code >= 0x30 && code <= 0x39) ||
+    (code >= 0x41 && code <= 0x5a) ||
+    (code >= 0x61 && code <= 0x7a) ||
+    c === '_' ||
+    c === '$' ||
+    code >= 0x80
   );
 }
 

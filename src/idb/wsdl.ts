@@ -7,7 +7,20 @@
  * wsdl:import when the two differ; with one namespace everything stays in one file, which is what the spec asks for.
  */
 import { OPERATIONS, type OperationName } from './contract.ts';
-import { actionOf, CLASSES, CONTRACT_NAME as CONTRACT, isArray, isClass, isValueType, itemOf, replyActionOf, CONTRACTS_NS, SER_NS, SIGNATURES, type DcType } from './contract-shapes.ts';
+import {
+  actionOf,
+  CLASSES,
+  CONTRACT_NAME as CONTRACT,
+  isArray,
+  isClass,
+  isValueType,
+  itemOf,
+  replyActionOf,
+  CONTRACTS_NS,
+  SER_NS,
+  SIGNATURES,
+  type DcType,
+} from './contract-shapes.ts';
 import type { EndpointConfig } from './config.ts';
 import { escapeAttribute, escapeText } from './datatable.ts';
 
@@ -73,7 +86,11 @@ interface XmlElement {
 }
 type XmlNode = XmlElement | string;
 
-function el(name: string, attrs: Record<string, string | undefined> = {}, ...children: (XmlNode | XmlNode[])[]): XmlElement {
+function el(
+  name: string,
+  attrs: Record<string, string | undefined> = {},
+  ...children: (XmlNode | XmlNode[])[]
+): XmlElement {
   return { name, attrs, children: children.flat() };
 }
 
@@ -84,8 +101,11 @@ function render(node: XmlElement, indent = ''): string {
     .join('');
   const open = `${indent}<${node.name}${attrs}`;
   if (node.children.length === 0) return `${open}/>`;
-  if (node.children.every((c) => typeof c === 'string')) return `${open}>${node.children.map((c) => escapeText(c as string)).join('')}</${node.name}>`;
-  const inner = node.children.map((c) => (typeof c === 'string' ? indent + '  ' + escapeText(c) : render(c, indent + '  '))).join('\n');
+  if (node.children.every((c) => typeof c === 'string'))
+    return `${open}>${node.children.map((c) => escapeText(c as string)).join('')}</${node.name}>`;
+  const inner = node.children
+    .map((c) => (typeof c === 'string' ? indent + '  ' + escapeText(c) : render(c, indent + '  ')))
+    .join('\n');
   return `${open}>\n${inner}\n${indent}</${node.name}>`;
 }
 
@@ -97,11 +117,23 @@ function render(node: XmlElement, indent = ''): string {
  * is; a DataTable as WsdlOptions.dataTable asks. `qualify` names a type outside the schema's own prefixes; the
  * operation schema declares a fresh `qN` prefix on each such element, as WCF's exporter writes it.
  */
-function memberElement(name: string, type: DcType, qualify: (type: TypeRef) => { qname: string; xmlns?: [string, string] }, options: WsdlOptions): XmlElement {
-  if (type === 'DataTable' && options.dataTable === 'dataset') return el('xs:element', { minOccurs: '0', name, nillable: 'true' }, dataTableType());
+function memberElement(
+  name: string,
+  type: DcType,
+  qualify: (type: TypeRef) => { qname: string; xmlns?: [string, string] },
+  options: WsdlOptions,
+): XmlElement {
+  if (type === 'DataTable' && options.dataTable === 'dataset')
+    return el('xs:element', { minOccurs: '0', name, nillable: 'true' }, dataTableType());
   const ref = typeRef(type === 'DataTable' ? 'anyType' : type);
   const { qname, xmlns } = qualify(ref);
-  return el('xs:element', { ...(xmlns ? { [xmlns[0]]: xmlns[1] } : {}), minOccurs: '0', name, nillable: ref.nillable ? 'true' : undefined, type: qname });
+  return el('xs:element', {
+    ...(xmlns ? { [xmlns[0]]: xmlns[1] } : {}),
+    minOccurs: '0',
+    name,
+    nillable: ref.nillable ? 'true' : undefined,
+    type: qname,
+  });
 }
 
 /**
@@ -112,7 +144,11 @@ function dataTableType(): XmlElement {
   return el(
     'xs:complexType',
     {},
-    el('xs:annotation', {}, el('xs:appinfo', {}, el('ActualType', { Name: 'DataTable', Namespace: NS.systemData, xmlns: NS.ser }))),
+    el(
+      'xs:annotation',
+      {},
+      el('xs:appinfo', {}, el('ActualType', { Name: 'DataTable', Namespace: NS.systemData, xmlns: NS.ser })),
+    ),
     el(
       'xs:sequence',
       {},
@@ -129,7 +165,8 @@ function operationSchema(ns: string, options: WsdlOptions): XmlElement {
     const prefix = `q${++q}`;
     return { qname: `${prefix}:${type.name}`, xmlns: [`xmlns:${prefix}`, type.ns] as [string, string] };
   };
-  const wrapper = (name: string, members: XmlElement[]) => el('xs:element', { name }, el('xs:complexType', {}, el('xs:sequence', {}, members)));
+  const wrapper = (name: string, members: XmlElement[]) =>
+    el('xs:element', { name }, el('xs:complexType', {}, el('xs:sequence', {}, members)));
   return el(
     'xs:schema',
     { elementFormDefault: 'qualified', targetNamespace: ns, 'xmlns:xs': NS.xs },
@@ -137,25 +174,73 @@ function operationSchema(ns: string, options: WsdlOptions): XmlElement {
     el('xs:import', { namespace: NS.dc }),
     OPERATIONS.flatMap((op) => {
       const { params, result: type } = SIGNATURES[op];
-      return [wrapper(op, params.map(([name, t]) => memberElement(name, t, qualify, options))), wrapper(`${op}Response`, [memberElement(`${op}Result`, type, qualify, options)])];
+      return [
+        wrapper(
+          op,
+          params.map(([name, t]) => memberElement(name, t, qualify, options)),
+        ),
+        wrapper(`${op}Response`, [memberElement(`${op}Result`, type, qualify, options)]),
+      ];
     }),
   );
 }
 
 /** The serialization namespace's own schema, which .NET publishes beside every data contract schema. */
 function serializationSchema(): XmlElement {
-  const primitives = ['anyType', 'anyURI', 'base64Binary', 'boolean', 'byte', 'dateTime', 'decimal', 'double', 'float', 'int', 'long', 'QName', 'short', 'string', 'unsignedByte', 'unsignedInt', 'unsignedLong', 'unsignedShort'];
+  const primitives = [
+    'anyType',
+    'anyURI',
+    'base64Binary',
+    'boolean',
+    'byte',
+    'dateTime',
+    'decimal',
+    'double',
+    'float',
+    'int',
+    'long',
+    'QName',
+    'short',
+    'string',
+    'unsignedByte',
+    'unsignedInt',
+    'unsignedLong',
+    'unsignedShort',
+  ];
   const restricted = (name: string, base: string, ...facets: [string, string][]) => [
     el('xs:element', { name, nillable: 'true', type: `tns:${name}` }),
-    el('xs:simpleType', { name }, el('xs:restriction', { base }, facets.map(([facet, value]) => el(`xs:${facet}`, { value })))),
+    el(
+      'xs:simpleType',
+      { name },
+      el(
+        'xs:restriction',
+        { base },
+        facets.map(([facet, value]) => el(`xs:${facet}`, { value })),
+      ),
+    ),
   ];
   return el(
     'xs:schema',
-    { attributeFormDefault: 'qualified', elementFormDefault: 'qualified', targetNamespace: NS.ser, 'xmlns:xs': NS.xs, 'xmlns:tns': NS.ser },
+    {
+      attributeFormDefault: 'qualified',
+      elementFormDefault: 'qualified',
+      targetNamespace: NS.ser,
+      'xmlns:xs': NS.xs,
+      'xmlns:tns': NS.ser,
+    },
     primitives.map((name) => el('xs:element', { name, nillable: 'true', type: `xs:${name}` })),
     restricted('char', 'xs:int'),
-    restricted('duration', 'xs:duration', ['pattern', '\\-?P(\\d*D)?(T(\\d*H)?(\\d*M)?(\\d*(\\.\\d*)?S)?)?'], ['minInclusive', '-P10675199DT2H48M5.4775808S'], ['maxInclusive', 'P10675199DT2H48M5.4775807S']),
-    restricted('guid', 'xs:string', ['pattern', '[\\da-fA-F]{8}-[\\da-fA-F]{4}-[\\da-fA-F]{4}-[\\da-fA-F]{4}-[\\da-fA-F]{12}']),
+    restricted(
+      'duration',
+      'xs:duration',
+      ['pattern', '\\-?P(\\d*D)?(T(\\d*H)?(\\d*M)?(\\d*(\\.\\d*)?S)?)?'],
+      ['minInclusive', '-P10675199DT2H48M5.4775808S'],
+      ['maxInclusive', 'P10675199DT2H48M5.4775807S'],
+    ),
+    restricted('guid', 'xs:string', [
+      'pattern',
+      '[\\da-fA-F]{8}-[\\da-fA-F]{4}-[\\da-fA-F]{4}-[\\da-fA-F]{4}-[\\da-fA-F]{12}',
+    ]),
     el('xs:attribute', { name: 'FactoryType', type: 'xs:QName' }),
     el('xs:attribute', { name: 'Id', type: 'xs:ID' }),
     el('xs:attribute', { name: 'Ref', type: 'xs:IDREF' }),
@@ -179,13 +264,18 @@ function dataContractSchema(options: WsdlOptions): XmlElement {
     let next: DcType[];
     if (isArray(type)) {
       const item = itemOf(type);
-      members = [el('xs:element', { minOccurs: '0', maxOccurs: 'unbounded', name: item, nillable: 'true', type: `tns:${item}` })];
+      members = [
+        el('xs:element', { minOccurs: '0', maxOccurs: 'unbounded', name: item, nillable: 'true', type: `tns:${item}` }),
+      ];
       next = [item];
     } else {
       members = CLASSES[type].map(([name, t]) => memberElement(name, t, qualify, options));
       next = CLASSES[type].map(([, t]) => t);
     }
-    items.push(el('xs:complexType', { name: type }, el('xs:sequence', {}, members)), el('xs:element', { name: type, nillable: 'true', type: `tns:${type}` }));
+    items.push(
+      el('xs:complexType', { name: type }, el('xs:sequence', {}, members)),
+      el('xs:element', { name: type, nillable: 'true', type: `tns:${type}` }),
+    );
     next.forEach(visit);
   };
   for (const op of OPERATIONS) {
@@ -195,7 +285,13 @@ function dataContractSchema(options: WsdlOptions): XmlElement {
   }
   return el(
     'xs:schema',
-    { elementFormDefault: 'qualified', targetNamespace: NS.dc, 'xmlns:xs': NS.xs, 'xmlns:tns': NS.dc, 'xmlns:ser': NS.ser },
+    {
+      elementFormDefault: 'qualified',
+      targetNamespace: NS.dc,
+      'xmlns:xs': NS.xs,
+      'xmlns:tns': NS.dc,
+      'xmlns:ser': NS.ser,
+    },
     el('xs:import', { namespace: NS.ser }),
     items,
   );
@@ -203,7 +299,11 @@ function dataContractSchema(options: WsdlOptions): XmlElement {
 
 /** DataTable's own top-level element, which .NET exports in System.Data's namespace beside the annotated type. */
 function systemDataSchema(): XmlElement {
-  return el('xs:schema', { elementFormDefault: 'qualified', targetNamespace: NS.systemData, 'xmlns:xs': NS.xs }, el('xs:element', { name: 'DataTable', nillable: 'true' }, dataTableType()));
+  return el(
+    'xs:schema',
+    { elementFormDefault: 'qualified', targetNamespace: NS.systemData, 'xmlns:xs': NS.xs },
+    el('xs:element', { name: 'DataTable', nillable: 'true' }, dataTableType()),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -220,7 +320,14 @@ function policy(endpoint: EndpointConfig): XmlElement {
           el(
             'wsp:Policy',
             {},
-            nested('sp:TransportToken', el('msf:WindowsTransportSecurity', { 'xmlns:msf': NS.msf }, el('msf:ProtectionLevel', {}, endpoint.protectionLevel))),
+            nested(
+              'sp:TransportToken',
+              el(
+                'msf:WindowsTransportSecurity',
+                { 'xmlns:msf': NS.msf },
+                el('msf:ProtectionLevel', {}, endpoint.protectionLevel),
+              ),
+            ),
             nested('sp:AlgorithmSuite', el('sp:Basic256')),
             nested('sp:Layout', el('sp:Strict')),
           ),
@@ -229,7 +336,17 @@ function policy(endpoint: EndpointConfig): XmlElement {
   return el(
     'wsp:Policy',
     { 'wsu:Id': POLICY_ID },
-    el('wsp:ExactlyOne', {}, el('wsp:All', {}, el('msb:BinaryEncoding', { 'xmlns:msb': NS.msb }), transportSecurity, el('wsaw:UsingAddressing'))),
+    el(
+      'wsp:ExactlyOne',
+      {},
+      el(
+        'wsp:All',
+        {},
+        el('msb:BinaryEncoding', { 'xmlns:msb': NS.msb }),
+        transportSecurity,
+        el('wsaw:UsingAddressing'),
+      ),
+    ),
   );
 }
 
@@ -238,7 +355,11 @@ function policy(endpoint: EndpointConfig): XmlElement {
 export function writeWsdl(endpoint: EndpointConfig, options: WsdlOptions): string {
   const ns = endpoint.serviceNamespace;
   const message = (op: OperationName, dir: 'Input' | 'Output', element: string) =>
-    el('wsdl:message', { name: `${CONTRACT}_${op}_${dir}Message` }, el('wsdl:part', { name: 'parameters', element: `tns:${element}` }));
+    el(
+      'wsdl:message',
+      { name: `${CONTRACT}_${op}_${dir}Message` },
+      el('wsdl:part', { name: 'parameters', element: `tns:${element}` }),
+    );
   const body = el('soap12:body', { use: 'literal' });
 
   const definitions = el(

@@ -35,7 +35,8 @@ export interface ValidateOptions {
 export async function validatePdf(pdf: Uint8Array, options: ValidateOptions): Promise<PdfValidationResult> {
   const header = findHeader(pdf);
   if (!header) return reject('invalid-pdf', 'No %PDF-n.n header in the first 1024 bytes.');
-  if (!KNOWN_VERSIONS.includes(header.version)) return reject('invalid-pdf', `PDF version ${header.version} does not exist.`);
+  if (!KNOWN_VERSIONS.includes(header.version))
+    return reject('invalid-pdf', `PDF version ${header.version} does not exist.`);
 
   // The structure is read first because the engine may take the bytes (a worker thread receives them by transfer).
   const deadline = options.clock.now() + options.timeoutMs;
@@ -58,15 +59,24 @@ export async function validatePdf(pdf: Uint8Array, options: ValidateOptions): Pr
 
   // The engine's verdict comes first: a file needing a password is `encrypted-pdf` even where its structure is unreadable.
   const report = await options.engine.inspect(pdf);
-  if (report.status === 'needs-password') return reject('encrypted-pdf', 'The PDF is encrypted and needs a password to open.');
-  if (report.status === 'too-complex') return reject('pdf-too-complex', `The PDF exceeds the processing limits: ${report.reason}.`);
+  if (report.status === 'needs-password')
+    return reject('encrypted-pdf', 'The PDF is encrypted and needs a password to open.');
+  if (report.status === 'too-complex')
+    return reject('pdf-too-complex', `The PDF exceeds the processing limits: ${report.reason}.`);
   if (report.status === 'unreadable') return reject('invalid-pdf', 'The PDF cannot be opened.');
 
   if (structure instanceof PdfSyntaxError) {
-    if (structure.kind === 'invalid') return reject('invalid-pdf', `The PDF structure is broken: ${structure.message}.`);
+    if (structure.kind === 'invalid')
+      return reject('invalid-pdf', `The PDF structure is broken: ${structure.message}.`);
     // Only the engine can read it (for example object streams of an encrypted file): take its view.
-    if (report.pageCount < 1 || !report.firstAndLastPageLoad) return reject('invalid-pdf', 'The PDF has no loadable pages.');
-    structure = { pageCount: report.pageCount, catalogVersion: report.version, attachmentCount: report.attachmentCount, repaired: false };
+    if (report.pageCount < 1 || !report.firstAndLastPageLoad)
+      return reject('invalid-pdf', 'The PDF has no loadable pages.');
+    structure = {
+      pageCount: report.pageCount,
+      catalogVersion: report.version,
+      attachmentCount: report.attachmentCount,
+      repaired: false,
+    };
   }
 
   return {
@@ -97,4 +107,8 @@ export function megabytesHalfEven(bytes: number): number {
   return hundredths / 100;
 }
 
-const reject = (problem: PdfRejection['problem'], detail: string): PdfValidationResult => ({ ok: false, problem, detail });
+const reject = (problem: PdfRejection['problem'], detail: string): PdfValidationResult => ({
+  ok: false,
+  problem,
+  detail,
+});

@@ -80,7 +80,8 @@ export function readQrBill(text: string): QrBillReading {
   const line = (n: number): string => lines[n - 1] ?? '';
 
   // SPC first: a URL or an EPC (BCD) code is simply not a QR-bill, whatever its length.
-  if (line(1) !== 'SPC') return reject('not-spc', 'The QR code is not a Swiss QR-bill (its data does not start with SPC).');
+  if (line(1) !== 'SPC')
+    return reject('not-spc', 'The QR code is not a Swiss QR-bill (its data does not start with SPC).');
   // The header before the line count, so a code of another version is named as such rather than miscounted.
   if (lines.length >= 2 && !VERSION.test(line(2))) {
     return reject('bad-header', `The QR-bill version ${quoted(line(2))} is not supported (only 02xx versions are).`);
@@ -89,7 +90,10 @@ export function readQrBill(text: string): QrBillReading {
     return reject('bad-header', `The QR-bill coding type ${quoted(line(3))} is not supported (only 1, UTF-8, is).`);
   }
   if (lines.length < MIN_LINES || lines.length > MAX_LINES) {
-    return reject('line-count', `The QR-bill data has ${lines.length} lines; a QR-bill has ${MIN_LINES} to ${MAX_LINES}.`);
+    return reject(
+      'line-count',
+      `The QR-bill data has ${lines.length} lines; a QR-bill has ${MIN_LINES} to ${MAX_LINES}.`,
+    );
   }
   if (line(31) !== 'EPD') return reject('no-trailer', 'The QR-bill data lacks the EPD trailer on line 31.');
 
@@ -104,7 +108,8 @@ export function readQrBill(text: string): QrBillReading {
 
   const currency = line(20);
   if (currency !== 'CHF' && currency !== 'EUR') {
-    const detail = currency === '' ? 'The QR-bill has no currency.' : `The currency ${quoted(currency)} is not CHF or EUR.`;
+    const detail =
+      currency === '' ? 'The QR-bill has no currency.' : `The currency ${quoted(currency)} is not CHF or EUR.`;
     return reject('currency', detail);
   }
 
@@ -165,7 +170,8 @@ function ibanDetail(problem: IbanProblem, iban: string): string {
 function checkReference(type: string, reference: string, qrIban: boolean): QrBillReading | null {
   switch (type) {
     case 'QRR': {
-      if (!qrIban) return reject('reference-kind', 'A QR reference (QRR) needs a QR-IBAN, but the bill names an ordinary IBAN.');
+      if (!qrIban)
+        return reject('reference-kind', 'A QR reference (QRR) needs a QR-IBAN, but the bill names an ordinary IBAN.');
       const problem = qrReferenceProblem(reference);
       if (problem === null) return null;
       const what = problem === 'format' ? 'is not 27 digits' : 'has a wrong check digit';
@@ -173,20 +179,27 @@ function checkReference(type: string, reference: string, qrIban: boolean): QrBil
     }
     case 'SCOR':
       if (qrIban) {
-        return reject('reference-kind', 'A QR-IBAN needs a QR reference (QRR), but the bill has a creditor reference (SCOR).');
+        return reject(
+          'reference-kind',
+          'A QR-IBAN needs a QR reference (QRR), but the bill has a creditor reference (SCOR).',
+        );
       }
       if (!isValidCreditorReference(reference)) {
         return reject('scor-checksum', `The creditor reference ${quoted(reference)} is not a valid RF reference.`);
       }
       return null;
     case 'NON':
-      if (qrIban) return reject('reference-kind', 'A QR-IBAN needs a QR reference (QRR), but the bill has no reference (NON).');
-      if (reference !== '') return reject('reference-kind', 'The reference type is NON, yet the bill carries a reference.');
+      if (qrIban)
+        return reject('reference-kind', 'A QR-IBAN needs a QR reference (QRR), but the bill has no reference (NON).');
+      if (reference !== '')
+        return reject('reference-kind', 'The reference type is NON, yet the bill carries a reference.');
       return null;
     default:
       return reject(
         'reference-kind',
-        type === '' ? 'The QR-bill has no reference type.' : `The reference type ${quoted(type)} is not QRR, SCOR or NON.`,
+        type === ''
+          ? 'The QR-bill has no reference type.'
+          : `The reference type ${quoted(type)} is not QRR, SCOR or NON.`,
       );
   }
 }

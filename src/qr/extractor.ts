@@ -10,6 +10,11 @@ export interface QrExtractor {
 }
 
 /** Scans in this thread, with engines of this isolate. */
-export function localQrExtractor(options: { pages: PageSource; reader: BarcodeReader; clock: Clock; timeoutMs: number }): QrExtractor {
+export function localQrExtractor(options: {
+  pages: PageSource;
+  reader: BarcodeReader;
+  clock: Clock;
+  timeoutMs: number;
+}): QrExtractor {
   return { scan: (pdf) => scanLastPage(pdf, options) };
 }

@@ -28,7 +28,8 @@ const MIN_HITS = 2;
 export function findFinderPatterns(raster: GrayRaster): FinderPattern[] {
   const { width, height, data } = raster;
   const { threshold, columns } = localThresholds(raster);
-  const isDark = (x: number, y: number) => data[y * width + x]! < threshold[(y >> BLOCK_SHIFT) * columns + (x >> BLOCK_SHIFT)]!;
+  const isDark = (x: number, y: number) =>
+    data[y * width + x]! < threshold[(y >> BLOCK_SHIFT) * columns + (x >> BLOCK_SHIFT)]!;
   const hits: (FinderPattern & { hits: number })[] = [];
   const runs = [0, 0, 0, 0, 0];
   /** At a light pixel (or the row's end) after five runs: check them, then keep the last dark run as a new first one. */
@@ -89,22 +90,28 @@ function ratiosMatch(runs: number[]): boolean {
 }
 
 /** The same pattern up and down the column through a row match's centre, of a similar size; its centre row and length. */
-function crossCheck(isDark: (x: number, y: number) => boolean, height: number, x: number, y: number, rowTotal: number): { y: number; total: number } | undefined {
+function crossCheck(
+  isDark: (x: number, y: number) => boolean,
+  height: number,
+  x: number,
+  y: number,
+  rowTotal: number,
+): { y: number; total: number } | undefined {
   const at = (yy: number) => isDark(x, yy);
   if (!at(y)) return undefined;
   const counts = [0, 0, 0, 0, 0];
   const limit = rowTotal * 1.5;
   // from the centre up: the rest of the core, light, dark
   let yy = y;
-  while (yy >= 0 && at(yy) && counts[2]! <= limit) (counts[2]!++, yy--);
-  while (yy >= 0 && !at(yy) && counts[1]! <= limit) (counts[1]!++, yy--);
-  while (yy >= 0 && at(yy) && counts[0]! <= limit) (counts[0]!++, yy--);
+  while (yy >= 0 && at(yy) && counts[2]! <= limit) counts[2]!++, yy--;
+  while (yy >= 0 && !at(yy) && counts[1]! <= limit) counts[1]!++, yy--;
+  while (yy >= 0 && at(yy) && counts[0]! <= limit) counts[0]!++, yy--;
   const top = yy + 1;
   // and down
   yy = y + 1;
-  while (yy < height && at(yy) && counts[2]! <= limit) (counts[2]!++, yy++);
-  while (yy < height && !at(yy) && counts[3]! <= limit) (counts[3]!++, yy++);
-  while (yy < height && at(yy) && counts[4]! <= limit) (counts[4]!++, yy++);
+  while (yy < height && at(yy) && counts[2]! <= limit) counts[2]!++, yy++;
+  while (yy < height && !at(yy) && counts[3]! <= limit) counts[3]!++, yy++;
+  while (yy < height && at(yy) && counts[4]! <= limit) counts[4]!++, yy++;
   const total = counts.reduce((a, b) => a + b, 0);
   if (counts.some((c) => c === 0) || total > limit || total < rowTotal / 1.5 || !ratiosMatch(counts)) return undefined;
   return { y: top + counts[0]! + counts[1]! + counts[2]! / 2, total };
@@ -113,7 +120,12 @@ function crossCheck(isDark: (x: number, y: number) => boolean, height: number, x
 /** Adds a hit to the pattern it repeats (centre within a module, similar size) or as a new one. */
 function record(hits: (FinderPattern & { hits: number })[], p: FinderPattern): void {
   for (const h of hits) {
-    if (Math.abs(h.x - p.x) <= Math.max(2, h.module) && Math.abs(h.y - p.y) <= Math.max(2, h.module) * 1.5 && p.module < h.module * 1.5 && h.module < p.module * 1.5) {
+    if (
+      Math.abs(h.x - p.x) <= Math.max(2, h.module) &&
+      Math.abs(h.y - p.y) <= Math.max(2, h.module) * 1.5 &&
+      p.module < h.module * 1.5 &&
+      h.module < p.module * 1.5
+    ) {
       // running mean, so the centre settles on the middle of the rows that saw it
       h.x = (h.x * h.hits + p.x) / (h.hits + 1);
       h.y = (h.y * h.hits + p.y) / (h.hits + 1);
@@ -144,10 +156,14 @@ function localThresholds({ width, height, data }: GrayRaster): { threshold: Int1
   }
   for (let by = 0; by < rows; by++) {
     const h = Math.ceil(Math.min(BLOCK, height - by * BLOCK) / 2);
-    for (let bx = 0; bx < columns; bx++) counts[(by + 1) * stride + bx + 1] = h * Math.ceil(Math.min(BLOCK, width - bx * BLOCK) / 2);
+    for (let bx = 0; bx < columns; bx++)
+      counts[(by + 1) * stride + bx + 1] = h * Math.ceil(Math.min(BLOCK, width - bx * BLOCK) / 2);
   }
   for (const table of [sums, counts]) {
-    for (let by = 1; by <= rows; by++) for (let bx = 1; bx <= columns; bx++) table[by * stride + bx]! += table[by * stride + bx - 1]! + table[(by - 1) * stride + bx]! - table[(by - 1) * stride + bx - 1]!;
+    for (let by = 1; by <= rows; by++)
+      for (let bx = 1; bx <= columns; bx++)
+        table[by * stride + bx]! +=
+          table[by * stride + bx - 1]! + table[(by - 1) * stride + bx]! - table[(by - 1) * stride + bx - 1]!;
   }
   const threshold = new Int16Array(columns * rows);
   for (let by = 0; by < rows; by++) {

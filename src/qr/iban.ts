@@ -40,7 +40,8 @@ export function checkSwissIban(iban: string): IbanCheck {
   const country = upper.slice(0, 2);
   if (country !== 'CH' && country !== 'LI') return { ok: false, problem: 'country' };
   if (upper.length !== 21) return { ok: false, problem: 'length' };
-  if (!/^[A-Z]{2}[0-9]{2}[A-Z0-9]{17}$/.test(upper) || !hasValidMod97(upper)) return { ok: false, problem: 'check-digits' };
+  if (!/^[A-Z]{2}[0-9]{2}[A-Z0-9]{17}$/.test(upper) || !hasValidMod97(upper))
+    return { ok: false, problem: 'check-digits' };
   return { ok: true, qrIban: isQrIban(upper) };
 }
 

@@ -36,7 +36,12 @@ const TYPICAL_MODULES = 70;
  * every decoded code. Looking for finders costs a pass over the raster, worth it where a search may stop early.
  */
 export function leadsIn(raster: GrayRaster, reading: RasterReading, { finders }: { finders: boolean }): Lead[] {
-  const px = (b: RasterBox) => ({ x: b.x * raster.width, y: b.y * raster.height, w: b.w * raster.width, h: b.h * raster.height });
+  const px = (b: RasterBox) => ({
+    x: b.x * raster.width,
+    y: b.y * raster.height,
+    w: b.w * raster.width,
+    h: b.h * raster.height,
+  });
   const decoded = reading.codes.map((c) => px(c.box));
   const inside = (p: { x: number; y: number }, b: { x: number; y: number; w: number; h: number }, margin: number) =>
     p.x >= b.x - margin && p.x <= b.x + b.w + margin && p.y >= b.y - margin && p.y <= b.y + b.h + margin;
@@ -50,10 +55,16 @@ export function leadsIn(raster: GrayRaster, reading: RasterReading, { finders }:
     const anchor = { x: outline.x + outline.w / 2, y: outline.y + outline.h / 2 };
     if (decoded.some((d) => inside(anchor, d, 0))) continue;
     const margin = Math.max(outline.w, outline.h) * 0.15;
-    leads.push({ ...clip(outline.x - margin, outline.y - margin, outline.x + outline.w + margin, outline.y + outline.h + margin), module: Math.max(outline.w, outline.h) / TYPICAL_MODULES, anchor });
+    leads.push({
+      ...clip(outline.x - margin, outline.y - margin, outline.x + outline.w + margin, outline.y + outline.h + margin),
+      module: Math.max(outline.w, outline.h) / TYPICAL_MODULES,
+      anchor,
+    });
   }
   if (!finders) return leads;
-  const loose = findFinderPatterns(raster).filter((f) => !decoded.some((d) => inside(f, d, 2 * f.module)) && !leads.some((l) => inside(f, l, 0)));
+  const loose = findFinderPatterns(raster).filter(
+    (f) => !decoded.some((d) => inside(f, d, 2 * f.module)) && !leads.some((l) => inside(f, l, 0)),
+  );
   for (const group of groupByCode(loose)) {
     const module = group.reduce((s, f) => s + f.module, 0) / group.length;
     // three finders outline one code; fewer (or finders of two codes) leave its extent open
@@ -61,7 +72,11 @@ export function leadsIn(raster: GrayRaster, reading: RasterReading, { finders }:
     const reach = (group.length === 3 ? FINDER_MARGIN : PARTIAL_REACH) * module;
     const xs = points.map((p) => p.x);
     const ys = points.map((p) => p.y);
-    leads.push({ ...clip(Math.min(...xs) - reach, Math.min(...ys) - reach, Math.max(...xs) + reach, Math.max(...ys) + reach), module, anchor: { x: group[0]!.x, y: group[0]!.y } });
+    leads.push({
+      ...clip(Math.min(...xs) - reach, Math.min(...ys) - reach, Math.max(...xs) + reach, Math.max(...ys) + reach),
+      module,
+      anchor: { x: group[0]!.x, y: group[0]!.y },
+    });
   }
   return leads;
 }
@@ -70,7 +85,14 @@ export function leadsIn(raster: GrayRaster, reading: RasterReading, { finders }:
 function groupByCode(finders: FinderPattern[]): FinderPattern[][] {
   const groups: FinderPattern[][] = [];
   for (const f of finders) {
-    const group = groups.find((g) => g.every((o) => o.module < f.module * 1.5 && f.module < o.module * 1.5 && Math.hypot(o.x - f.x, o.y - f.y) < SAME_CODE * Math.max(o.module, f.module)));
+    const group = groups.find((g) =>
+      g.every(
+        (o) =>
+          o.module < f.module * 1.5 &&
+          f.module < o.module * 1.5 &&
+          Math.hypot(o.x - f.x, o.y - f.y) < SAME_CODE * Math.max(o.module, f.module),
+      ),
+    );
     if (group) group.push(f);
     else groups.push([f]);
   }

@@ -1,5 +1,17 @@
 import type { Clock } from '../ports.ts';
-import { boxAround, type EngineRefusal, type GrayRaster, type ImagePixels, type LastPage, type PageBox, type PageContents, type PageImage, type PageRegion, type PageSource, type PlacedRaster } from '../pdf/engine/port.ts';
+import {
+  boxAround,
+  type EngineRefusal,
+  type GrayRaster,
+  type ImagePixels,
+  type LastPage,
+  type PageBox,
+  type PageContents,
+  type PageImage,
+  type PageRegion,
+  type PageSource,
+  type PlacedRaster,
+} from '../pdf/engine/port.ts';
 import { readQrBill, type QrBill, type QrBillReading, type QrBillRejection } from './bill.ts';
 import { enlarged, framed } from './gray.ts';
 import { leadsIn, type Lead } from './leads.ts';
@@ -43,7 +55,13 @@ const FALLBACK_PASSES = [
 ] as const;
 
 /** The steps above by name; `closer-look` is any lead read from a crop or a render of its box. */
-export const SCAN_PASSES = ['images', 'images-fine', 'page-100dpi', 'closer-look', ...FALLBACK_PASSES.map((p) => p.name)] as const;
+export const SCAN_PASSES = [
+  'images',
+  'images-fine',
+  'page-100dpi',
+  'closer-look',
+  ...FALLBACK_PASSES.map((p) => p.name),
+] as const;
 export type ScanPass = (typeof SCAN_PASSES)[number];
 
 /** Resolution at which large images are searched for codes: a 46 mm bill code of version 13 gets 2.6 pixels a module. */
@@ -87,7 +105,10 @@ class TimeUp extends Error {}
  * Reads the QR-bill on the last page. When the page holds several codes, the first valid bill in reading order (top to
  * bottom, left to right) wins.
  */
-export async function scanLastPage(pdf: Uint8Array, { pages, reader, clock, timeoutMs, trace }: ScanOptions): Promise<ScanOutcome> {
+export async function scanLastPage(
+  pdf: Uint8Array,
+  { pages, reader, clock, timeoutMs, trace }: ScanOptions,
+): Promise<ScanOutcome> {
   const deadline = clock.now() + timeoutMs;
   const opened = await pages.withLastPage(pdf, async (page): Promise<ScanOutcome> => {
     try {
@@ -148,18 +169,27 @@ class PageScan {
     const first = this.firstBillCode();
     if (first?.reading.ok) return { status: 'found', bill: first.reading.bill, pass: first.pass };
     // No valid bill anywhere, so every reading here is a rejection.
-    const rejected = this.inReadingOrder().flatMap(({ reading }, index) => (reading.ok ? [] : [{ index, reason: reading.reason }]));
+    const rejected = this.inReadingOrder().flatMap(({ reading }, index) =>
+      reading.ok ? [] : [{ index, reason: reading.reason }],
+    );
     return { status: 'not-found', rejected };
   }
 
   /** An image object: whole if it is a small square one (a QR code image), else reduced to WORK_DPI; then its leads. */
-  private async readImage(image: PageImage, pixels: ImagePixels, contents: PageContents, render: boolean): Promise<true> {
+  private async readImage(
+    image: PageImage,
+    pixels: ImagePixels,
+    contents: PageContents,
+    render: boolean,
+  ): Promise<true> {
     const { width, height } = pixels;
     const codeImage = isCodeImage(width, height);
     // The image's resolution on the page (dots per inch), from its longer side.
     const dpi = Math.max(width, height) / (Math.max(image.box.w * contents.width, image.box.h * contents.height) / 72);
     // Whole factors only, down to 80% of WORK_DPI: a 180 dpi photo is searched at 90 dpi, a 150 dpi scan as it is.
-    const factor = codeImage ? 1 : Math.max(1, Math.floor(dpi / (0.8 * WORK_DPI)), Math.ceil(Math.sqrt((width * height) / MAX_WORK_PIXELS)));
+    const factor = codeImage
+      ? 1
+      : Math.max(1, Math.floor(dpi / (0.8 * WORK_DPI)), Math.ceil(Math.sqrt((width * height) / MAX_WORK_PIXELS)));
     let raster = this.timed('images: reduce', () => pixels.read(0, 0, width, height, factor));
     let toImage = (x: number, y: number) => ({ x: x * factor, y: y * factor });
     if (codeImage) {
@@ -177,7 +207,14 @@ class PageScan {
     } else {
       const fine = Math.max(1, Math.floor(dpi / FINE_DPI), Math.ceil(Math.sqrt((width * height) / MAX_FINE_PIXELS)));
       const fineRaster = this.timed('images-fine: reduce', () => pixels.read(0, 0, width, height, fine));
-      await this.readImageRaster('images-fine', image, pixels, fineRaster, (x, y) => ({ x: x * fine, y: y * fine }), true);
+      await this.readImageRaster(
+        'images-fine',
+        image,
+        pixels,
+        fineRaster,
+        (x, y) => ({ x: x * fine, y: y * fine }),
+        true,
+      );
     }
     return true;
   }
@@ -187,7 +224,14 @@ class PageScan {
    * closer in a crop from the image's full resolution at about LOOK_MODULE pixels a module. Finders are looked for on
    * the first reading only; the second one, with tryHarder, has zxing's outlines.
    */
-  private async readImageRaster(pass: 'images' | 'images-fine', image: PageImage, pixels: ImagePixels, raster: GrayRaster, toImage: Mapping, tryHarder: boolean): Promise<void> {
+  private async readImageRaster(
+    pass: 'images' | 'images-fine',
+    image: PageImage,
+    pixels: ImagePixels,
+    raster: GrayRaster,
+    toImage: Mapping,
+    tryHarder: boolean,
+  ): Promise<void> {
     const { width, height } = pixels;
     const toPage = (x: number, y: number) => {
       const p = toImage(x, y);
@@ -195,23 +239,29 @@ class PageScan {
     };
     const reading = await this.timed(`${pass}: zxing`, () => this.read(raster, tryHarder));
     this.add(pass, reading, raster, toPage);
-    const leads = this.timed(`${pass}: finders`, () => leadsIn(raster, reading, { finders: pass === 'images' })).map((lead): PageLead => {
-      const from = toImage(lead.x, lead.y);
-      const to = toImage(lead.x + lead.w, lead.y + lead.h);
-      const fullModule = (lead.module * (to.x - from.x)) / lead.w;
-      return {
-        ...this.place(lead, toPage),
-        look: async () => {
-          // fewer pixels when modules are large; enlarged smoothly when they are small
-          const reduce = Math.max(1, Math.round(fullModule / LOOK_MODULE));
-          let crop = this.timed('closer look: crop', () => pixels.read(from.x, from.y, to.x - from.x, to.y - from.y, reduce));
-          const scale = fullModule / reduce < LOOK_MODULE - 0.5 ? LOOK_MODULE / (fullModule / reduce) : 1;
-          if (scale > 1) crop = enlarged(crop, scale);
-          const [x0, y0] = [Math.max(0, Math.round(from.x)), Math.max(0, Math.round(from.y))];
-          await this.lookCloser(crop, (x, y) => image.toPage((x0 + (x / scale) * reduce) / width, (y0 + (y / scale) * reduce) / height));
-        },
-      };
-    });
+    const leads = this.timed(`${pass}: finders`, () => leadsIn(raster, reading, { finders: pass === 'images' })).map(
+      (lead): PageLead => {
+        const from = toImage(lead.x, lead.y);
+        const to = toImage(lead.x + lead.w, lead.y + lead.h);
+        const fullModule = (lead.module * (to.x - from.x)) / lead.w;
+        return {
+          ...this.place(lead, toPage),
+          look: async () => {
+            // fewer pixels when modules are large; enlarged smoothly when they are small
+            const reduce = Math.max(1, Math.round(fullModule / LOOK_MODULE));
+            let crop = this.timed('closer look: crop', () =>
+              pixels.read(from.x, from.y, to.x - from.x, to.y - from.y, reduce),
+            );
+            const scale = fullModule / reduce < LOOK_MODULE - 0.5 ? LOOK_MODULE / (fullModule / reduce) : 1;
+            if (scale > 1) crop = enlarged(crop, scale);
+            const [x0, y0] = [Math.max(0, Math.round(from.x)), Math.max(0, Math.round(from.y))];
+            await this.lookCloser(crop, (x, y) =>
+              image.toPage((x0 + (x / scale) * reduce) / width, (y0 + (y / scale) * reduce) / height),
+            );
+          },
+        };
+      },
+    );
     await this.follow(leads);
   }
 
@@ -224,13 +274,17 @@ class PageScan {
     this.add(pass, reading, placed.raster, toPage);
     // Finders are looked for on the first render only: it decides whether the search may stop. The fallback passes run
     // when nothing was found, where zxing's own outlines of codes it could not read are leads enough.
-    const leads = this.timed(`${pass}: finders`, () => leadsIn(placed.raster, reading, { finders: pass === 'page-100dpi' })).map((lead): PageLead => {
+    const leads = this.timed(`${pass}: finders`, () =>
+      leadsIn(placed.raster, reading, { finders: pass === 'page-100dpi' }),
+    ).map((lead): PageLead => {
       const where = this.place(lead, toPage);
       return {
         ...where,
         look: async () => {
           this.check();
-          const closer = this.timed('closer look: render', () => this.page.render(where.box, Math.min(600, Math.max(150, (dpi * LOOK_MODULE) / lead.module))));
+          const closer = this.timed('closer look: render', () =>
+            this.page.render(where.box, Math.min(600, Math.max(150, (dpi * LOOK_MODULE) / lead.module))),
+          );
           await this.lookCloser(closer.raster, onPage(closer));
         },
       };
@@ -241,7 +295,8 @@ class PageScan {
   /** Reads a close-up of a lead: quickly, then with zxing's tryHarder when that finds nothing. Its own leads are not followed. */
   private async lookCloser(raster: GrayRaster, toPage: Mapping): Promise<void> {
     let reading = await this.timed('closer look: zxing', () => this.read(raster, false));
-    if (reading.codes.length === 0) reading = await this.timed('closer look: zxing tryHarder', () => this.read(raster, true));
+    if (reading.codes.length === 0)
+      reading = await this.timed('closer look: zxing tryHarder', () => this.read(raster, true));
     this.add('closer-look', reading, raster, toPage);
   }
 
@@ -268,7 +323,13 @@ class PageScan {
   private explains(point: { x: number; y: number }): boolean {
     for (const { box } of this.codes.values()) {
       const [mx, my] = [box.w * 0.1, box.h * 0.1];
-      if (point.x >= box.x - mx && point.x <= box.x + box.w + mx && point.y >= box.y - my && point.y <= box.y + box.h + my) return true;
+      if (
+        point.x >= box.x - mx &&
+        point.x <= box.x + box.w + mx &&
+        point.y >= box.y - my &&
+        point.y <= box.y + box.h + my
+      )
+        return true;
     }
     return false;
   }
@@ -283,7 +344,11 @@ class PageScan {
       const text = UTF8.decode(symbol.bytes);
       if (this.codes.has(text)) continue;
       const b: RasterBox = symbol.box;
-      this.codes.set(text, { pass, reading: readQrBill(text), box: pageBox(toPage, b.x * raster.width, b.y * raster.height, b.w * raster.width, b.h * raster.height) });
+      this.codes.set(text, {
+        pass,
+        reading: readQrBill(text),
+        box: pageBox(toPage, b.x * raster.width, b.y * raster.height, b.w * raster.width, b.h * raster.height),
+      });
     }
   }
 

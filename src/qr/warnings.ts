@@ -72,13 +72,19 @@ const ADDRESSES = ['creditor', 'ultimateCreditor', 'ultimateDebtor'] as const;
 function* textFields(bill: QrBill): Generator<[string, string]> {
   const address = function* (name: string, a: QrBillAddress | null): Generator<[string, string]> {
     if (!a) return;
-    for (const [key, value] of Object.entries(a)) if (typeof value === 'string' && key !== 'addressType') yield [`${name}.${key}`, value];
+    for (const [key, value] of Object.entries(a))
+      if (typeof value === 'string' && key !== 'addressType') yield [`${name}.${key}`, value];
   };
   yield ['iban', bill.iban];
   yield* address('creditor', bill.creditor);
   yield* address('ultimateCreditor', bill.ultimateCreditor);
   yield* address('ultimateDebtor', bill.ultimateDebtor);
-  for (const key of ['reference', 'unstructuredMessage', 'billInformation', 'alternativeProcedureParameters'] as const) {
+  for (const key of [
+    'reference',
+    'unstructuredMessage',
+    'billInformation',
+    'alternativeProcedureParameters',
+  ] as const) {
     const value = bill[key];
     // The alternative procedures are joined by \n in the answer; the line feed is ours, not the bill's.
     if (value !== null) yield [key, key === 'alternativeProcedureParameters' ? value.replace(/\n/g, ' ') : value];
@@ -97,7 +103,12 @@ class CharacterFinding {
 
   /** Up to five characters, each with its code point, so an invisible or unprintable one is still named. */
   sample(): string {
-    const shown = [...this.chars].slice(0, 5).map((c) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}${c.codePointAt(0)! >= 0x20 && c.codePointAt(0)! !== 0x7f ? ` ${c}` : ''}`);
+    const shown = [...this.chars]
+      .slice(0, 5)
+      .map(
+        (c) =>
+          `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}${c.codePointAt(0)! >= 0x20 && c.codePointAt(0)! !== 0x7f ? ` ${c}` : ''}`,
+      );
     return this.chars.size > 5 ? `${shown.join(', ')}, …` : shown.join(', ');
   }
 }

@@ -18,7 +18,10 @@ export class ZxingReader implements BarcodeReader {
   async readQrCodes(raster: GrayRaster, { tryHarder }: { tryHarder: boolean }): Promise<RasterReading> {
     this.ready ??= prepareZXingModule({
       overrides: {
-        instantiateWasm: (imports: WebAssembly.Imports, done: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void) => {
+        instantiateWasm: (
+          imports: WebAssembly.Imports,
+          done: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void,
+        ) => {
           void WebAssembly.instantiate(this.wasm, imports).then((instance) => done(instance, this.wasm));
           return {};
         },

@@ -65,15 +65,24 @@ export interface LdapSettings {
 export function readBridgeConfig(env: Environment): BridgeConfig {
   const ntlmBackend = env.BRIDGE_NTLM_BACKEND || 'typescript';
   if (ntlmBackend !== 'typescript' && ntlmBackend !== 'gssapi') {
-    throw new ConfigError(`BRIDGE_NTLM_BACKEND must be typescript (the built-in NTLMv2 acceptor) or gssapi (gss-ntlmssp through the system GSSAPI), not "${ntlmBackend}"`);
+    throw new ConfigError(
+      `BRIDGE_NTLM_BACKEND must be typescript (the built-in NTLMv2 acceptor) or gssapi (gss-ntlmssp through the system GSSAPI), not "${ntlmBackend}"`,
+    );
   }
   const idb = readIdbConfig(env);
   const keytab = env.KRB5_KTNAME || undefined;
-  if (idb.endpoint.security === 'windows' && keytab !== undefined) checkReplayCache(env.KRB5RCACHENAME, env.KRB5RCACHETYPE);
+  if (idb.endpoint.security === 'windows' && keytab !== undefined)
+    checkReplayCache(env.KRB5RCACHENAME, env.KRB5RCACHETYPE);
   const ntlmDomain = env.BRIDGE_NTLM_DOMAIN || undefined;
   if (ntlmDomain !== undefined) {
-    if (!/^[A-Za-z0-9][A-Za-z0-9.-]{0,14}$/.test(ntlmDomain)) throw new ConfigError(`BRIDGE_NTLM_DOMAIN must be the domain's NetBIOS name (CORP, at most 15 characters), not "${ntlmDomain}"`);
-    if (ntlmBackend === 'gssapi') throw new ConfigError('BRIDGE_NTLM_DOMAIN is checked by the built-in NTLM acceptor: leave BRIDGE_NTLM_BACKEND unset (typescript)');
+    if (!/^[A-Za-z0-9][A-Za-z0-9.-]{0,14}$/.test(ntlmDomain))
+      throw new ConfigError(
+        `BRIDGE_NTLM_DOMAIN must be the domain's NetBIOS name (CORP, at most 15 characters), not "${ntlmDomain}"`,
+      );
+    if (ntlmBackend === 'gssapi')
+      throw new ConfigError(
+        'BRIDGE_NTLM_DOMAIN is checked by the built-in NTLM acceptor: leave BRIDGE_NTLM_BACKEND unset (typescript)',
+      );
   }
   return {
     ...idb,
@@ -83,7 +92,9 @@ export function readBridgeConfig(env: Environment): BridgeConfig {
     maxCallsPerConnection: integer(env, 'BRIDGE_MAX_CALLS_PER_CONNECTION', 16, 1, 1024),
     messageTimeoutMs: integer(env, 'BRIDGE_MESSAGE_TIMEOUT_MS', 120_000, 100, 3_600_000),
     maxInflightBytes: integer(env, 'BRIDGE_MAX_INFLIGHT_MB', 512, 1, 65_536) * 1024 * 1024,
-    metrics: env.BRIDGE_METRICS_PORT ? { host: env.BRIDGE_METRICS_HOST || '127.0.0.1', port: integer(env, 'BRIDGE_METRICS_PORT', 0, 0, 65_535) } : undefined,
+    metrics: env.BRIDGE_METRICS_PORT
+      ? { host: env.BRIDGE_METRICS_HOST || '127.0.0.1', port: integer(env, 'BRIDGE_METRICS_PORT', 0, 0, 65_535) }
+      : undefined,
     ntlmUsersFile: env.BRIDGE_NTLM_USERS || undefined,
     ntlmBackend,
     keytab,
@@ -95,15 +106,26 @@ export function readBridgeConfig(env: Environment): BridgeConfig {
 function readLdapSettings(env: Environment): LdapSettings | undefined {
   const url = env.BRIDGE_LDAP_URL || undefined;
   if (url === undefined) {
-    const stray = ['BRIDGE_LDAP_BIND_DN', 'BRIDGE_LDAP_PASSWORD_FILE', 'BRIDGE_LDAP_CA_FILE', 'BRIDGE_LDAP_REFRESH_MS'].filter((name) => env[name]);
+    const stray = [
+      'BRIDGE_LDAP_BIND_DN',
+      'BRIDGE_LDAP_PASSWORD_FILE',
+      'BRIDGE_LDAP_CA_FILE',
+      'BRIDGE_LDAP_REFRESH_MS',
+    ].filter((name) => env[name]);
     if (stray.length > 0) throw new ConfigError(`${stray.join(', ')} without BRIDGE_LDAP_URL`);
     return undefined;
   }
   const protocol = /^(ldaps?):\/\/[^/]/i.exec(url)?.[1]?.toLowerCase();
-  if (protocol === undefined) throw new ConfigError(`BRIDGE_LDAP_URL must be ldaps://host[:port] or ldap://host[:port] (then StartTLS), not "${url}"`);
+  if (protocol === undefined)
+    throw new ConfigError(
+      `BRIDGE_LDAP_URL must be ldaps://host[:port] or ldap://host[:port] (then StartTLS), not "${url}"`,
+    );
   const bindDn = env.BRIDGE_LDAP_BIND_DN || undefined;
   const passwordFile = env.BRIDGE_LDAP_PASSWORD_FILE || undefined;
-  if (bindDn === undefined || passwordFile === undefined) throw new ConfigError('BRIDGE_LDAP_URL needs BRIDGE_LDAP_BIND_DN and BRIDGE_LDAP_PASSWORD_FILE (a service account and its password)');
+  if (bindDn === undefined || passwordFile === undefined)
+    throw new ConfigError(
+      'BRIDGE_LDAP_URL needs BRIDGE_LDAP_BIND_DN and BRIDGE_LDAP_PASSWORD_FILE (a service account and its password)',
+    );
   return {
     url,
     startTls: protocol === 'ldap',

@@ -27,8 +27,26 @@
  *   stream (its keys are forgotten) and the caller; the socket is read as raw framing again.
  */
 import type { ByteBudget, Caller, Logger } from '#idb';
-import { BinaryXmlError, decodeEnvelope, encodeEnvelope, ReaderSession, WriterSession, type XmlDocument } from './binary-xml/index.ts';
-import { END_RECORD, FramingFault, faultRecord, PREAMBLE_ACK, ServerFramingDecoder, sizedEnvelope, UPGRADE_RESPONSE, type FramingEvent, type FramingFaultName, type ServerDecoderOptions } from './framing/index.ts';
+import {
+  BinaryXmlError,
+  decodeEnvelope,
+  encodeEnvelope,
+  ReaderSession,
+  WriterSession,
+  type XmlDocument,
+} from './binary-xml/index.ts';
+import {
+  END_RECORD,
+  FramingFault,
+  faultRecord,
+  PREAMBLE_ACK,
+  ServerFramingDecoder,
+  sizedEnvelope,
+  UPGRADE_RESPONSE,
+  type FramingEvent,
+  type FramingFaultName,
+  type ServerDecoderOptions,
+} from './framing/index.ts';
 import type { BridgeObserver, ByteStream, Dispatch, StreamUpgrade, StreamUpgradeAcceptor } from './streams.ts';
 
 export interface ConnectionOptions {
@@ -84,7 +102,11 @@ export class BridgeConnection {
   ) {
     const upgrade = options.upgrade;
     const secured = upgrade !== undefined;
-    this.decoder = new ServerFramingDecoder({ ...options.decoder, requireUpgrade: secured, acceptUpgrade: (type) => type === upgrade?.contentType });
+    this.decoder = new ServerFramingDecoder({
+      ...options.decoder,
+      requireUpgrade: secured,
+      acceptUpgrade: (type) => type === upgrade?.contentType,
+    });
     this.out = stream;
     if (!secured) this.caller = { name: 'anonymous', anonymous: true, connectionId: options.connectionId };
     this.arm(options.initTimeoutMs, 'init');
@@ -123,12 +145,20 @@ export class BridgeConnection {
     const { budget, messageTimeoutMs, logger, connectionId } = this.options;
     const timer = setTimeout(() => {
       if (this.envelope?.reserved === 0) {
-        logger.log('warn', 'connection refused', { connectionId, reason: 'ServerTooBusy', waitedForBytes: partial.size });
+        logger.log('warn', 'connection refused', {
+          connectionId,
+          reason: 'ServerTooBusy',
+          waitedForBytes: partial.size,
+        });
         this.options.observer.refusal('ServerTooBusy');
         this.out.write(faultRecord('ServerTooBusy'));
         this.close(false);
       } else {
-        logger.log('warn', 'message timed out, connection aborted', { connectionId, size: partial.size, received: this.decoder.partialEnvelope?.received });
+        logger.log('warn', 'message timed out, connection aborted', {
+          connectionId,
+          size: partial.size,
+          received: this.decoder.partialEnvelope?.received,
+        });
         this.options.observer.refusal('MessageTimeout');
         this.abort();
       }
@@ -242,7 +272,9 @@ export class BridgeConnection {
       request = decodeEnvelope(payload, this.readerSession).document;
     } catch (error) {
       // Nothing to relate a reply to, and a broken session table spoils every later message: WCF aborts too.
-      this.options.logger.log('warn', 'unreadable message, connection aborted', { error: error instanceof BinaryXmlError ? error.code : String(error) });
+      this.options.logger.log('warn', 'unreadable message, connection aborted', {
+        error: error instanceof BinaryXmlError ? error.code : String(error),
+      });
       this.options.observer.refusal('UnreadableMessage');
       this.abort();
       return;
@@ -309,7 +341,13 @@ export class BridgeConnection {
           this.out = plaintext;
           // The SIDs, when the domain gave any: what an operator needs to see why a role was (not) granted.
           const sids = peer.sids.length > 0 ? { sids: peer.sids } : {};
-          logger.log('info', 'authenticated', { connectionId, caller: peer.name, mechanism: peer.mechanismName, protection: peer.protectionLevel, ...sids });
+          logger.log('info', 'authenticated', {
+            connectionId,
+            caller: peer.name,
+            mechanism: peer.mechanismName,
+            protection: peer.protectionLevel,
+            ...sids,
+          });
           observer.handshake(peer.mechanismName, 'established');
           this.decoder.upgradeComplete();
         },

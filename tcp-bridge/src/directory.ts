@@ -31,7 +31,12 @@ export interface RolesDirectory {
  * read, LDAP cannot be reached or bound to, or a name of the directory's domain is not there. `tls` adds TLS options
  * (a `servername` when the URL names the DC by address).
  */
-export async function openRolesDirectory(settings: LdapSettings, roles: Roles, logger: Logger, tls: ConnectionOptions = {}): Promise<RolesDirectory> {
+export async function openRolesDirectory(
+  settings: LdapSettings,
+  roles: Roles,
+  logger: Logger,
+  tls: ConnectionOptions = {},
+): Promise<RolesDirectory> {
   checkSecretFile(settings.passwordFile, 'BRIDGE_LDAP_PASSWORD_FILE', 'the password of the LDAP bind account');
   const password = readFileSync(settings.passwordFile, 'utf8').replace(/\r?\n$/, '');
   if (password === '') throw new ConfigError(`BRIDGE_LDAP_PASSWORD_FILE: ${settings.passwordFile} is empty`);
@@ -40,7 +45,9 @@ export async function openRolesDirectory(settings: LdapSettings, roles: Roles, l
     try {
       ca = readFileSync(settings.caFile, 'utf8');
     } catch (error) {
-      throw new ConfigError(`BRIDGE_LDAP_CA_FILE: cannot read ${settings.caFile} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+      throw new ConfigError(
+        `BRIDGE_LDAP_CA_FILE: cannot read ${settings.caFile} (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      );
     }
   }
   let resolver: AdGroupResolver;

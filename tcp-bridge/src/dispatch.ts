@@ -11,7 +11,10 @@ import type { XmlDocument } from './binary-xml/index.ts';
 import type { BridgeObserver, Dispatch } from './streams.ts';
 import { readRequest, SoapFault, writeFault, writeReply, type SoapOptions, type SoapRequest } from './soap/index.ts';
 
-export function soapDispatch(service: IdbService, options: SoapOptions & { logger: Logger; observer: BridgeObserver }): Dispatch {
+export function soapDispatch(
+  service: IdbService,
+  options: SoapOptions & { logger: Logger; observer: BridgeObserver },
+): Dispatch {
   const { logger, observer } = options;
   return async (document: XmlDocument, caller: Caller): Promise<XmlDocument> => {
     let request: SoapRequest;
@@ -36,8 +39,12 @@ export function soapDispatch(service: IdbService, options: SoapOptions & { logge
         if (call.operation === 'CreateDatabaseRequest') databaseRequest = result as string;
         return writeReply(call, call.operation, result, options);
       } catch (error) {
-        const fault = error instanceof IdbFault ? error : new IdbFault('InternalError', 'The service failed to complete the operation.');
-        if (!(error instanceof IdbFault)) logger.log('error', 'reply could not be written', { operation: call.operation, error: String(error) });
+        const fault =
+          error instanceof IdbFault
+            ? error
+            : new IdbFault('InternalError', 'The service failed to complete the operation.');
+        if (!(error instanceof IdbFault))
+          logger.log('error', 'reply could not be written', { operation: call.operation, error: String(error) });
         outcome = fault.fault;
         return writeFault(call, fault, options);
       } finally {

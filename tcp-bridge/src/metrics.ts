@@ -34,7 +34,12 @@ export class BridgeMetrics implements BridgeObserver {
   constructor() {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.calls = new Counter({ name: 'idb_bridge_calls_total', help: 'Calls answered, by operation and outcome (ok or the fault name).', labelNames: ['operation', 'outcome'], registers });
+    this.calls = new Counter({
+      name: 'idb_bridge_calls_total',
+      help: 'Calls answered, by operation and outcome (ok or the fault name).',
+      labelNames: ['operation', 'outcome'],
+      registers,
+    });
     this.latency = new Histogram({
       name: 'idb_bridge_call_duration_seconds',
       help: 'Call latency by operation.',
@@ -42,8 +47,18 @@ export class BridgeMetrics implements BridgeObserver {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     });
-    this.handshakes = new Counter({ name: 'idb_bridge_handshakes_total', help: 'Windows-security logons by mechanism and outcome.', labelNames: ['mechanism', 'outcome'], registers });
-    this.refusals = new Counter({ name: 'idb_bridge_refusals_total', help: 'Connections refused or aborted by the bridge, by reason.', labelNames: ['reason'], registers });
+    this.handshakes = new Counter({
+      name: 'idb_bridge_handshakes_total',
+      help: 'Windows-security logons by mechanism and outcome.',
+      labelNames: ['mechanism', 'outcome'],
+      registers,
+    });
+    this.refusals = new Counter({
+      name: 'idb_bridge_refusals_total',
+      help: 'Connections refused or aborted by the bridge, by reason.',
+      labelNames: ['reason'],
+      registers,
+    });
   }
 
   /** Gauges read from the running bridge at each scrape. */
@@ -60,8 +75,16 @@ export class BridgeMetrics implements BridgeObserver {
       });
     gauge('idb_bridge_connections', 'Open net.tcp connections.', gauges.connections);
     gauge('idb_bridge_database_requests_open', 'Open database requests.', gauges.openDatabaseRequests);
-    gauge('idb_bridge_inflight_message_bytes', 'Bytes reserved for partly received messages (BRIDGE_MAX_INFLIGHT_MB).', () => gauges.inflight().reservedBytes);
-    gauge('idb_bridge_inflight_waiting_connections', 'Connections waiting for the in-flight message budget.', () => gauges.inflight().waiting);
+    gauge(
+      'idb_bridge_inflight_message_bytes',
+      'Bytes reserved for partly received messages (BRIDGE_MAX_INFLIGHT_MB).',
+      () => gauges.inflight().reservedBytes,
+    );
+    gauge(
+      'idb_bridge_inflight_waiting_connections',
+      'Connections waiting for the in-flight message budget.',
+      () => gauges.inflight().waiting,
+    );
   }
 
   call(operation: string, outcome: string, seconds: number): void {

@@ -14,7 +14,16 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { ByteBudget, ConfigError, type IdbService, type Logger } from '#idb';
-import { gssapiBackendFor, negotiateUpgrade, NtlmAccounts, NtlmBackend, WinbindAuthenticator, type DomainLogons, type SecurityBackend, type WinbindOptions } from './negotiate/index.ts';
+import {
+  gssapiBackendFor,
+  negotiateUpgrade,
+  NtlmAccounts,
+  NtlmBackend,
+  WinbindAuthenticator,
+  type DomainLogons,
+  type SecurityBackend,
+  type WinbindOptions,
+} from './negotiate/index.ts';
 import { BridgeConnection } from './connection.ts';
 import { BridgeMetrics, serveMetrics, type MetricsListener } from './metrics.ts';
 import { NO_OBSERVER } from './streams.ts';
@@ -44,14 +53,19 @@ export interface DomainNtlm {
  * cannot be read or smb.conf's workgroup is another domain. `options`: another smb.conf, environment or tools
  * (tests; unusual installs).
  */
-export async function openDomainNtlm(domain: string, options: Omit<WinbindOptions, 'domain'> = {}): Promise<DomainNtlm> {
+export async function openDomainNtlm(
+  domain: string,
+  options: Omit<WinbindOptions, 'domain'> = {},
+): Promise<DomainNtlm> {
   const logons = new WinbindAuthenticator({ domain, ...options });
   try {
     const names = await logons.memberNames();
     return { logons, computerName: names.computer };
   } catch (error) {
     logons.close();
-    throw new ConfigError(`BRIDGE_NTLM_DOMAIN=${domain}: ${error instanceof Error ? error.message : String(error)} (is this host a member joined with net ads join, samba-common-bin and winbind installed?)`);
+    throw new ConfigError(
+      `BRIDGE_NTLM_DOMAIN=${domain}: ${error instanceof Error ? error.message : String(error)} (is this host a member joined with net ads join, samba-common-bin and winbind installed?)`,
+    );
   }
 }
 
@@ -62,20 +76,27 @@ export async function openDomainNtlm(domain: string, options: Omit<WinbindOption
  * then offers NTLM beside Kerberos) instead of the TypeScript NtlmBackend. With BRIDGE_NTLM_DOMAIN the TypeScript
  * acceptor also passes that domain's accounts to its DC: `domainNtlm` (openDomainNtlm, or openSecurityBackends).
  */
-export function securityBackends(config: BridgeConfig, options: { domainNtlm?: DomainNtlm } = {}): SecurityBackend[] | undefined {
+export function securityBackends(
+  config: BridgeConfig,
+  options: { domainNtlm?: DomainNtlm } = {},
+): SecurityBackend[] | undefined {
   if (config.endpoint.security === 'none') return undefined;
   if (config.ntlmBackend === 'gssapi' && config.ntlmUsersFile === undefined) {
-    throw new ConfigError('BRIDGE_NTLM_BACKEND=gssapi checks the accounts of BRIDGE_NTLM_USERS through gss-ntlmssp: set BRIDGE_NTLM_USERS too');
+    throw new ConfigError(
+      'BRIDGE_NTLM_BACKEND=gssapi checks the accounts of BRIDGE_NTLM_USERS through gss-ntlmssp: set BRIDGE_NTLM_USERS too',
+    );
   }
   const domain = options.domainNtlm;
-  if (config.ntlmDomain !== undefined && domain === undefined) throw new ConfigError('BRIDGE_NTLM_DOMAIN: the member names are read at start (openSecurityBackends)');
+  if (config.ntlmDomain !== undefined && domain === undefined)
+    throw new ConfigError('BRIDGE_NTLM_DOMAIN: the member names are read at start (openSecurityBackends)');
   // Kerberos first (SPNEGO serves the client's preferred mechanism among those offered); the GSSAPI backend also
   // offers NTLM with BRIDGE_NTLM_BACKEND=gssapi, else the TypeScript acceptor checks BRIDGE_NTLM_USERS and the domain.
   const backends: SecurityBackend[] = [];
   const gssapi = gssapiBackendFor(config);
   if (gssapi !== undefined) backends.push(gssapi);
   if (config.ntlmBackend === 'typescript' && (config.ntlmUsersFile !== undefined || domain !== undefined)) {
-    const accounts = config.ntlmUsersFile === undefined ? NtlmAccounts.parse('') : NtlmAccounts.load(config.ntlmUsersFile);
+    const accounts =
+      config.ntlmUsersFile === undefined ? NtlmAccounts.parse('') : NtlmAccounts.load(config.ntlmUsersFile);
     backends.push(
       new NtlmBackend({
         accounts,
@@ -94,8 +115,14 @@ export function securityBackends(config: BridgeConfig, options: { domainNtlm?: D
 }
 
 /** securityBackends, with BRIDGE_NTLM_DOMAIN's winbind opened first (`winbind`: openDomainNtlm's options). */
-export async function openSecurityBackends(config: BridgeConfig, winbind: Omit<WinbindOptions, 'domain'> = {}): Promise<SecurityBackend[] | undefined> {
-  const domainNtlm = config.endpoint.security === 'windows' && config.ntlmDomain !== undefined ? await openDomainNtlm(config.ntlmDomain, winbind) : undefined;
+export async function openSecurityBackends(
+  config: BridgeConfig,
+  winbind: Omit<WinbindOptions, 'domain'> = {},
+): Promise<SecurityBackend[] | undefined> {
+  const domainNtlm =
+    config.endpoint.security === 'windows' && config.ntlmDomain !== undefined
+      ? await openDomainNtlm(config.ntlmDomain, winbind)
+      : undefined;
   try {
     return securityBackends(config, { domainNtlm });
   } catch (error) {
@@ -104,12 +131,20 @@ export async function openSecurityBackends(config: BridgeConfig, winbind: Omit<W
   }
 }
 
-export async function startBridge(config: BridgeConfig, service: IdbService, logger: Logger, backends = securityBackends(config)): Promise<RunningBridge> {
+export async function startBridge(
+  config: BridgeConfig,
+  service: IdbService,
+  logger: Logger,
+  backends = securityBackends(config),
+): Promise<RunningBridge> {
   const metrics = config.metrics === undefined ? undefined : new BridgeMetrics();
   const observer = metrics ?? NO_OBSERVER;
   const dispatch = soapDispatch(service, { serviceNamespace: config.endpoint.serviceNamespace, logger, observer });
   const path = new URL(config.endpoint.address.replace(/^net\.tcp:/, 'http:')).pathname;
-  const upgrade = backends === undefined ? undefined : negotiateUpgrade({ backends, protectionLevel: config.endpoint.protectionLevel });
+  const upgrade =
+    backends === undefined
+      ? undefined
+      : negotiateUpgrade({ backends, protectionLevel: config.endpoint.protectionLevel });
   const budget = new ByteBudget(config.maxInflightBytes);
   const inflight = () => ({ reservedBytes: budget.reserved, waiting: budget.waiters });
   const live = new Set<BridgeConnection>();
@@ -183,9 +218,14 @@ export async function startBridge(config: BridgeConfig, service: IdbService, log
       server.close();
       throw error;
     });
-    logger.log('info', 'bridge metrics listening', { url: `http://${config.metrics.host}:${metricsListener.port}/metrics` });
+    logger.log('info', 'bridge metrics listening', {
+      url: `http://${config.metrics.host}:${metricsListener.port}/metrics`,
+    });
   }
-  logger.log('info', 'bridge listening', { url: `net.tcp://${config.endpoint.host}:${port}${path}`, security: config.endpoint.security });
+  logger.log('info', 'bridge listening', {
+    url: `net.tcp://${config.endpoint.host}:${port}${path}`,
+    security: config.endpoint.security,
+  });
 
   return {
     port,

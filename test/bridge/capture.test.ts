@@ -24,7 +24,15 @@ import { chunked, readFollowRaw, readTcpConversation, type TcpConversation } fro
 const fixture = (name: string): Uint8Array => readShared('fixtures', 'nettcp', name);
 const fixtureText = (name: string): string => new TextDecoder().decode(fixture(name));
 const VIA = 'net.tcp://127.0.0.1:8731/IDBService';
-const OPERATIONS = ['Heartbeat', 'Heartbeat', 'ReturnScalar', 'ExecuteNonQuery', 'ReturnDatatable', 'GetFile', 'NewFile'];
+const OPERATIONS = [
+  'Heartbeat',
+  'Heartbeat',
+  'ReturnScalar',
+  'ExecuteNonQuery',
+  'ReturnDatatable',
+  'GetFile',
+  'NewFile',
+];
 
 function decodeClient(chunks: Uint8Array[]): FramingEvent[] {
   const decoder = new ServerFramingDecoder({ acceptVia: (via) => via === VIA });
@@ -32,7 +40,6 @@ function decodeClient(chunks: Uint8Array[]): FramingEvent[] {
   decoder.end();
   return events;
 }
-
 
 /** The server's side of the stream: PreambleAck, then sized envelopes (and End, if the server sends one). */
 function serverRecords(bytes: Uint8Array): { ack: boolean; envelopes: Uint8Array[]; end: boolean } {
@@ -69,7 +76,11 @@ function render(document: XmlDocument): string {
     const indent = ' '.repeat(depth);
     if (node.kind !== 'element') throw new Error(`${node.kind} at the element level`);
     const attributes = node.attributes
-      .map((a) => (a.kind === 'xmlns' ? ` ${a.prefix ? `xmlns:${a.prefix}` : 'xmlns'}="${a.uri}"` : ` ${name(a.prefix, a.localName)}="${textToString(a.value)}"`))
+      .map((a) =>
+        a.kind === 'xmlns'
+          ? ` ${a.prefix ? `xmlns:${a.prefix}` : 'xmlns'}="${a.uri}"`
+          : ` ${name(a.prefix, a.localName)}="${textToString(a.value)}"`,
+      )
       .join('');
     const open = `<${name(node.prefix, node.localName)}${attributes}>`;
     const close = `</${name(node.prefix, node.localName)}>`;
@@ -139,7 +150,9 @@ describeShared('net.tcp capture: Mono client and server, SecurityMode.None', () 
     expect(replies.ack).toBe(true);
     expect(replies.envelopes.map((p) => p.length)).toEqual([158, 142, 259, 171, 1066, 448, 183]);
     expect(replies.end).toBe(false);
-    expect(1 + replies.envelopes.reduce((n, p) => n + p.length + (p.length < 128 ? 2 : 3), 0)).toBe(conversation.server.length);
+    expect(1 + replies.envelopes.reduce((n, p) => n + p.length + (p.length < 128 ? 2 : 3), 0)).toBe(
+      conversation.server.length,
+    );
   });
 
   for (const direction of ['c2s', 's2c'] as const) {
@@ -169,12 +182,20 @@ describeShared('net.tcp capture: Mono client and server, SecurityMode.None', () 
       const reply = decodeEnvelope(replies.envelopes[i]!, outbound).document;
       const action = path(request, 'Envelope', 'Header', 'Action');
       expect(textOf(action)).toBe(`http://tempuri.org/IIDBService/${OPERATIONS[i]}`);
-      expect(action.attributes[0]).toMatchObject({ localName: 'mustUnderstand', namespace: 'http://www.w3.org/2003/05/soap-envelope' });
+      expect(action.attributes[0]).toMatchObject({
+        localName: 'mustUnderstand',
+        namespace: 'http://www.w3.org/2003/05/soap-envelope',
+      });
       const messageId = path(request, 'Envelope', 'Header', 'MessageID');
       expect(messageId.children[0]).toMatchObject({ type: 'UniqueId' });
       expect(textOf(path(reply, 'Envelope', 'Header', 'RelatesTo'))).toBe(textOf(messageId));
-      expect(textOf(path(reply, 'Envelope', 'Header', 'Action'))).toBe(`http://tempuri.org/IIDBService/${OPERATIONS[i]}Response`);
-      expect(path(request, 'Envelope', 'Body').children[0]).toMatchObject({ localName: OPERATIONS[i], namespace: 'http://tempuri.org/' });
+      expect(textOf(path(reply, 'Envelope', 'Header', 'Action'))).toBe(
+        `http://tempuri.org/IIDBService/${OPERATIONS[i]}Response`,
+      );
+      expect(path(request, 'Envelope', 'Body').children[0]).toMatchObject({
+        localName: OPERATIONS[i],
+        namespace: 'http://tempuri.org/',
+      });
     });
   });
 
@@ -195,9 +216,9 @@ describeShared('net.tcp capture: Mono client and server, SecurityMode.None', () 
     expect(scalar.children).toEqual([{ kind: 'text', type: 'Int8', value: 42 }]);
     expect(scalar.foldEnd).toBe(true);
 
-    expect(path(replyDocs[3]!, 'Envelope', 'Body', 'ExecuteNonQueryResponse', 'ExecuteNonQueryResult').children).toEqual([
-      { kind: 'text', type: 'Int8', value: 3 },
-    ]);
+    expect(
+      path(replyDocs[3]!, 'Envelope', 'Body', 'ExecuteNonQueryResponse', 'ExecuteNonQueryResult').children,
+    ).toEqual([{ kind: 'text', type: 'Int8', value: 3 }]);
     const file = path(replyDocs[5]!, 'Envelope', 'Body', 'GetFileResponse', 'GetFileResult').children[0];
     expect(file).toMatchObject({ type: 'Bytes16' });
     expect((file as { value: Uint8Array }).value).toEqual(Uint8Array.from({ length: 300 }, (_, i) => i % 256));
@@ -205,7 +226,9 @@ describeShared('net.tcp capture: Mono client and server, SecurityMode.None', () 
     const item = path(requestDocs[6]!, 'Envelope', 'Body', 'NewFile', 'item');
     expect(item.localNameKey).toBe(5);
     expect(child(item, 'Content').children).toEqual([{ kind: 'text', type: 'Bytes8', value: Uint8Array.of(1, 2, 3) }]);
-    expect(child(item, 'Created').children).toEqual([{ kind: 'text', type: 'DateTime', ticks: 0x08d9ccb9a7734000n, dateKind: 0 }]);
+    expect(child(item, 'Created').children).toEqual([
+      { kind: 'text', type: 'DateTime', ticks: 0x08d9ccb9a7734000n, dateKind: 0 },
+    ]);
     expect(textOf(child(item, 'Created'))).toBe('2022-01-01T00:00:00');
     expect(child(item, 'Name')).toMatchObject({ namespace: 'http://research.example/data' });
     expect(textOf(path(requestDocs[2]!, 'Envelope', 'Body', 'ReturnScalar', 'sql'))).toBe('select 1');
@@ -222,7 +245,10 @@ describeShared('net.tcp capture: application/negotiate upgrade (SPNEGO/NTLM)', (
   });
 
   it('stops at the upgrade request and leaves the NegotiateStream handshake to the caller', () => {
-    const decoder = new ServerFramingDecoder({ acceptUpgrade: (c) => c === 'application/negotiate', requireUpgrade: true });
+    const decoder = new ServerFramingDecoder({
+      acceptUpgrade: (c) => c === 'application/negotiate',
+      requireUpgrade: true,
+    });
     const events = decoder.push(conversation.client);
     expect(events.map((e) => e.type)).toEqual(['version', 'mode', 'via', 'encoding', 'upgradeRequest']);
     const upgrade = events[4] as Extract<FramingEvent, { type: 'upgradeRequest' }>;

@@ -16,15 +16,32 @@ import { afterAll, beforeAll, expect, it, type TestContext } from 'vitest';
 import { openBridge } from '../../tcp-bridge/src/bridge.ts';
 import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import type { RunningBridge } from '../../tcp-bridge/src/server.ts';
-import { buildDotnetProject, DOTNET_MISSING, dotnetAvailable, infoOf, runChecks, type DotnetBuild } from '../support/dotnet.ts';
+import {
+  buildDotnetProject,
+  DOTNET_MISSING,
+  dotnetAvailable,
+  infoOf,
+  runChecks,
+  type DotnetBuild,
+} from '../support/dotnet.ts';
 import { describeFailures } from '../support/mono-e2e.ts';
-import { describeSamba, SAMBA_DC_HOST, SAMBA_DNS_IDENTITY, SAMBA_REALM, SAMBA_USERS, SambaUnavailable, startSambaDomain, type SambaDomain } from '../support/samba-ad.ts';
+import {
+  describeSamba,
+  SAMBA_DC_HOST,
+  SAMBA_DNS_IDENTITY,
+  SAMBA_REALM,
+  SAMBA_USERS,
+  SambaUnavailable,
+  startSambaDomain,
+  type SambaDomain,
+} from '../support/samba-ad.ts';
 
 const TIMEOUT = 600_000;
 const dotnet = dotnetAvailable();
 if (!dotnet) console.warn(`[bridge dotnet AD] ${DOTNET_MISSING}`);
 const gssNtlm = existsSync('/etc/gss/mech.d/mech.ntlmssp.conf');
-if (dotnet && !gssNtlm) console.warn('[bridge dotnet AD] gss-ntlmssp is not installed: the .NET client NTLM test is skipped.');
+if (dotnet && !gssNtlm)
+  console.warn('[bridge dotnet AD] gss-ntlmssp is not installed: the .NET client NTLM test is skipped.');
 const SECTIONS = ['--sections', 'heartbeat,nonquery,requests,datatable,scalar,files,documents,faults,channels,cleanup'];
 
 describeSamba('.NET WCF client as a domain user (Kerberos and NTLM against the bridge in Samba AD)', () => {
@@ -43,7 +60,10 @@ describeSamba('.NET WCF client as a domain user (Kerberos and NTLM against the b
   };
   const endpoint = () => `net.tcp://127.0.0.1:${bridge!.port}/IDBService`;
   /** The bridge's 'authenticated' lines since `from`: who logged on, how, with which SIDs. */
-  const since = (from: number) => logons.slice(from).map(({ caller, mechanism, sids }) => ({ caller, mechanism, first: (sids as string[] | undefined)?.[0] }));
+  const since = (from: number) =>
+    logons
+      .slice(from)
+      .map(({ caller, mechanism, sids }) => ({ caller, mechanism, first: (sids as string[] | undefined)?.[0] }));
 
   beforeAll(async () => {
     if (!dotnet) return;
@@ -75,8 +95,14 @@ describeSamba('.NET WCF client as a domain user (Kerberos and NTLM against the b
       FILES_URL: `file:${join(folder, 'files')}`,
     });
     aliceSid = await domain.sidOf('alice');
-    const logger = { log: (_level: string, msg: string, fields: Record<string, unknown> = {}) => void (msg === 'authenticated' && logons.push(fields)) };
-    bridge = await openBridge(config, logger, { winbind: { config: member.conf, env: member.env }, ldapTls: { servername: SAMBA_DC_HOST } });
+    const logger = {
+      log: (_level: string, msg: string, fields: Record<string, unknown> = {}) =>
+        void (msg === 'authenticated' && logons.push(fields)),
+    };
+    bridge = await openBridge(config, logger, {
+      winbind: { config: member.conf, env: member.env },
+      ldapTls: { servername: SAMBA_DC_HOST },
+    });
   }, TIMEOUT);
 
   afterAll(async () => {
@@ -91,11 +117,27 @@ describeSamba('.NET WCF client as a domain user (Kerberos and NTLM against the b
       const d = need(ctx);
       const { env } = await d.kinit('alice', SAMBA_USERS.alice.password);
       const from = logons.length;
-      const run = await runChecks(client.dll, ['e2e', endpoint(), '--server-max-mb', '60', '--security', 'windows', '--identity', SAMBA_DNS_IDENTITY, ...SECTIONS], { env, timeoutMs: TIMEOUT - 20_000 });
+      const run = await runChecks(
+        client.dll,
+        [
+          'e2e',
+          endpoint(),
+          '--server-max-mb',
+          '60',
+          '--security',
+          'windows',
+          '--identity',
+          SAMBA_DNS_IDENTITY,
+          ...SECTIONS,
+        ],
+        { env, timeoutMs: TIMEOUT - 20_000 },
+      );
       expect(run.failed, describeFailures(run)).toEqual([]);
       expect(run.summary?.passed).toBeGreaterThan(100);
       // Every channel logged on with Kerberos (pooled sockets log on again per channel), the PAC's SIDs hers.
-      expect(new Set(since(from).map((l) => JSON.stringify(l)))).toEqual(new Set([JSON.stringify({ caller: `alice@${SAMBA_REALM}`, mechanism: 'Kerberos', first: aliceSid })]));
+      expect(new Set(since(from).map((l) => JSON.stringify(l)))).toEqual(
+        new Set([JSON.stringify({ caller: `alice@${SAMBA_REALM}`, mechanism: 'Kerberos', first: aliceSid })]),
+      );
     },
     TIMEOUT,
   );
@@ -107,13 +149,43 @@ describeSamba('.NET WCF client as a domain user (Kerberos and NTLM against the b
       // No ticket cache and a krb5.conf without the realm (dotnetEnv's): .NET's Negotiate falls back to NTLM.
       const alice = ['--user', 'SAMDOM\\alice', '--password', SAMBA_USERS.alice.password];
       const from = logons.length;
-      const run = await runChecks(client.dll, ['e2e', endpoint(), '--server-max-mb', '60', '--security', 'windows', '--identity', SAMBA_DNS_IDENTITY, ...alice, ...SECTIONS], { timeoutMs: TIMEOUT - 20_000 });
+      const run = await runChecks(
+        client.dll,
+        [
+          'e2e',
+          endpoint(),
+          '--server-max-mb',
+          '60',
+          '--security',
+          'windows',
+          '--identity',
+          SAMBA_DNS_IDENTITY,
+          ...alice,
+          ...SECTIONS,
+        ],
+        { timeoutMs: TIMEOUT - 20_000 },
+      );
       expect(run.failed, describeFailures(run)).toEqual([]);
       expect(run.summary?.passed).toBeGreaterThan(100);
-      expect(new Set(since(from).map((l) => JSON.stringify(l)))).toEqual(new Set([JSON.stringify({ caller: 'SAMDOM\\alice', mechanism: 'NTLM', first: aliceSid })]));
-      const wrong = await runChecks(client.dll, ['refused', endpoint(), '--security', 'windows', '--identity', SAMBA_DNS_IDENTITY, '--user', 'SAMDOM\\alice', '--password', 'Not-Her-Password1']);
+      expect(new Set(since(from).map((l) => JSON.stringify(l)))).toEqual(
+        new Set([JSON.stringify({ caller: 'SAMDOM\\alice', mechanism: 'NTLM', first: aliceSid })]),
+      );
+      const wrong = await runChecks(client.dll, [
+        'refused',
+        endpoint(),
+        '--security',
+        'windows',
+        '--identity',
+        SAMBA_DNS_IDENTITY,
+        '--user',
+        'SAMDOM\\alice',
+        '--password',
+        'Not-Her-Password1',
+      ]);
       expect(wrong.failed, describeFailures(wrong)).toEqual([]);
-      expect(infoOf(wrong, 'refused')).toMatch(/^System\.ServiceModel\.Security\.SecurityNegotiationException: The server has rejected the client credentials\./);
+      expect(infoOf(wrong, 'refused')).toMatch(
+        /^System\.ServiceModel\.Security\.SecurityNegotiationException: The server has rejected the client credentials\./,
+      );
     },
     TIMEOUT,
   );

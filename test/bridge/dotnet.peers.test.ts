@@ -23,7 +23,15 @@ import { securityBackends, startBridge, type RunningBridge } from '../../tcp-bri
 import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
 import { testApp } from '../support/app.ts';
 import { bridgeBackends, type BridgeBackend } from '../support/bridge-backends.ts';
-import { buildDotnetProject, DOTNET_MISSING, dotnetAvailable, DotnetUnavailableError, infoOf, runChecks, type DotnetBuild } from '../support/dotnet.ts';
+import {
+  buildDotnetProject,
+  DOTNET_MISSING,
+  dotnetAvailable,
+  DotnetUnavailableError,
+  infoOf,
+  runChecks,
+  type DotnetBuild,
+} from '../support/dotnet.ts';
 import { startCoreWcfHost, buildSvcutilClient } from '../support/dotnet-peers.ts';
 import { krb5Missing, startTestRealm, type TestRealm } from '../support/krb5-realm.ts';
 import { describeFailures, type MonoRun } from '../support/mono-e2e.ts';
@@ -33,9 +41,11 @@ const available = dotnetAvailable();
 if (!available) console.warn(`[bridge dotnet] ${DOTNET_MISSING}`);
 // .NET's Negotiate on Linux reaches NTLM through MIT GSSAPI and gss-ntlmssp (Debian gss-ntlmssp, which .ci/run installs).
 const gssNtlm = existsSync('/etc/gss/mech.d/mech.ntlmssp.conf');
-if (available && !gssNtlm) console.warn('[bridge dotnet] gss-ntlmssp is not installed: the NTLM suites of the .NET client are skipped.');
+if (available && !gssNtlm)
+  console.warn('[bridge dotnet] gss-ntlmssp is not installed: the NTLM suites of the .NET client are skipped.');
 const krb5 = krb5Missing();
-if (available && krb5.length > 0) console.warn(`[bridge dotnet] missing ${krb5.join(', ')}: the Kerberos suite of the .NET client is skipped.`);
+if (available && krb5.length > 0)
+  console.warn(`[bridge dotnet] missing ${krb5.join(', ')}: the Kerberos suite of the .NET client is skipped.`);
 
 const TIMEOUT = 600_000;
 /** MAX_MESSAGE_MB of the bridges here: above the 50 MB file, below the client's own 64 MiB, so a request can exceed it. */
@@ -52,7 +62,11 @@ async function wcfClient(): Promise<DotnetBuild> {
 
 /** Runs the client's e2e scenario and expects every check to pass. */
 async function scenario(endpoint: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<MonoRun> {
-  const run = await runChecks((await wcfClient()).dll, ['e2e', endpoint, '--server-max-mb', String(SERVER_MAX_MB), ...args], { env, timeoutMs: TIMEOUT - 20_000 });
+  const run = await runChecks(
+    (await wcfClient()).dll,
+    ['e2e', endpoint, '--server-max-mb', String(SERVER_MAX_MB), ...args],
+    { env, timeoutMs: TIMEOUT - 20_000 },
+  );
   expect(run.failed, describeFailures(run)).toEqual([]);
   return run;
 }
@@ -75,7 +89,11 @@ describe.skipIf(!available)('.NET WCF client (ChannelFactory, SecurityMode.None)
       folder = await mkdtemp(join(tmpdir(), `bridge-dotnet-${name}-`));
       await writeFile(join(folder, 'roles.json'), JSON.stringify({ writer: ['anonymous'] }));
       [backend] = await Promise.all([start(folder), wcfClient()]);
-      bridge = await bridgeOn({ BRIDGE_SECURITY: 'none', BRIDGE_ROLES_FILE: join(folder, 'roles.json'), ...backend.env });
+      bridge = await bridgeOn({
+        BRIDGE_SECURITY: 'none',
+        BRIDGE_ROLES_FILE: join(folder, 'roles.json'),
+        ...backend.env,
+      });
     }, TIMEOUT);
 
     afterAll(async () => {
@@ -90,13 +108,33 @@ describe.skipIf(!available)('.NET WCF client (ChannelFactory, SecurityMode.None)
         const run = await scenario(`net.tcp://localhost:${bridge.port}/IDBService`, ['--backend', name]);
         // PostgreSQL knows fewer of the spec's type names than SQLite (no mediumint, nvarchar, blob, ...): fewer checks.
         expect(run.summary?.passed).toBeGreaterThan(name === 'sqlite' ? 550 : 500);
-        for (const s of ['heartbeat', 'nonquery', 'requests', 'datatable', 'datatable-types', 'scalar', 'files', 'documents', 'faults', 'sql-faults', 'channels', 'concurrency', 'bigfile', 'quota', 'cleanup']) {
+        for (const s of [
+          'heartbeat',
+          'nonquery',
+          'requests',
+          'datatable',
+          'datatable-types',
+          'scalar',
+          'files',
+          'documents',
+          'faults',
+          'sql-faults',
+          'channels',
+          'concurrency',
+          'bigfile',
+          'quota',
+          'cleanup',
+        ]) {
           expect(section(run, s), s).toMatchObject({ ok: true });
         }
         // The quotas as a .NET user sees them: its own QuotaExceededException for a reply over MaxReceivedMessageSize;
         // for a request over the bridge's maximum, the framing fault MaxMessageSizeExceededFault raised as one too.
-        expect(infoOf(run, 'quota.client.exception')).toMatch(/QuotaExceededException: The maximum message size quota for incoming messages \(65536\)/);
-        expect(infoOf(run, 'quota.server.exception')).toMatch(/QuotaExceededException: The maximum message size quota for incoming messages has been exceeded for the remote channel/);
+        expect(infoOf(run, 'quota.client.exception')).toMatch(
+          /QuotaExceededException: The maximum message size quota for incoming messages \(65536\)/,
+        );
+        expect(infoOf(run, 'quota.server.exception')).toMatch(
+          /QuotaExceededException: The maximum message size quota for incoming messages has been exceeded for the remote channel/,
+        );
       },
       TIMEOUT,
     );
@@ -111,7 +149,10 @@ describe.skipIf(!available || !gssNtlm)('.NET WCF client with Windows security (
   beforeAll(async () => {
     folder = await mkdtemp(join(tmpdir(), 'bridge-dotnet-windows-'));
     await writeFile(join(folder, 'users'), 'TESTDOM:alice:Secret123!\nTESTDOM:bob:Reader456!\n', { mode: 0o600 });
-    await writeFile(join(folder, 'roles.json'), JSON.stringify({ writer: ['TESTDOM\\alice'], reader: ['TESTDOM\\bob'] }));
+    await writeFile(
+      join(folder, 'roles.json'),
+      JSON.stringify({ writer: ['TESTDOM\\alice'], reader: ['TESTDOM\\bob'] }),
+    );
     await wcfClient();
     for (const level of ['EncryptAndSign', 'Sign'] as const) {
       bridges.set(
@@ -135,7 +176,13 @@ describe.skipIf(!available || !gssNtlm)('.NET WCF client with Windows security (
   it(
     'passes every check at EncryptAndSign with explicit credentials (ClientCredentials.Windows.ClientCredential), pooled sockets logging on again per channel',
     async () => {
-      const run = await scenario(endpoint('EncryptAndSign'), ['--security', 'windows', '--protection', 'EncryptAndSign', ...ALICE]);
+      const run = await scenario(endpoint('EncryptAndSign'), [
+        '--security',
+        'windows',
+        '--protection',
+        'EncryptAndSign',
+        ...ALICE,
+      ]);
       expect(run.summary?.passed).toBeGreaterThan(550);
       expect(section(run, 'channels')).toMatchObject({ ok: true });
     },
@@ -145,14 +192,22 @@ describe.skipIf(!available || !gssNtlm)('.NET WCF client with Windows security (
   it(
     'works signed only (ProtectionLevel.Sign) against a bridge with BRIDGE_PROTECTION_LEVEL=Sign',
     async () => {
-      const run = await scenario(endpoint('Sign'), ['--security', 'windows', '--protection', 'Sign', ...ALICE, '--sections', 'heartbeat,nonquery,datatable,files,faults,channels,cleanup']);
+      const run = await scenario(endpoint('Sign'), [
+        '--security',
+        'windows',
+        '--protection',
+        'Sign',
+        ...ALICE,
+        '--sections',
+        'heartbeat,nonquery,datatable,files,faults,channels,cleanup',
+      ]);
       expect(section(run, 'files')).toMatchObject({ ok: true });
     },
     TIMEOUT,
   );
 
   it(
-    "gives a reader FaultException AccessDenied for writer operations and writing SQL, and the channel goes on",
+    'gives a reader FaultException AccessDenied for writer operations and writing SQL, and the channel goes on',
     async () => {
       const run = await scenario(endpoint('EncryptAndSign'), ['--security', 'windows', ...BOB, '--sections', 'reader']);
       expect(run.checks.filter((c) => c.check.endsWith('.subcode')).map((c) => c.check)).toEqual([
@@ -169,11 +224,30 @@ describe.skipIf(!available || !gssNtlm)('.NET WCF client with Windows security (
     'refuses a wrong password, and a Sign client under EncryptAndSign, as SecurityNegotiationException before any call',
     async () => {
       const { dll } = await wcfClient();
-      const wrong = await runChecks(dll, ['refused', endpoint('EncryptAndSign'), '--security', 'windows', '--user', 'TESTDOM\\alice', '--password', 'nope']);
+      const wrong = await runChecks(dll, [
+        'refused',
+        endpoint('EncryptAndSign'),
+        '--security',
+        'windows',
+        '--user',
+        'TESTDOM\\alice',
+        '--password',
+        'nope',
+      ]);
       expect(wrong.failed, describeFailures(wrong)).toEqual([]);
       // Logon denied (0x8009030C = -2146893044) as .NET reads the bridge's HandshakeError frame.
-      expect(infoOf(wrong, 'refused')).toMatch(/^System\.ServiceModel\.Security\.SecurityNegotiationException: The server has rejected the client credentials\. <- System\.Security\.Authentication\.InvalidCredentialException: .* <- System\.ComponentModel\.Win32Exception: .*-2146893044/);
-      const signOnly = await runChecks(dll, ['refused', endpoint('EncryptAndSign'), '--security', 'windows', '--protection', 'Sign', ...ALICE]);
+      expect(infoOf(wrong, 'refused')).toMatch(
+        /^System\.ServiceModel\.Security\.SecurityNegotiationException: The server has rejected the client credentials\. <- System\.Security\.Authentication\.InvalidCredentialException: .* <- System\.ComponentModel\.Win32Exception: .*-2146893044/,
+      );
+      const signOnly = await runChecks(dll, [
+        'refused',
+        endpoint('EncryptAndSign'),
+        '--security',
+        'windows',
+        '--protection',
+        'Sign',
+        ...ALICE,
+      ]);
       expect(signOnly.failed, describeFailures(signOnly)).toEqual([]);
       expect(infoOf(signOnly, 'refused')).toMatch(/^System\.ServiceModel\.Security\.SecurityNegotiationException: /);
       console.info(`[bridge dotnet] a Sign client under EncryptAndSign sees: ${infoOf(signOnly, 'refused')}`);
@@ -185,13 +259,24 @@ describe.skipIf(!available || !gssNtlm)('.NET WCF client with Windows security (
     "with .NET's managed NTLM (System.Net.Security.UseManagedNtlm) either passes, or fails in the client before NTLM starts",
     async (context) => {
       const { dll } = await wcfClient();
-      const run = await runChecks(dll, ['e2e', endpoint('EncryptAndSign'), '--security', 'windows', '--managed-ntlm', ...ALICE, '--sections', 'heartbeat,datatable,channels,cleanup']);
+      const run = await runChecks(dll, [
+        'e2e',
+        endpoint('EncryptAndSign'),
+        '--security',
+        'windows',
+        '--managed-ntlm',
+        ...ALICE,
+        '--sections',
+        'heartbeat,datatable,channels,cleanup',
+      ]);
       const heartbeat = section(run, 'heartbeat');
       // .NET 10's managed SPNEGO offers Kerberos first and gives up when GSSAPI cannot get a Kerberos credential for
       // the account (0x8009030D, SEC_E_UNKNOWN_CREDENTIALS) instead of going on with NTLM; the bridge sees a
       // HandshakeError as the first frame. Nothing the server can answer changes that.
       if (heartbeat?.ok === false && /-2146893043/.test(heartbeat.error ?? '')) {
-        console.warn('[bridge dotnet] managed NTLM: .NET refuses in the client (managed SPNEGO tries Kerberos first and stops at SEC_E_UNKNOWN_CREDENTIALS); skipped');
+        console.warn(
+          '[bridge dotnet] managed NTLM: .NET refuses in the client (managed SPNEGO tries Kerberos first and stops at SEC_E_UNKNOWN_CREDENTIALS); skipped',
+        );
         context.skip();
       }
       expect(run.failed, describeFailures(run)).toEqual([]);
@@ -200,38 +285,52 @@ describe.skipIf(!available || !gssNtlm)('.NET WCF client with Windows security (
   );
 });
 
-describe.skipIf(!available || krb5.length > 0)('.NET WCF client with Windows security (Kerberos from a kinit ccache)', () => {
-  let realm: TestRealm;
-  let folder: string;
-  let bridge: RunningBridge;
+describe.skipIf(!available || krb5.length > 0)(
+  '.NET WCF client with Windows security (Kerberos from a kinit ccache)',
+  () => {
+    let realm: TestRealm;
+    let folder: string;
+    let bridge: RunningBridge;
 
-  beforeAll(async () => {
-    [realm] = await Promise.all([startTestRealm(), wcfClient()]);
-    folder = await mkdtemp(join(tmpdir(), 'bridge-dotnet-krb5-'));
-    await writeFile(join(folder, 'roles.json'), JSON.stringify({ writer: ['alice@TEST.LOCAL'] }));
-    bridge = await bridgeOn({
-      KRB5_KTNAME: realm.keytab,
-      BRIDGE_ROLES_FILE: join(folder, 'roles.json'),
-      DATABASE_URL: `file:${join(folder, 'idb.sqlite')}`,
-      FILES_URL: `file:${join(folder, 'files')}`,
+    beforeAll(async () => {
+      [realm] = await Promise.all([startTestRealm(), wcfClient()]);
+      folder = await mkdtemp(join(tmpdir(), 'bridge-dotnet-krb5-'));
+      await writeFile(join(folder, 'roles.json'), JSON.stringify({ writer: ['alice@TEST.LOCAL'] }));
+      bridge = await bridgeOn({
+        KRB5_KTNAME: realm.keytab,
+        BRIDGE_ROLES_FILE: join(folder, 'roles.json'),
+        DATABASE_URL: `file:${join(folder, 'idb.sqlite')}`,
+        FILES_URL: `file:${join(folder, 'files')}`,
+      });
+    }, TIMEOUT);
+
+    afterAll(async () => {
+      await bridge?.close();
+      await realm?.stop();
+      if (folder) await rm(folder, { recursive: true, force: true });
     });
-  }, TIMEOUT);
 
-  afterAll(async () => {
-    await bridge?.close();
-    await realm?.stop();
-    if (folder) await rm(folder, { recursive: true, force: true });
-  });
-
-  it(
-    'passes the scenario as alice@TEST.LOCAL with the DNS identity localhost (SPN host/localhost), default credentials',
-    async () => {
-      const run = await scenario(`net.tcp://127.0.0.1:${bridge.port}/IDBService`, ['--security', 'windows', '--identity', 'localhost', '--sections', 'heartbeat,nonquery,requests,datatable,datatable-types,scalar,files,documents,faults,sql-faults,channels,concurrency,cleanup'], realm.clientEnv);
-      expect(run.summary?.passed).toBeGreaterThan(400);
-    },
-    TIMEOUT,
-  );
-});
+    it(
+      'passes the scenario as alice@TEST.LOCAL with the DNS identity localhost (SPN host/localhost), default credentials',
+      async () => {
+        const run = await scenario(
+          `net.tcp://127.0.0.1:${bridge.port}/IDBService`,
+          [
+            '--security',
+            'windows',
+            '--identity',
+            'localhost',
+            '--sections',
+            'heartbeat,nonquery,requests,datatable,datatable-types,scalar,files,documents,faults,sql-faults,channels,concurrency,cleanup',
+          ],
+          realm.clientEnv,
+        );
+        expect(run.summary?.passed).toBeGreaterThan(400);
+      },
+      TIMEOUT,
+    );
+  },
+);
 
 /** Skips the test with the reason when a peer's packages are not served; rethrows anything else. */
 async function orSkip<T>(context: { skip: (note?: string) => void }, what: string, promise: Promise<T>): Promise<T> {
@@ -255,7 +354,12 @@ describe.skipIf(!available)('dotnet-svcutil client and CoreWCF host', () => {
   beforeAll(async () => {
     folder = await mkdtemp(join(tmpdir(), 'bridge-dotnet-peers-'));
     await writeFile(join(folder, 'roles.json'), JSON.stringify({ writer: ['anonymous'] }));
-    bridge = await bridgeOn({ BRIDGE_SECURITY: 'none', BRIDGE_ROLES_FILE: join(folder, 'roles.json'), DATABASE_URL: `file:${join(folder, 'idb.sqlite')}`, FILES_URL: `file:${join(folder, 'files')}` });
+    bridge = await bridgeOn({
+      BRIDGE_SECURITY: 'none',
+      BRIDGE_ROLES_FILE: join(folder, 'roles.json'),
+      DATABASE_URL: `file:${join(folder, 'idb.sqlite')}`,
+      FILES_URL: `file:${join(folder, 'files')}`,
+    });
     const { app } = await testApp({ BRIDGE_SECURITY: 'none', BRIDGE_PORT: String(bridge.port) });
     httpPort = await freePort();
     await new Promise<void>((listening) => {
@@ -272,7 +376,11 @@ describe.skipIf(!available)('dotnet-svcutil client and CoreWCF host', () => {
   it(
     'the client dotnet-svcutil generates from GET /IDBService?wsdl (typed DataTable) calls Heartbeat, ReturnDatatable, NewFile, GetFile',
     async (context) => {
-      const exe = await orSkip(context, 'dotnet-svcutil', buildSvcutilClient(`http://127.0.0.1:${httpPort}/IDBService?wsdl`));
+      const exe = await orSkip(
+        context,
+        'dotnet-svcutil',
+        buildSvcutilClient(`http://127.0.0.1:${httpPort}/IDBService?wsdl`),
+      );
       const run = await runChecks(exe.dll, [`net.tcp://localhost:${bridge.port}/IDBService`]);
       expect(run.failed, describeFailures(run)).toEqual([]);
       expect(run.checks.length).toBeGreaterThan(10);

@@ -17,7 +17,13 @@ import {
   WriterSession,
 } from '../../tcp-bridge/src/binary-xml/index.ts';
 import { ByteWriter } from '../../tcp-bridge/src/bytes.ts';
-import { clientPreamble, framing, FramingFault, ServerFramingDecoder, type ServerDecoderOptions } from '../../tcp-bridge/src/framing/index.ts';
+import {
+  clientPreamble,
+  framing,
+  FramingFault,
+  ServerFramingDecoder,
+  type ServerDecoderOptions,
+} from '../../tcp-bridge/src/framing/index.ts';
 import { comparable, documentArb, SESSION_STRINGS } from '../support/binary-xml-arbitrary.ts';
 import { chunked } from '../support/pcap.ts';
 
@@ -25,7 +31,11 @@ const VIA = 'net.tcp://127.0.0.1:8731/IDBService';
 
 /** Random edits of a valid input: flip, replace, insert and delete bytes, or cut it short. */
 function mutated(valid: fc.Arbitrary<Uint8Array>): fc.Arbitrary<Uint8Array> {
-  const edit = fc.tuple(fc.constantFrom('flip', 'set', 'insert', 'delete', 'cut'), fc.nat(), fc.integer({ min: 0, max: 255 }));
+  const edit = fc.tuple(
+    fc.constantFrom('flip', 'set', 'insert', 'delete', 'cut'),
+    fc.nat(),
+    fc.integer({ min: 0, max: 255 }),
+  );
   return fc.tuple(valid, fc.array(edit, { minLength: 1, maxLength: 4 })).map(([bytes, edits]) => {
     let out = [...bytes];
     for (const [kind, where, value] of edits) {
@@ -39,7 +49,6 @@ function mutated(valid: fc.Arbitrary<Uint8Array>): fc.Arbitrary<Uint8Array> {
     return Uint8Array.from(out);
   });
 }
-
 
 describe('fuzz: framing decoder', () => {
   const validStream = fc
@@ -65,26 +74,31 @@ describe('fuzz: framing decoder', () => {
 
   it('ends every byte sequence in events or a FramingFault, in any chunking', () => {
     fc.assert(
-      fc.property(input, fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 8 }), options, (bytes, sizes, opts) => {
-        const decoder = new ServerFramingDecoder(opts);
-        let payloadBytes = 0;
-        try {
-          for (const chunk of chunked(bytes, sizes)) {
-            for (const event of decoder.push(chunk)) {
-              if (event.type === 'sizedEnvelope') {
-                payloadBytes += event.payload.length;
-                expect(event.payload.length).toBeLessThanOrEqual(opts.maxMessageSize ?? 64 * 1024 * 1024);
+      fc.property(
+        input,
+        fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 8 }),
+        options,
+        (bytes, sizes, opts) => {
+          const decoder = new ServerFramingDecoder(opts);
+          let payloadBytes = 0;
+          try {
+            for (const chunk of chunked(bytes, sizes)) {
+              for (const event of decoder.push(chunk)) {
+                if (event.type === 'sizedEnvelope') {
+                  payloadBytes += event.payload.length;
+                  expect(event.payload.length).toBeLessThanOrEqual(opts.maxMessageSize ?? 64 * 1024 * 1024);
+                }
+                if (event.type === 'upgradeRequest') decoder.upgradeComplete();
               }
-              if (event.type === 'upgradeRequest') decoder.upgradeComplete();
             }
+            decoder.end();
+          } catch (error) {
+            if (!(error instanceof FramingFault)) throw error;
+            expect(decoder.state).toBe('closed');
           }
-          decoder.end();
-        } catch (error) {
-          if (!(error instanceof FramingFault)) throw error;
-          expect(decoder.state).toBe('closed');
-        }
-        expect(payloadBytes).toBeLessThanOrEqual(bytes.length);
-      }),
+          expect(payloadBytes).toBeLessThanOrEqual(bytes.length);
+        },
+      ),
       { seed: 0x6e6d66, numRuns: 3000 },
     );
   });
@@ -100,7 +114,10 @@ describe('fuzz: MC-NBFX reader', () => {
   const input = fc.oneof(
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 200 }) },
     // Plausible openings: an element record, then noise.
-    { weight: 1, arbitrary: fc.uint8Array({ maxLength: 100 }).map((tail) => Uint8Array.from([0x40, 0x01, 0x78, ...tail])) },
+    {
+      weight: 1,
+      arbitrary: fc.uint8Array({ maxLength: 100 }).map((tail) => Uint8Array.from([0x40, 0x01, 0x78, ...tail])),
+    },
     { weight: 3, arbitrary: mutated(validDocument) },
   );
 
@@ -136,17 +153,21 @@ describe('fuzz: MC-NBFSE envelopes', () => {
 
   it('ends every payload sequence in documents or a BinaryXmlError, within the session quota', () => {
     fc.assert(
-      fc.property(fc.array(input, { minLength: 1, maxLength: 4 }), fc.integer({ min: 16, max: 2048 }), (payloads, quota) => {
-        const session = new ReaderSession(quota);
-        for (const payload of payloads) {
-          try {
-            decodeEnvelope(payload, session, { maxRecords: 5000 });
-          } catch (error) {
-            if (!(error instanceof BinaryXmlError)) throw error;
+      fc.property(
+        fc.array(input, { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 16, max: 2048 }),
+        (payloads, quota) => {
+          const session = new ReaderSession(quota);
+          for (const payload of payloads) {
+            try {
+              decodeEnvelope(payload, session, { maxRecords: 5000 });
+            } catch (error) {
+              if (!(error instanceof BinaryXmlError)) throw error;
+            }
+            expect(session.bytesUsed).toBeLessThanOrEqual(quota);
           }
-          expect(session.bytesUsed).toBeLessThanOrEqual(quota);
-        }
-      }),
+        },
+      ),
       { seed: 0x6e626673, numRuns: 1500 },
     );
   });

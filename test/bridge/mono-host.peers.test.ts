@@ -13,7 +13,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NetTcpChannel, NetTcpChannelError, runLoad, SoapFaultError } from '../../bench/nettcp-client.ts';
 import { testApp } from '../support/app.ts';
 import { monoAvailable } from '../support/mono.ts';
-import { buildMonoPrograms, describeFailures, parseChecks, runE2EClient, runSvcutilClient, startMonoHost, type MonoHostProcess } from '../support/mono-e2e.ts';
+import {
+  buildMonoPrograms,
+  describeFailures,
+  parseChecks,
+  runE2EClient,
+  runSvcutilClient,
+  startMonoHost,
+  type MonoHostProcess,
+} from '../support/mono-e2e.ts';
 import { freePort } from '../support/net.ts';
 
 const MONO_TIMEOUT = 240_000;
@@ -22,7 +30,8 @@ describe('parseChecks', () => {
   it('reads check lines and the summary, and turns anything else into a failed check', () => {
     const run = parseChecks({
       code: 1,
-      stdout: '{"check":"a","ok":true}\n{"check":"b","ok":false,"expected":"Int32:1","actual":"Int64:1"}\nnoise\n{"summary":true,"passed":1,"failed":1,"ms":5}\n',
+      stdout:
+        '{"check":"a","ok":true}\n{"check":"b","ok":false,"expected":"Int32:1","actual":"Int64:1"}\nnoise\n{"summary":true,"passed":1,"failed":1,"ms":5}\n',
       stderr: '',
     });
     expect(run.checks.map((c) => [c.check, c.ok])).toEqual([
@@ -35,8 +44,14 @@ describe('parseChecks', () => {
   });
 
   it('fails a run without a summary or whose exit code disagrees with it', () => {
-    expect(parseChecks({ code: 134, stdout: '{"check":"a","ok":true}\n', stderr: 'crash' }).failed.map((c) => c.check)).toEqual(['summary']);
-    expect(parseChecks({ code: 1, stdout: '{"summary":true,"passed":3,"failed":0,"ms":1}\n', stderr: '' }).failed.map((c) => c.check)).toEqual(['exit-code']);
+    expect(
+      parseChecks({ code: 134, stdout: '{"check":"a","ok":true}\n', stderr: 'crash' }).failed.map((c) => c.check),
+    ).toEqual(['summary']);
+    expect(
+      parseChecks({ code: 1, stdout: '{"summary":true,"passed":3,"failed":0,"ms":1}\n', stderr: '' }).failed.map(
+        (c) => c.check,
+      ),
+    ).toEqual(['exit-code']);
   });
 });
 
@@ -51,12 +66,18 @@ describe.skipIf(!monoAvailable())('the Mono harness against MonoHost', () => {
     await host?.stop();
   });
 
-  it('MonoHost reports its endpoint and stops when its stdin closes', async () => {
-    expect(host.endpoint).toBe(`net.tcp://127.0.0.1:${host.port}/IDBService`);
-    const other = await startMonoHost();
-    await other.stop();
-    await expect(NetTcpChannel.open(other.endpoint, { openTimeoutMs: 2000 })).rejects.toBeInstanceOf(NetTcpChannelError);
-  }, MONO_TIMEOUT);
+  it(
+    'MonoHost reports its endpoint and stops when its stdin closes',
+    async () => {
+      expect(host.endpoint).toBe(`net.tcp://127.0.0.1:${host.port}/IDBService`);
+      const other = await startMonoHost();
+      await other.stop();
+      await expect(NetTcpChannel.open(other.endpoint, { openTimeoutMs: 2000 })).rejects.toBeInstanceOf(
+        NetTcpChannelError,
+      );
+    },
+    MONO_TIMEOUT,
+  );
 
   it(
     'E2EClient --host-smoke: Heartbeat true and ReturnScalar a boxed Int32 42',
@@ -98,20 +119,42 @@ describe.skipIf(!monoAvailable())('the Mono harness against MonoHost', () => {
     'E2EClient reports wrong answers as failed checks with expected and actual values, a thrown fault as a failed section, and exits 1',
     async () => {
       // MonoHost answers 42 to any SQL and faults NotSupported for the other SQL operations.
-      const run = await runE2EClient(host.endpoint, { sections: ['sql-faults', 'heartbeat', 'concurrency'], timeoutMs: 120_000 });
+      const run = await runE2EClient(host.endpoint, {
+        sections: ['sql-faults', 'heartbeat', 'concurrency'],
+        timeoutMs: 120_000,
+      });
       expect(run.code).toBe(1);
       const byName = new Map(run.checks.map((c) => [c.check, c]));
-      expect(byName.get('sql-faults.syntax.faults')).toMatchObject({ ok: false, expected: 'FaultException', actual: 'no fault' });
-      expect(byName.get('sql-faults.syntax.same-channel-works')).toMatchObject({ ok: false, expected: 'String:still here', actual: 'Int32:42' });
-      expect(byName.get('sql-faults.missing-table.subcode')).toMatchObject({ ok: false, expected: 'String:SqlError', actual: 'String:NotSupported' });
-      expect(byName.get('sql-faults')).toMatchObject({ ok: false, section: true, error: expect.stringContaining('NotSupported') });
+      expect(byName.get('sql-faults.syntax.faults')).toMatchObject({
+        ok: false,
+        expected: 'FaultException',
+        actual: 'no fault',
+      });
+      expect(byName.get('sql-faults.syntax.same-channel-works')).toMatchObject({
+        ok: false,
+        expected: 'String:still here',
+        actual: 'Int32:42',
+      });
+      expect(byName.get('sql-faults.missing-table.subcode')).toMatchObject({
+        ok: false,
+        expected: 'String:SqlError',
+        actual: 'String:NotSupported',
+      });
+      expect(byName.get('sql-faults')).toMatchObject({
+        ok: false,
+        section: true,
+        error: expect.stringContaining('NotSupported'),
+      });
       // The next section runs on a channel of its own.
       expect(byName.get('heartbeat')).toMatchObject({ ok: true, section: true });
       // Four channels at once, each on its own thread: all but the SQL echo answered right.
       for (const n of [0, 1, 2, 3]) {
         expect(byName.get(`concurrency.thread${n}.heartbeat`)).toMatchObject({ ok: true });
         expect(byName.get(`concurrency.thread${n}.files`)).toMatchObject({ ok: true });
-        expect(byName.get(`concurrency.thread${n}.scalar`)).toMatchObject({ ok: false, actual: expect.stringContaining('Int32:42') });
+        expect(byName.get(`concurrency.thread${n}.scalar`)).toMatchObject({
+          ok: false,
+          actual: expect.stringContaining('Int32:42'),
+        });
       }
       expect(byName.get('concurrency')).toMatchObject({ ok: true, section: true });
       expect(run.summary!.failed).toBe(run.failed.length);
@@ -140,7 +183,14 @@ describe.skipIf(!monoAvailable())('the Mono harness against MonoHost', () => {
       async () => {
         const run = await runSvcutilClient(wsdlUrl, host.endpoint, { hostSmoke: true });
         expect(run.failed, describeFailures(run)).toEqual([]);
-        expect(run.checks.map((c) => c.check)).toEqual(expect.arrayContaining(['svcutil.heartbeat', 'svcutil.scalar', 'svcutil.get-file-unknown.null', 'svcutil.get-file.sha256']));
+        expect(run.checks.map((c) => c.check)).toEqual(
+          expect.arrayContaining([
+            'svcutil.heartbeat',
+            'svcutil.scalar',
+            'svcutil.get-file-unknown.null',
+            'svcutil.get-file.sha256',
+          ]),
+        );
       },
       MONO_TIMEOUT,
     );
@@ -189,7 +239,13 @@ describe.skipIf(!monoAvailable())('the Mono harness against MonoHost', () => {
     });
 
     it('runLoad reports calls, calls/s and percentiles', async () => {
-      const result = await runLoad({ endpoint: host.endpoint, channels: 4, callsPerChannel: 10, warmupCalls: 2, operation: 'ReturnScalar' });
+      const result = await runLoad({
+        endpoint: host.endpoint,
+        channels: 4,
+        callsPerChannel: 10,
+        warmupCalls: 2,
+        operation: 'ReturnScalar',
+      });
       expect(result).toMatchObject({ channels: 4, calls: 40, errors: 0, operation: 'ReturnScalar' });
       expect(result.callsPerSecond).toBeGreaterThan(0);
       expect(result.p50Ms).toBeGreaterThan(0);

@@ -29,7 +29,12 @@ describe.each(bridgeBackends('bridge-mono'))('Mono WCF client against the bridge
     folder = await mkdtemp(join(tmpdir(), `bridge-mono-${name}-`));
     await writeFile(join(folder, 'roles.json'), JSON.stringify({ writer: ['anonymous'] }));
     backend = await start(folder);
-    const config = readBridgeConfig({ BRIDGE_SECURITY: 'none', BRIDGE_PORT: '0', BRIDGE_ROLES_FILE: join(folder, 'roles.json'), ...backend.env });
+    const config = readBridgeConfig({
+      BRIDGE_SECURITY: 'none',
+      BRIDGE_PORT: '0',
+      BRIDGE_ROLES_FILE: join(folder, 'roles.json'),
+      ...backend.env,
+    });
     const logger = { log: () => {} };
     bridge = await startBridge(config, await openNodeIdbService(config, logger), logger);
     // Mono ignores replies whose To differs from the address it dialled: the via names the port it connects to.
@@ -62,7 +67,9 @@ describe.each(bridgeBackends('bridge-mono'))('Mono WCF client against the bridge
         server = serve({ fetch: app.fetch, port, hostname: '127.0.0.1' }, () => listening());
       });
       try {
-        const run = await runSvcutilClient(`http://127.0.0.1:${port}/IDBService?wsdl&datatable=anytype`, endpoint, { timeoutMs: MONO_TIMEOUT - 10_000 });
+        const run = await runSvcutilClient(`http://127.0.0.1:${port}/IDBService?wsdl&datatable=anytype`, endpoint, {
+          timeoutMs: MONO_TIMEOUT - 10_000,
+        });
         expect(run.failed, describeFailures(run)).toEqual([]);
         expect(run.checks.length).toBeGreaterThan(3);
       } finally {

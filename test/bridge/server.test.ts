@@ -17,10 +17,17 @@ import { NetTcpTestClient, type ServerRecord } from '../support/nettcp.ts';
 import { PooledNtlmSocket } from '../support/ntlm-nettcp.ts';
 import { child, param, path, request, textOf } from '../support/soap.ts';
 
-const silent = { log: (...a: unknown[]) => { if (process.env.BRIDGE_TEST_LOG) console.log(JSON.stringify(a)); } };
+const silent = {
+  log: (...a: unknown[]) => {
+    if (process.env.BRIDGE_TEST_LOG) console.log(JSON.stringify(a));
+  },
+};
 let folder: string;
 
-async function bridge(env: Record<string, string> = {}, logger: Logger = silent): Promise<{ bridge: RunningBridge; config: BridgeConfig }> {
+async function bridge(
+  env: Record<string, string> = {},
+  logger: Logger = silent,
+): Promise<{ bridge: RunningBridge; config: BridgeConfig }> {
   const config = readBridgeConfig({
     BRIDGE_SECURITY: 'none',
     BRIDGE_PORT: '0',
@@ -43,10 +50,16 @@ function envelope(record: ServerRecord) {
   return (record as Extract<ServerRecord, { type: 'envelope' }>).document;
 }
 
-const result = (record: ServerRecord, operation: string) => path(envelope(record), 'Envelope', 'Body', `${operation}Response`, `${operation}Result`);
-const faultName = (record: ServerRecord) => textOf(path(envelope(record), 'Envelope', 'Body', 'Fault', 'Code', 'Subcode', 'Value')).replace(/^\w+:/, '');
+const result = (record: ServerRecord, operation: string) =>
+  path(envelope(record), 'Envelope', 'Body', `${operation}Response`, `${operation}Result`);
+const faultName = (record: ServerRecord) =>
+  textOf(path(envelope(record), 'Envelope', 'Body', 'Fault', 'Code', 'Subcode', 'Value')).replace(/^\w+:/, '');
 const sql = (operation: string, text: string, requestId = '00000000-0000-0000-0000-000000000000', id = 1) =>
-  request(operation, [param('requestId', [stringText(requestId)]), param('sql', [stringText(text)]), param('parameters', [])], { messageId: `urn:uuid:00000000-0000-0000-0000-${String(id).padStart(12, '0')}` });
+  request(
+    operation,
+    [param('requestId', [stringText(requestId)]), param('sql', [stringText(text)]), param('parameters', [])],
+    { messageId: `urn:uuid:00000000-0000-0000-0000-${String(id).padStart(12, '0')}` },
+  );
 
 describe('tcp-bridge server (security none, SQLite)', () => {
   let running: RunningBridge;
@@ -77,7 +90,9 @@ describe('tcp-bridge server (security none, SQLite)', () => {
 
       const ok = await client.call(sql('ExecuteNonQuery', 'CREATE TABLE t (id int, name text)', undefined, 7));
       expect(textOf(result(ok, 'ExecuteNonQuery'))).toBe('-1');
-      expect(textOf(child(path(envelope(ok), 'Envelope', 'Header'), 'RelatesTo'))).toBe('urn:uuid:00000000-0000-0000-0000-000000000007');
+      expect(textOf(child(path(envelope(ok), 'Envelope', 'Header'), 'RelatesTo'))).toBe(
+        'urn:uuid:00000000-0000-0000-0000-000000000007',
+      );
 
       client.end();
       expect(await client.next()).toEqual({ type: 'end' });
@@ -98,16 +113,35 @@ describe('tcp-bridge server (security none, SQLite)', () => {
     const first = await open();
     const created = await first.call(request('CreateDatabaseRequest', [param('database', [stringText('')])]));
     const requestId = textOf(result(created, 'CreateDatabaseRequest'));
-    expect(textOf(result(await first.call(sql('ExecuteNonQuery', "INSERT INTO t VALUES (1, 'kept')", requestId)), 'ExecuteNonQuery'))).toBe('1');
+    expect(
+      textOf(
+        result(
+          await first.call(sql('ExecuteNonQuery', "INSERT INTO t VALUES (1, 'kept')", requestId)),
+          'ExecuteNonQuery',
+        ),
+      ),
+    ).toBe('1');
     first.end();
     expect(await first.next()).toEqual({ type: 'end' });
     first.close();
 
     const second = await open();
-    expect(textOf(result(await second.call(sql('ExecuteNonQuery', "INSERT INTO t VALUES (2, 'lost')", requestId)), 'ExecuteNonQuery'))).toBe('1');
+    expect(
+      textOf(
+        result(
+          await second.call(sql('ExecuteNonQuery', "INSERT INTO t VALUES (2, 'lost')", requestId)),
+          'ExecuteNonQuery',
+        ),
+      ),
+    ).toBe('1');
     second.close(); // a reset, no End: the request (opened on the first connection) is still kept: it is not this connection's
     const third = await open();
-    const closed = await third.call(request('CloseDatabaseRequest', [param('requestId', [stringText(requestId)]), param('commit', [stringText('true')])]));
+    const closed = await third.call(
+      request('CloseDatabaseRequest', [
+        param('requestId', [stringText(requestId)]),
+        param('commit', [stringText('true')]),
+      ]),
+    );
     expect(textOf(result(closed, 'CloseDatabaseRequest'))).toBe('true');
 
     const broken = await third.call(request('CreateDatabaseRequest', [param('database', [stringText('')])]));
@@ -119,7 +153,9 @@ describe('tcp-bridge server (security none, SQLite)', () => {
     const fourth = await open();
     const unknown = await fourth.call(sql('ExecuteNonQuery', 'SELECT 1', brokenId));
     expect(faultName(unknown)).toBe('UnknownDatabaseRequest');
-    const table = textOf(result(await fourth.call(sql('ReturnScalar', 'SELECT group_concat(name) FROM t ORDER BY id')), 'ReturnScalar'));
+    const table = textOf(
+      result(await fourth.call(sql('ReturnScalar', 'SELECT group_concat(name) FROM t ORDER BY id')), 'ReturnScalar'),
+    );
     expect(table).toBe('kept,lost');
     fourth.close();
   });
@@ -127,18 +163,31 @@ describe('tcp-bridge server (security none, SQLite)', () => {
   it('refuses with the framing faults WCF sends: version, via, message size', async () => {
     const version = await NetTcpTestClient.open(running.port);
     version.send(Uint8Array.of(0x00, 0x02, 0x00));
-    expect(await version.next()).toEqual({ type: 'fault', fault: 'http://schemas.microsoft.com/ws/2006/05/framing/faults/UnsupportedVersion' });
+    expect(await version.next()).toEqual({
+      type: 'fault',
+      fault: 'http://schemas.microsoft.com/ws/2006/05/framing/faults/UnsupportedVersion',
+    });
     expect(await version.next()).toEqual({ type: 'closed' });
 
     const via = await NetTcpTestClient.open(running.port);
-    expect(await via.preamble('net.tcp://localhost/OtherService')).toEqual({ type: 'fault', fault: 'http://schemas.microsoft.com/ws/2006/05/framing/faults/EndpointNotFound' });
+    expect(await via.preamble('net.tcp://localhost/OtherService')).toEqual({
+      type: 'fault',
+      fault: 'http://schemas.microsoft.com/ws/2006/05/framing/faults/EndpointNotFound',
+    });
 
     const small = await bridge({ MAX_MESSAGE_MB: '1' });
     try {
       const big = await NetTcpTestClient.open(small.bridge.port);
       expect(await big.preamble()).toEqual({ type: 'ack' });
-      big.send(framing().raw(Uint8Array.of(0x06, 0x81, 0x80, 0x80, 0x01)).finish()); // a 2 MiB envelope announced
-      expect(await big.next()).toEqual({ type: 'fault', fault: 'http://schemas.microsoft.com/ws/2006/05/framing/faults/MaxMessageSizeExceededFault' });
+      big.send(
+        framing()
+          .raw(Uint8Array.of(0x06, 0x81, 0x80, 0x80, 0x01))
+          .finish(),
+      ); // a 2 MiB envelope announced
+      expect(await big.next()).toEqual({
+        type: 'fault',
+        fault: 'http://schemas.microsoft.com/ws/2006/05/framing/faults/MaxMessageSizeExceededFault',
+      });
     } finally {
       await small.bridge.close();
     }
@@ -161,7 +210,10 @@ describe('tcp-bridge server (security none, SQLite)', () => {
       const first = await NetTcpTestClient.open(limited.bridge.port);
       expect(await first.preamble()).toEqual({ type: 'ack' });
       const second = await NetTcpTestClient.open(limited.bridge.port);
-      expect(await second.preamble()).toEqual({ type: 'fault', fault: 'http://schemas.microsoft.com/ws/2006/05/framing/faults/ServerTooBusy' });
+      expect(await second.preamble()).toEqual({
+        type: 'fault',
+        fault: 'http://schemas.microsoft.com/ws/2006/05/framing/faults/ServerTooBusy',
+      });
       first.close();
       await new Promise((resolve) => setTimeout(resolve, 100));
       const silentClient = await NetTcpTestClient.open(limited.bridge.port);
@@ -175,7 +227,12 @@ describe('tcp-bridge server (security none, SQLite)', () => {
     const own = await bridge();
     const client = await NetTcpTestClient.open(own.bridge.port);
     expect(await client.preamble()).toEqual({ type: 'ack' });
-    const slow = client.call(sql('ReturnScalar', 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000) SELECT count(*) FROM c'));
+    const slow = client.call(
+      sql(
+        'ReturnScalar',
+        'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000) SELECT count(*) FROM c',
+      ),
+    );
     await new Promise((resolve) => setTimeout(resolve, 50));
     const closing = own.bridge.close();
     expect(textOf(result(await slow, 'ReturnScalar'))).toBe('2000000');
@@ -211,7 +268,11 @@ describe('tcp-bridge server with Windows security (NTLM)', () => {
     const socket = await PooledNtlmSocket.connect(running.port);
     try {
       for (let round = 0; round < 3; round++) {
-        const session = await socket.session('net.tcp://localhost/IDBService', { domain: 'TESTDOM', user: 'alice', password: 'Secret123!' });
+        const session = await socket.session('net.tcp://localhost/IDBService', {
+          domain: 'TESTDOM',
+          user: 'alice',
+          password: 'Secret123!',
+        });
         expect(await session.call('Heartbeat')).toBe('true');
         await session.end();
       }
@@ -310,7 +371,9 @@ describe('tcp-bridge server: audit lines and metrics (BRIDGE_METRICS_PORT)', () 
 
   const scrape = async (path = '/metrics') => fetch(`http://127.0.0.1:${running.metricsPort}${path}`);
   const sample = (text: string, name: string, labels = '') => {
-    const line = text.split('\n').find((l) => l.startsWith(`${name}${labels} `) || (labels === '' && l.startsWith(`${name} `)));
+    const line = text
+      .split('\n')
+      .find((l) => l.startsWith(`${name}${labels} `) || (labels === '' && l.startsWith(`${name} `)));
     return line === undefined ? undefined : Number(line.split(' ').pop());
   };
 
@@ -324,7 +387,12 @@ describe('tcp-bridge server: audit lines and metrics (BRIDGE_METRICS_PORT)', () 
     expect(await client.preamble()).toEqual({ type: 'ack' });
     expect(textOf(result(await client.call(request('Heartbeat', [])), 'Heartbeat'))).toBe('true');
     expect(faultName(await client.call(sql('ReturnScalar', 'SELECT @missing')))).toBe('InvalidArgument');
-    const created = textOf(result(await client.call(request('CreateDatabaseRequest', [param('database', [stringText('')])])), 'CreateDatabaseRequest'));
+    const created = textOf(
+      result(
+        await client.call(request('CreateDatabaseRequest', [param('database', [stringText('')])])),
+        'CreateDatabaseRequest',
+      ),
+    );
     const secret = 'SELECT 1 AS very_secret_column';
     await client.call(sql('ReturnScalar', secret, created));
 
@@ -359,7 +427,8 @@ describe('tcp-bridge server: audit lines and metrics (BRIDGE_METRICS_PORT)', () 
     expect(calls[1]!.fields).not.toHaveProperty('databaseRequest'); // Guid.Empty: no request
     expect(calls[2]!.fields?.databaseRequest).toBe(created);
     expect(calls[3]!.fields?.databaseRequest).toBe(created);
-    for (const call of calls) expect(call.fields).toMatchObject({ connectionId: expect.any(String), ms: expect.any(Number) });
+    for (const call of calls)
+      expect(call.fields).toMatchObject({ connectionId: expect.any(String), ms: expect.any(Number) });
     expect(JSON.stringify(lines)).not.toContain('very_secret_column');
   });
 
@@ -375,7 +444,9 @@ describe('tcp-bridge settings for Active Directory (BRIDGE_NTLM_DOMAIN, BRIDGE_L
     expect(readBridgeConfig({}).ntlmDomain).toBeUndefined();
     expect(() => readBridgeConfig({ BRIDGE_NTLM_DOMAIN: 'corp.example.com.very' })).toThrow(/NetBIOS name/);
     expect(() => readBridgeConfig({ BRIDGE_NTLM_DOMAIN: 'CORP\\x' })).toThrow(/NetBIOS name/);
-    expect(() => readBridgeConfig({ BRIDGE_NTLM_DOMAIN: 'CORP', BRIDGE_NTLM_BACKEND: 'gssapi', BRIDGE_NTLM_USERS: '/u' })).toThrow(/built-in NTLM acceptor/);
+    expect(() =>
+      readBridgeConfig({ BRIDGE_NTLM_DOMAIN: 'CORP', BRIDGE_NTLM_BACKEND: 'gssapi', BRIDGE_NTLM_USERS: '/u' }),
+    ).toThrow(/built-in NTLM acceptor/);
     // The member's names are read at start (openSecurityBackends); the synchronous builder does not guess them.
     expect(() => securityBackends(readBridgeConfig({ BRIDGE_NTLM_DOMAIN: 'CORP' }))).toThrow(/openSecurityBackends/);
   });
@@ -383,7 +454,13 @@ describe('tcp-bridge settings for Active Directory (BRIDGE_NTLM_DOMAIN, BRIDGE_L
   it('reads the LDAP settings: ldaps://, or ldap:// with StartTLS; a bind account and its password file are required', () => {
     const env = { BRIDGE_LDAP_BIND_DN: 'svc@corp.example', BRIDGE_LDAP_PASSWORD_FILE: '/etc/idb-bridge/ldap-password' };
     expect(readBridgeConfig({}).ldap).toBeUndefined();
-    expect(readBridgeConfig({ ...env, BRIDGE_LDAP_URL: 'ldaps://dc1.corp.example', BRIDGE_LDAP_CA_FILE: '/etc/ssl/corp-ca.pem' }).ldap).toEqual({
+    expect(
+      readBridgeConfig({
+        ...env,
+        BRIDGE_LDAP_URL: 'ldaps://dc1.corp.example',
+        BRIDGE_LDAP_CA_FILE: '/etc/ssl/corp-ca.pem',
+      }).ldap,
+    ).toEqual({
       url: 'ldaps://dc1.corp.example',
       startTls: false,
       bindDn: 'svc@corp.example',
@@ -391,9 +468,15 @@ describe('tcp-bridge settings for Active Directory (BRIDGE_NTLM_DOMAIN, BRIDGE_L
       caFile: '/etc/ssl/corp-ca.pem',
       refreshMs: 900_000,
     });
-    expect(readBridgeConfig({ ...env, BRIDGE_LDAP_URL: 'LDAP://dc1.corp.example:389', BRIDGE_LDAP_REFRESH_MS: '0' }).ldap).toMatchObject({ startTls: true, caFile: undefined, refreshMs: 0 });
+    expect(
+      readBridgeConfig({ ...env, BRIDGE_LDAP_URL: 'LDAP://dc1.corp.example:389', BRIDGE_LDAP_REFRESH_MS: '0' }).ldap,
+    ).toMatchObject({ startTls: true, caFile: undefined, refreshMs: 0 });
     expect(() => readBridgeConfig({ ...env, BRIDGE_LDAP_URL: 'https://dc1.corp.example' })).toThrow(/ldaps:\/\/host/);
-    expect(() => readBridgeConfig({ BRIDGE_LDAP_URL: 'ldaps://dc1.corp.example' })).toThrow(/BRIDGE_LDAP_BIND_DN and BRIDGE_LDAP_PASSWORD_FILE/);
-    expect(() => readBridgeConfig(env)).toThrow(/BRIDGE_LDAP_BIND_DN, BRIDGE_LDAP_PASSWORD_FILE without BRIDGE_LDAP_URL/);
+    expect(() => readBridgeConfig({ BRIDGE_LDAP_URL: 'ldaps://dc1.corp.example' })).toThrow(
+      /BRIDGE_LDAP_BIND_DN and BRIDGE_LDAP_PASSWORD_FILE/,
+    );
+    expect(() => readBridgeConfig(env)).toThrow(
+      /BRIDGE_LDAP_BIND_DN, BRIDGE_LDAP_PASSWORD_FILE without BRIDGE_LDAP_URL/,
+    );
   });
 });

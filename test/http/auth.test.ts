@@ -8,7 +8,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, readHttpConfig } from '../../src/config.ts';
 import { identifyApiKey, parseApiKeys } from '../../src/http/api-keys.ts';
-import { hmacWithPublicKey, serveJwks, sha256Hex, signingKey, signJwt, unsignedJwt, type JwksServer, type SigningKey } from '../support/jwt.ts';
+import {
+  hmacWithPublicKey,
+  serveJwks,
+  sha256Hex,
+  signingKey,
+  signJwt,
+  unsignedJwt,
+  type JwksServer,
+  type SigningKey,
+} from '../support/jwt.ts';
 import { postJson, problem, testApp, type TestApp } from '../support/app.ts';
 import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
 
@@ -20,7 +29,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function keysFile(): Promise<string> {
   const path = join(dir, 'api-keys');
-  writeFileSync(path, `# service accounts\nops:${await sha256Hex(OPS_KEY)}\n\n  billing : ${(await sha256Hex(BILLING_KEY)).toUpperCase()}   # the billing batch\n`);
+  writeFileSync(
+    path,
+    `# service accounts\nops:${await sha256Hex(OPS_KEY)}\n\n  billing : ${(await sha256Hex(BILLING_KEY)).toUpperCase()}   # the billing batch\n`,
+  );
   return path;
 }
 
@@ -53,7 +65,10 @@ describe('API keys (API_KEYS_FILE)', () => {
   it('answers 401 unauthorized with WWW-Authenticate: Bearer for a missing, wrong or malformed key', async () => {
     const missing = await unauthorized(await postJson(t.app, VALIDATE, body()));
     expect(missing.detail).toMatch(/Authorization: Bearer/);
-    await unauthorized(await postJson(t.app, VALIDATE, body(), { authorization: `Bearer ${OPS_KEY}x` }), 'invalid_token');
+    await unauthorized(
+      await postJson(t.app, VALIDATE, body(), { authorization: `Bearer ${OPS_KEY}x` }),
+      'invalid_token',
+    );
     await unauthorized(await postJson(t.app, VALIDATE, body(), { 'x-api-key': 'nope' }), 'invalid_token');
     await unauthorized(await postJson(t.app, VALIDATE, body(), { 'x-api-key': '' }));
     await unauthorized(await postJson(t.app, VALIDATE, body(), { authorization: `Basic ${btoa('ops:x')}` }));
@@ -63,7 +78,9 @@ describe('API keys (API_KEYS_FILE)', () => {
   });
 
   it('answers 401 when both headers are sent, even with a right key in each', async () => {
-    const p = await unauthorized(await postJson(t.app, VALIDATE, body(), { authorization: `Bearer ${OPS_KEY}`, 'x-api-key': OPS_KEY }));
+    const p = await unauthorized(
+      await postJson(t.app, VALIDATE, body(), { authorization: `Bearer ${OPS_KEY}`, 'x-api-key': OPS_KEY }),
+    );
     expect(p.detail).toMatch(/not both/);
   });
 
@@ -71,7 +88,8 @@ describe('API keys (API_KEYS_FILE)', () => {
     await unauthorized(await postJson(t.app, '/api/v1/documents/extract-swiss-qr-code', { references: [], ...body() }));
     await unauthorized(await t.app.request('/metrics'));
     expect((await t.app.request('/metrics', { headers: { 'x-api-key': OPS_KEY } })).status).toBe(200);
-    for (const path of ['/health', '/openapi.json', '/docs', '/docs/scalar.js']) expect((await t.app.request(path)).status, path).toBe(200);
+    for (const path of ['/health', '/openapi.json', '/docs', '/docs/scalar.js'])
+      expect((await t.app.request(path)).status, path).toBe(200);
   });
 
   it('is checked before the body is read', async () => {
@@ -85,7 +103,12 @@ describe('API keys (API_KEYS_FILE)', () => {
       },
       { highWaterMark: 0 },
     );
-    const res = await t.app.request(VALIDATE, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': '1000' }, body: stream, duplex: 'half' } as RequestInit);
+    const res = await t.app.request(VALIDATE, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': '1000' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
     await unauthorized(res);
     expect(pulled).toBe(false);
   });
@@ -93,7 +116,10 @@ describe('API keys (API_KEYS_FILE)', () => {
 
 describe('the API key list', () => {
   it('parses name:sha256hex lines with comments and blank lines; names may hold spaces', async () => {
-    const keys = parseApiKeys(`# a comment\n\nops:${'a'.repeat(64)}\r\nbatch job : ${'B'.repeat(64)} # trailing\n`, 'test');
+    const keys = parseApiKeys(
+      `# a comment\n\nops:${'a'.repeat(64)}\r\nbatch job : ${'B'.repeat(64)} # trailing\n`,
+      'test',
+    );
     expect(keys.map((k) => k.name)).toEqual(['ops', 'batch job']);
     expect(keys[1]!.sha256).toEqual(new Uint8Array(32).fill(0xbb));
   });
@@ -126,7 +152,14 @@ describe('JWTs of an OpenID Connect provider (AUTH_JWKS_URL)', () => {
   let key: SigningKey;
   let t: TestApp;
   const now = () => Math.floor(Date.now() / 1000);
-  const claims = (extra: Record<string, unknown> = {}) => ({ iss: ISSUER, aud: AUDIENCE, sub: 'svc-ap-robot', iat: now() - 10, exp: now() + 3600, ...extra });
+  const claims = (extra: Record<string, unknown> = {}) => ({
+    iss: ISSUER,
+    aud: AUDIENCE,
+    sub: 'svc-ap-robot',
+    iat: now() - 10,
+    exp: now() + 3600,
+    ...extra,
+  });
   const withToken = (token: string) => postJson(t.app, VALIDATE, body(), { authorization: `Bearer ${token}` });
 
   beforeAll(async () => {
@@ -140,7 +173,10 @@ describe('JWTs of an OpenID Connect provider (AUTH_JWKS_URL)', () => {
     const token = await signJwt(key, claims());
     expect((await withToken(token)).status).toBe(200);
     expect((await withToken(token)).status).toBe(200);
-    expect(t.logs.filter((l) => l.message === 'request').map((l) => l.fields?.caller)).toEqual(['svc-ap-robot', 'svc-ap-robot']);
+    expect(t.logs.filter((l) => l.message === 'request').map((l) => l.fields?.caller)).toEqual([
+      'svc-ap-robot',
+      'svc-ap-robot',
+    ]);
     expect(JSON.stringify(t.logs)).not.toContain(token.split('.')[2]!.slice(0, 20));
     expect(jwks.fetches).toBe(1);
   });
@@ -158,8 +194,12 @@ describe('JWTs of an OpenID Connect provider (AUTH_JWKS_URL)', () => {
   });
 
   it('refuses alg none and HMAC keyed with the public key', async () => {
-    expect((await unauthorized(await withToken(unsignedJwt(key.kid, claims())), 'invalid_token')).detail).toMatch(/algorithm/);
-    expect((await unauthorized(await withToken(await hmacWithPublicKey(key, claims())), 'invalid_token')).detail).toMatch(/algorithm/);
+    expect((await unauthorized(await withToken(unsignedJwt(key.kid, claims())), 'invalid_token')).detail).toMatch(
+      /algorithm/,
+    );
+    expect(
+      (await unauthorized(await withToken(await hmacWithPublicKey(key, claims())), 'invalid_token')).detail,
+    ).toMatch(/algorithm/);
   });
 
   it('refuses a token signed by a key the provider does not publish, and a tampered one', async () => {
@@ -176,15 +216,25 @@ describe('JWTs of an OpenID Connect provider (AUTH_JWKS_URL)', () => {
     // A fresh app: its cache was filled before the rotation and is younger than the refetch interval of 30 s.
     const fresh = await testApp({ AUTH_JWKS_URL: jwks.url, AUTH_JWT_ISSUER: ISSUER, AUTH_JWT_AUDIENCE: AUDIENCE });
     const fetches = jwks.fetches;
-    expect((await postJson(fresh.app, VALIDATE, body(), { authorization: `Bearer ${await signJwt(rotated, claims())}` })).status).toBe(200);
+    expect(
+      (await postJson(fresh.app, VALIDATE, body(), { authorization: `Bearer ${await signJwt(rotated, claims())}` }))
+        .status,
+    ).toBe(200);
     expect(jwks.fetches).toBe(fetches + 1);
   });
 
   it('takes API keys beside tokens when both are configured', async () => {
-    const both = await testApp({ AUTH_JWKS_URL: jwks.url, AUTH_JWT_ISSUER: ISSUER, AUTH_JWT_AUDIENCE: AUDIENCE, API_KEYS_FILE: await keysFile() });
+    const both = await testApp({
+      AUTH_JWKS_URL: jwks.url,
+      AUTH_JWT_ISSUER: ISSUER,
+      AUTH_JWT_AUDIENCE: AUDIENCE,
+      API_KEYS_FILE: await keysFile(),
+    });
     expect((await postJson(both.app, VALIDATE, body(), { authorization: `Bearer ${OPS_KEY}` })).status).toBe(200);
     expect((await postJson(both.app, VALIDATE, body(), { 'x-api-key': OPS_KEY })).status).toBe(200);
-    expect((await postJson(both.app, VALIDATE, body(), { authorization: `Bearer ${await signJwt(key, claims())}` })).status).toBe(200);
+    expect(
+      (await postJson(both.app, VALIDATE, body(), { authorization: `Bearer ${await signJwt(key, claims())}` })).status,
+    ).toBe(200);
     expect(both.logs.map((l) => l.fields?.caller)).toEqual(['ops', 'ops', 'svc-ap-robot']);
   });
 });
@@ -198,10 +248,21 @@ describe('who must authenticate', () => {
   });
 
   it('serves loopback without credentials, and any HOST with AUTH=none, a key file or a JWKS URL', () => {
-    for (const HOST of ['127.0.0.1', '127.1.2.3', 'localhost', '::1']) expect(readHttpConfig({ HOST }).auth).toEqual({ none: false });
+    for (const HOST of ['127.0.0.1', '127.1.2.3', 'localhost', '::1'])
+      expect(readHttpConfig({ HOST }).auth).toEqual({ none: false });
     expect(readHttpConfig({ HOST: '0.0.0.0', AUTH: 'none' }).auth).toEqual({ none: true });
-    expect(readHttpConfig({ HOST: '0.0.0.0', API_KEYS_FILE: '/etc/keys' }).auth.apiKeys).toEqual({ from: 'file', path: '/etc/keys' });
-    expect(readHttpConfig({ HOST: '0.0.0.0', AUTH_JWKS_URL: 'https://idp/keys', AUTH_JWT_ISSUER: 'i', AUTH_JWT_AUDIENCE: 'a' }).auth.jwt).toEqual({ jwksUrl: 'https://idp/keys', issuer: 'i', audience: 'a' });
+    expect(readHttpConfig({ HOST: '0.0.0.0', API_KEYS_FILE: '/etc/keys' }).auth.apiKeys).toEqual({
+      from: 'file',
+      path: '/etc/keys',
+    });
+    expect(
+      readHttpConfig({
+        HOST: '0.0.0.0',
+        AUTH_JWKS_URL: 'https://idp/keys',
+        AUTH_JWT_ISSUER: 'i',
+        AUTH_JWT_AUDIENCE: 'a',
+      }).auth.jwt,
+    ).toEqual({ jwksUrl: 'https://idp/keys', issuer: 'i', audience: 'a' });
   });
 
   it.each([
@@ -223,11 +284,16 @@ describe('who must authenticate', () => {
   });
 
   it('stops at start when the key file cannot be read', async () => {
-    await expect(testApp({ API_KEYS_FILE: join(dir, 'missing') })).rejects.toThrow(/API_KEYS_FILE .*missing cannot be read: ENOENT/);
+    await expect(testApp({ API_KEYS_FILE: join(dir, 'missing') })).rejects.toThrow(
+      /API_KEYS_FILE .*missing cannot be read: ENOENT/,
+    );
   });
 
   it('declares the security schemes in the OpenAPI document', async () => {
-    const doc = (await (await (await testApp()).app.request('/openapi.json')).json()) as { components: { securitySchemes: Record<string, unknown> }; security: unknown[] };
+    const doc = (await (await (await testApp()).app.request('/openapi.json')).json()) as {
+      components: { securitySchemes: Record<string, unknown> };
+      security: unknown[];
+    };
     expect(doc.components.securitySchemes).toEqual({
       ApiKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-Api-Key' }),
       Bearer: expect.objectContaining({ type: 'http', scheme: 'bearer' }),

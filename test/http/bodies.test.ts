@@ -23,11 +23,18 @@ beforeAll(async () => {
 type Form = 'json' | 'pdf' | 'multipart';
 
 /** A multipart/form-data body as browsers and curl write it. */
-export function formBody(parts: { name: string; filename?: string; type?: string; body: Uint8Array | string }[], boundary = '----formdata-test-7MA4YWxkTrZu0gW'): { body: Uint8Array; contentType: string } {
+export function formBody(
+  parts: { name: string; filename?: string; type?: string; body: Uint8Array | string }[],
+  boundary = '----formdata-test-7MA4YWxkTrZu0gW',
+): { body: Uint8Array; contentType: string } {
   const chunks: Uint8Array[] = [];
   for (const p of parts) {
     const disposition = `form-data; name="${p.name}"${p.filename !== undefined ? `; filename="${p.filename}"` : ''}`;
-    chunks.push(enc.encode(`--${boundary}\r\nContent-Disposition: ${disposition}\r\n${p.type ? `Content-Type: ${p.type}\r\n` : ''}\r\n`));
+    chunks.push(
+      enc.encode(
+        `--${boundary}\r\nContent-Disposition: ${disposition}\r\n${p.type ? `Content-Type: ${p.type}\r\n` : ''}\r\n`,
+      ),
+    );
     chunks.push(typeof p.body === 'string' ? enc.encode(p.body) : p.body, enc.encode('\r\n'));
   }
   chunks.push(enc.encode(`--${boundary}--\r\n`));
@@ -35,23 +42,47 @@ export function formBody(parts: { name: string; filename?: string; type?: string
 }
 
 /** Sends `pdf` (and for extract `references`, as text) in one of the three forms. */
-async function send(app: TestApp['app'], path: string, form: Form, pdf: Uint8Array, references?: string, headers: Record<string, string> = {}): Promise<Response> {
+async function send(
+  app: TestApp['app'],
+  path: string,
+  form: Form,
+  pdf: Uint8Array,
+  references?: string,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   if (form === 'json') {
-    const json = references === undefined ? `{"base64Pdf":"${toBase64(pdf)}"}` : `{"references":${references},"base64Pdf":"${toBase64(pdf)}"}`;
+    const json =
+      references === undefined
+        ? `{"base64Pdf":"${toBase64(pdf)}"}`
+        : `{"references":${references},"base64Pdf":"${toBase64(pdf)}"}`;
     return postJson(app, path, json, headers);
   }
   if (form === 'pdf') {
     const query = references === undefined ? '' : `?references=${encodeURIComponent(references)}`;
-    return app.request(path + query, { method: 'POST', headers: { 'content-type': 'application/pdf', ...headers }, body: pdf as BodyInit });
+    return app.request(path + query, {
+      method: 'POST',
+      headers: { 'content-type': 'application/pdf', ...headers },
+      body: pdf as BodyInit,
+    });
   }
-  const { body, contentType } = formBody([{ name: 'file', filename: 'invoice.pdf', type: 'application/pdf', body: pdf }, ...(references === undefined ? [] : [{ name: 'references', body: references }])]);
-  return app.request(path, { method: 'POST', headers: { 'content-type': contentType, ...headers }, body: body as BodyInit });
+  const { body, contentType } = formBody([
+    { name: 'file', filename: 'invoice.pdf', type: 'application/pdf', body: pdf },
+    ...(references === undefined ? [] : [{ name: 'references', body: references }]),
+  ]);
+  return app.request(path, {
+    method: 'POST',
+    headers: { 'content-type': contentType, ...headers },
+    body: body as BodyInit,
+  });
 }
 
 /** Status, media type and body, the random traceId aside. */
 async function answer(res: Response) {
   const text = await res.text();
-  const body = res.headers.get('content-type') === 'application/problem+json' ? { ...(JSON.parse(text) as object), traceId: undefined } : text;
+  const body =
+    res.headers.get('content-type') === 'application/problem+json'
+      ? { ...(JSON.parse(text) as object), traceId: undefined }
+      : text;
   return { status: res.status, contentType: res.headers.get('content-type'), body };
 }
 
@@ -67,30 +98,40 @@ describe('application/pdf and multipart/form-data bodies', () => {
 
   it.each(documents)('validate answers %s as for the JSON body', async (_, pdf) => {
     const json = await answer(await send(t.app, VALIDATE, 'json', pdf));
-    for (const form of ['pdf', 'multipart'] as const) expect(await answer(await send(t.app, VALIDATE, form, pdf)), form).toEqual(json);
+    for (const form of ['pdf', 'multipart'] as const)
+      expect(await answer(await send(t.app, VALIDATE, form, pdf)), form).toEqual(json);
   });
 
   it.each([
-    ['a bill, references of every kind', bill, '[12345678901234567890, 1.0, {"z": "INV-2026-0042", "a": null}, "\\u00e9"]'],
+    [
+      'a bill, references of every kind',
+      bill,
+      '[12345678901234567890, 1.0, {"z": "INV-2026-0042", "a": null}, "\\u00e9"]',
+    ],
     ['a PDF without a bill', simplePdf(), '["x"]'],
     ['not a PDF', enc.encode('nope'), '[]'],
   ])('extract answers %s as for the JSON body, byte for byte', async (_, pdf, references) => {
     const json = await answer(await send(t.app, EXTRACT, 'json', pdf, references));
-    for (const form of ['pdf', 'multipart'] as const) expect(await answer(await send(t.app, EXTRACT, form, pdf, references)), form).toEqual(json);
+    for (const form of ['pdf', 'multipart'] as const)
+      expect(await answer(await send(t.app, EXTRACT, form, pdf, references)), form).toEqual(json);
   });
 
   it('takes references as [] when the query parameter or the part is absent', async () => {
     const expected = await answer(await send(t.app, EXTRACT, 'json', bill, '[]'));
     expect(expected.status).toBe(200);
-    for (const form of ['pdf', 'multipart'] as const) expect(await answer(await send(t.app, EXTRACT, form, bill)), form).toEqual(expected);
+    for (const form of ['pdf', 'multipart'] as const)
+      expect(await answer(await send(t.app, EXTRACT, form, bill)), form).toEqual(expected);
   });
 
-  it.each(['"INV-1"', '{"a": 1}', 'not json', '', '[1,'])('answers 400 validation when references is %j', async (references) => {
-    for (const form of ['pdf', 'multipart'] as const) {
-      const p = await problem(await send(t.app, EXTRACT, form, bill, references), 400, 'validation');
-      expect(p.errors, form).toEqual({ references: [expect.stringMatching(/JSON array/)] });
-    }
-  });
+  it.each(['"INV-1"', '{"a": 1}', 'not json', '', '[1,'])(
+    'answers 400 validation when references is %j',
+    async (references) => {
+      for (const form of ['pdf', 'multipart'] as const) {
+        const p = await problem(await send(t.app, EXTRACT, form, bill, references), 400, 'validation');
+        expect(p.errors, form).toEqual({ references: [expect.stringMatching(/JSON array/)] });
+      }
+    },
+  );
 
   it('answers an empty file invalid-pdf (as JSON, empty Base64 is invalid-base64)', async () => {
     await problem(await send(t.app, VALIDATE, 'pdf', new Uint8Array(0)), 400, 'invalid-pdf');
@@ -98,7 +139,15 @@ describe('application/pdf and multipart/form-data bodies', () => {
   });
 
   it('ignores a references query parameter on validate', async () => {
-    expect((await t.app.request(`${VALIDATE}?references=oops`, { method: 'POST', headers: { 'content-type': 'application/pdf' }, body: simplePdf() as BodyInit })).status).toBe(200);
+    expect(
+      (
+        await t.app.request(`${VALIDATE}?references=oops`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/pdf' },
+          body: simplePdf() as BodyInit,
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it('binds form parts ignoring letter case, takes the first file part, and ignores other parts', async () => {
@@ -108,24 +157,68 @@ describe('application/pdf and multipart/form-data bodies', () => {
       { name: 'File', filename: 'a.pdf', body: bill },
       { name: 'file', filename: 'b.pdf', body: enc.encode('second') },
     ]);
-    const res = await t.app.request(EXTRACT, { method: 'POST', headers: { 'content-type': contentType }, body: body as BodyInit });
+    const res = await t.app.request(EXTRACT, {
+      method: 'POST',
+      headers: { 'content-type': contentType },
+      body: body as BodyInit,
+    });
     expect(res.status).toBe(200);
     expect((await res.text()).startsWith('{"references":["A"],"qrCodeData":')).toBe(true);
   });
 
   it('answers 400 validation for a form without a file part, a malformed form, or no boundary', async () => {
     const noFile = formBody([{ name: 'references', body: '[]' }]);
-    expect((await problem(await t.app.request(EXTRACT, { method: 'POST', headers: { 'content-type': noFile.contentType }, body: noFile.body as BodyInit }), 400, 'validation')).errors).toEqual({
+    expect(
+      (
+        await problem(
+          await t.app.request(EXTRACT, {
+            method: 'POST',
+            headers: { 'content-type': noFile.contentType },
+            body: noFile.body as BodyInit,
+          }),
+          400,
+          'validation',
+        )
+      ).errors,
+    ).toEqual({
       file: ['The file part is required.'],
     });
     const truncated = formBody([{ name: 'file', body: simplePdf() }]);
     const cut = truncated.body.subarray(0, truncated.body.length - 40);
-    expect((await problem(await t.app.request(VALIDATE, { method: 'POST', headers: { 'content-type': truncated.contentType }, body: cut as BodyInit }), 400, 'validation')).errors).toHaveProperty('$');
-    await problem(await t.app.request(VALIDATE, { method: 'POST', headers: { 'content-type': 'multipart/form-data' }, body: truncated.body as BodyInit }), 400, 'validation');
+    expect(
+      (
+        await problem(
+          await t.app.request(VALIDATE, {
+            method: 'POST',
+            headers: { 'content-type': truncated.contentType },
+            body: cut as BodyInit,
+          }),
+          400,
+          'validation',
+        )
+      ).errors,
+    ).toHaveProperty('$');
+    await problem(
+      await t.app.request(VALIDATE, {
+        method: 'POST',
+        headers: { 'content-type': 'multipart/form-data' },
+        body: truncated.body as BodyInit,
+      }),
+      400,
+      'validation',
+    );
   });
 
   it('answers 415 for another media type, naming the three', async () => {
-    const p = await problem(await t.app.request(VALIDATE, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: simplePdf() as BodyInit }), 415, 'unsupported-media-type');
+    const p = await problem(
+      await t.app.request(VALIDATE, {
+        method: 'POST',
+        headers: { 'content-type': 'application/octet-stream' },
+        body: simplePdf() as BodyInit,
+      }),
+      415,
+      'unsupported-media-type',
+    );
     expect(p.detail).toMatch(/application\/json, application\/pdf or multipart\/form-data/);
   });
 
@@ -140,7 +233,12 @@ describe('application/pdf and multipart/form-data bodies', () => {
         controller.close();
       },
     });
-    const res = await small.app.request(VALIDATE, { method: 'POST', headers: { 'content-type': 'application/pdf' }, body: stream, duplex: 'half' } as RequestInit);
+    const res = await small.app.request(VALIDATE, {
+      method: 'POST',
+      headers: { 'content-type': 'application/pdf' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
     await problem(res, 413, 'payload-too-large');
   });
 
@@ -152,31 +250,55 @@ describe('application/pdf and multipart/form-data bodies', () => {
         controller.close();
       },
     });
-    const res = await t.app.request(VALIDATE, { method: 'POST', headers: { 'content-type': 'application/pdf' }, body: stream, duplex: 'half' } as RequestInit);
+    const res = await t.app.request(VALIDATE, {
+      method: 'POST',
+      headers: { 'content-type': 'application/pdf' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
     expect(await res.json()).toMatchObject({ pageCount: 2, fileSizeBytes: pdf.length });
   });
 
   it('describes the three forms, the references query parameter and the new answers in the OpenAPI document', async () => {
     const doc = (await (await t.app.request('/openapi.json')).json()) as {
-      paths: Record<string, { post: { requestBody: { content: Record<string, { schema: Record<string, unknown> }> }; parameters?: { name: string; in: string }[]; responses: Record<string, unknown> } }>;
+      paths: Record<
+        string,
+        {
+          post: {
+            requestBody: { content: Record<string, { schema: Record<string, unknown> }> };
+            parameters?: { name: string; in: string }[];
+            responses: Record<string, unknown>;
+          };
+        }
+      >;
       components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>> }> };
     };
     for (const path of [VALIDATE, EXTRACT]) {
       const op = doc.paths[path]!.post;
-      expect(Object.keys(op.requestBody.content), path).toEqual(['application/json', 'application/pdf', 'multipart/form-data']);
+      expect(Object.keys(op.requestBody.content), path).toEqual([
+        'application/json',
+        'application/pdf',
+        'multipart/form-data',
+      ]);
       expect(op.requestBody.content['application/pdf']!.schema).toMatchObject({ type: 'string', format: 'binary' });
       expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['401', '503']));
     }
     expect(doc.paths[EXTRACT]!.post.parameters).toEqual([expect.objectContaining({ name: 'references', in: 'query' })]);
-    expect(doc.components.schemas.ExtractSwissQrCodeForm!.properties.file).toMatchObject({ type: 'string', format: 'binary' });
+    expect(doc.components.schemas.ExtractSwissQrCodeForm!.properties.file).toMatchObject({
+      type: 'string',
+      format: 'binary',
+    });
   });
 });
 
 describe('multipart parsing', () => {
-  const parse = (text: string, boundary = 'b0undary') => parseMultipart(enc.encode(text), boundary).map((p) => ({ ...p, body: new TextDecoder().decode(p.body) }));
+  const parse = (text: string, boundary = 'b0undary') =>
+    parseMultipart(enc.encode(text), boundary).map((p) => ({ ...p, body: new TextDecoder().decode(p.body) }));
 
   it('reads parts between a preamble and an epilogue, with quoted names and CRLFs inside the content', () => {
-    const parts = parse('preamble\r\n--b0undary\r\nContent-Disposition: form-data; name="a \\"q\\""; filename="x.pdf"\r\nContent-Type: application/pdf\r\n\r\nline1\r\n--b0undar\r\nline2\r\n--b0undary  \r\ncontent-disposition: form-data; name=plain\r\n\r\n\r\n--b0undary--\r\nepilogue');
+    const parts = parse(
+      'preamble\r\n--b0undary\r\nContent-Disposition: form-data; name="a \\"q\\""; filename="x.pdf"\r\nContent-Type: application/pdf\r\n\r\nline1\r\n--b0undar\r\nline2\r\n--b0undary  \r\ncontent-disposition: form-data; name=plain\r\n\r\n\r\n--b0undary--\r\nepilogue',
+    );
     expect(parts).toEqual([
       { name: 'a "q"', filename: 'x.pdf', contentType: 'application/pdf', body: 'line1\r\n--b0undar\r\nline2' },
       { name: 'plain', filename: undefined, contentType: undefined, body: '' },
@@ -200,7 +322,9 @@ describe('multipart parsing', () => {
   });
 
   it('reads the boundary parameter, quoted or not', () => {
-    expect(boundaryOf('multipart/form-data; boundary=----WebKitFormBoundary7MA4YWxkTrZu0gW')).toBe('----WebKitFormBoundary7MA4YWxkTrZu0gW');
+    expect(boundaryOf('multipart/form-data; boundary=----WebKitFormBoundary7MA4YWxkTrZu0gW')).toBe(
+      '----WebKitFormBoundary7MA4YWxkTrZu0gW',
+    );
     expect(boundaryOf('multipart/form-data; charset=utf-8; BOUNDARY="a b:c"')).toBe('a b:c');
     expect(boundaryOf('multipart/form-data')).toBeUndefined();
     expect(boundaryOf(`multipart/form-data; boundary=${'x'.repeat(71)}`)).toBeUndefined();
@@ -217,15 +341,20 @@ describe('multipart parsing', () => {
 
 /** Reads a corpus PDF's JSON answer and holds the other two forms to it. */
 describeShared('bodies: the PDF corpus answered alike in the three forms', () => {
-  const { files } = readSharedJson<{ files: { file: string; bytes: number; expected: { status: number; problem?: string } }[] }>('corpus/pdf/manifest.json');
+  const { files } = readSharedJson<{
+    files: { file: string; bytes: number; expected: { status: number; problem?: string } }[];
+  }>('corpus/pdf/manifest.json');
   // Bombs and files over 5 MB are answered alike too, but take seconds each: the forms' parsing is the same for them.
   // The empty file is the one difference: empty Base64 is invalid-base64, an empty file invalid-pdf (tested above).
-  const cases = files.filter((f) => f.bytes > 0 && f.bytes < 5_000_000 && !/bomb/.test(f.file) && sharedExists('corpus/pdf', f.file));
+  const cases = files.filter(
+    (f) => f.bytes > 0 && f.bytes < 5_000_000 && !/bomb/.test(f.file) && sharedExists('corpus/pdf', f.file),
+  );
 
   it.each(cases)('$file', async ({ file }) => {
     const pdf = readShared('corpus/pdf', file);
     const json = await answer(await send(t.app, VALIDATE, 'json', pdf));
-    for (const form of ['pdf', 'multipart'] as const) expect(await answer(await send(t.app, VALIDATE, form, pdf)), form).toEqual(json);
+    for (const form of ['pdf', 'multipart'] as const)
+      expect(await answer(await send(t.app, VALIDATE, form, pdf)), form).toEqual(json);
   });
 });
 
@@ -233,8 +362,14 @@ const extractAs =
   (form: 'pdf' | 'multipart'): ExtractRequest =>
   async (pdf, references) => {
     const res = await send(t.app, EXTRACT, form, pdf, JSON.stringify(references));
-    return { status: res.status, contentType: res.headers.get('content-type'), body: (await res.json()) as Record<string, unknown> };
+    return {
+      status: res.status,
+      contentType: res.headers.get('content-type'),
+      body: (await res.json()) as Record<string, unknown>,
+    };
   };
 
 describeShared('bodies: the QR-bill corpus as application/pdf', () => qrCorpusPdfSuites(() => extractAs('pdf')));
-describeShared('bodies: the QR-bill corpus as multipart/form-data', () => qrCorpusPdfSuites(() => extractAs('multipart')));
+describeShared('bodies: the QR-bill corpus as multipart/form-data', () =>
+  qrCorpusPdfSuites(() => extractAs('multipart')),
+);

@@ -33,7 +33,11 @@ function swissDoc(args: string[], env: Record<string, string> = {}): Promise<Run
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   for (const name of SERVICE_VARIABLES) delete childEnv[name];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [LAUNCHER, ...args], { cwd: dir, env: { ...childEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [LAUNCHER, ...args], {
+      cwd: dir,
+      env: { ...childEnv, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
@@ -58,14 +62,19 @@ const pdfRequest = (bytes: Uint8Array, references?: string) =>
   `{"base64Pdf":"${toBase64(bytes)}"${references === undefined ? '' : `,"references":${references}`}}`;
 
 /** The line the CLI must print for an answer without a traceId: exactly the API's body text. */
-const exactLine = (file: string, answer: { status: number; text: string }) => `{"file":${JSON.stringify(file)},"status":${answer.status},"body":${answer.text}}`;
+const exactLine = (file: string, answer: { status: number; text: string }) =>
+  `{"file":${JSON.stringify(file)},"status":${answer.status},"body":${answer.text}}`;
 
 /** A line carrying a problem: the API's problem, with a traceId of its own. */
 function expectProblemLine(line: string, file: string, answer: { status: number; text: string }) {
   const { traceId, ...expected } = JSON.parse(answer.text) as Record<string, unknown>;
   expect(traceId).toMatch(TRACE_ID);
   expect(answer.status).toBeGreaterThanOrEqual(400);
-  expect(JSON.parse(line)).toEqual({ file, status: answer.status, body: { ...expected, traceId: expect.stringMatching(TRACE_ID) } });
+  expect(JSON.parse(line)).toEqual({
+    file,
+    status: answer.status,
+    body: { ...expected, traceId: expect.stringMatching(TRACE_ID) },
+  });
 }
 
 const files = {
@@ -83,7 +92,39 @@ const files = {
         {
           ...PAYMENT_PART_CODE,
           code: spcCode(
-            ['SPC', '0200', '1', 'CH4431999123000889012', 'K', 'Robert Schneider AG', 'Rue du Lac 1268', '2501 Biel', '', '', 'CH', '', '', '', '', '', '', '', '10.00', 'CHF', '', '', '', '', '', '', '', 'QRR', '210000000003139471430009017', '', 'EPD'].join('\n'),
+            [
+              'SPC',
+              '0200',
+              '1',
+              'CH4431999123000889012',
+              'K',
+              'Robert Schneider AG',
+              'Rue du Lac 1268',
+              '2501 Biel',
+              '',
+              '',
+              'CH',
+              '',
+              '',
+              '',
+              '',
+              '',
+              '',
+              '',
+              '10.00',
+              'CHF',
+              '',
+              '',
+              '',
+              '',
+              '',
+              '',
+              '',
+              'QRR',
+              '210000000003139471430009017',
+              '',
+              'EPD',
+            ].join('\n'),
           ),
         },
       ],
@@ -200,7 +241,10 @@ describe('swiss-doc validate', () => {
   it('a file over MAX_BODY_MB gets the API 413 problem', async () => {
     const small = await testApp({ MAX_BODY_MB: '1' });
     const answer = await api(small, VALIDATE, pdfRequest(files.big));
-    expect(JSON.parse(answer.text)).toMatchObject({ type: 'https://errors.example/problems/payload-too-large', status: 413 });
+    expect(JSON.parse(answer.text)).toMatchObject({
+      type: 'https://errors.example/problems/payload-too-large',
+      status: 413,
+    });
     const run = await swissDoc(['validate', 'big.pdf'], { MAX_BODY_MB: '1' });
     expect(run.code).toBe(1);
     const [line, ...rest] = lines(run.stdout);
@@ -223,7 +267,10 @@ describe('swiss-doc extract', () => {
     expect(run).toMatchObject({ code: 1, stderr: '' });
     const answer = await api(app, EXTRACT, pdfRequest(files.noQr, '[]'));
     expect(answer.status).toBe(404);
-    expect(JSON.parse(answer.text)).toMatchObject({ type: 'https://errors.example/problems/qr-code-not-found', rejected: [] });
+    expect(JSON.parse(answer.text)).toMatchObject({
+      type: 'https://errors.example/problems/qr-code-not-found',
+      rejected: [],
+    });
     const [line, ...rest] = lines(run.stdout);
     expect(rest).toEqual([]);
     expectProblemLine(line!, 'no-qr.pdf', answer);
@@ -245,7 +292,12 @@ describeShared('swiss-doc extract on a QR-bill', () => {
 
   it('prints the API body byte for byte, references echoed as written (big numbers too), exit 0', async () => {
     const references = '[12345678901234567890123,"INV-1",{"po":7}]';
-    const run = await swissDoc(['extract', sharedPath(bill), '--references', '[ 12345678901234567890123, "INV-1", {"po": 7} ]']);
+    const run = await swissDoc([
+      'extract',
+      sharedPath(bill),
+      '--references',
+      '[ 12345678901234567890123, "INV-1", {"po": 7} ]',
+    ]);
     expect(run).toMatchObject({ code: 0, stderr: '' });
     const answer = await api(app, EXTRACT, pdfRequest(readShared(bill), references));
     expect(answer.status).toBe(200);

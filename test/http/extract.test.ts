@@ -8,7 +8,16 @@ import { encryptedPdf } from '../support/encrypted-pdf.ts';
 import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
 import { postJson, testApp, type TestApp, problem } from '../support/app.ts';
 import { swissQrBillPdf } from '../support/pdfkit-bill.ts';
-import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, spcCode, textCode, type BillData, type Code } from '../support/qr-bills.ts';
+import {
+  PAYMENT_PART_CODE,
+  SAMPLE_BILL,
+  billCode,
+  qrBillPdf,
+  spcCode,
+  textCode,
+  type BillData,
+  type Code,
+} from '../support/qr-bills.ts';
 import { TWO_BILL_PAGES, UPPER_READ_FIRST } from '../support/reading-order-pages.ts';
 
 const EXTRACT = '/api/v1/documents/extract-swiss-qr-code';
@@ -17,8 +26,8 @@ beforeAll(async () => {
   t = await testApp();
 });
 
-
-const extract = (pdf: Uint8Array, references: unknown[] = []) => postJson(t.app, EXTRACT, { references, base64Pdf: toBase64(pdf) });
+const extract = (pdf: Uint8Array, references: unknown[] = []) =>
+  postJson(t.app, EXTRACT, { references, base64Pdf: toBase64(pdf) });
 
 async function extracted(pdf: Uint8Array, references: unknown[] = []) {
   const res = await extract(pdf, references);
@@ -39,13 +48,24 @@ async function warningsOf(pdf: Uint8Array) {
 
 // ---- bills ------------------------------------------------------------------------------------------------------
 
-const KRANKENKASSE = { name: 'Muster Krankenkasse', address: 'Musterstrasse', buildingNumber: '12', zip: '8000', city: 'Zürich', country: 'CH' };
+const KRANKENKASSE = {
+  name: 'Muster Krankenkasse',
+  address: 'Musterstrasse',
+  buildingNumber: '12',
+  zip: '8000',
+  city: 'Zürich',
+  country: 'CH',
+};
 const PIA = SAMPLE_BILL.debtor!;
 
 /** QR-IBAN and QR reference, CHF, amount and debtor; IBAN and reference written with spaces, as people do. */
 const QRR_BILL = SAMPLE_BILL;
 /** IBAN and creditor reference, EUR, no amount, no debtor. */
-const SCOR_BILL: BillData = { currency: 'EUR', creditor: { account: 'CH9300762011623852957', ...KRANKENKASSE }, reference: 'RF18 5390 0754 7034' };
+const SCOR_BILL: BillData = {
+  currency: 'EUR',
+  creditor: { account: 'CH9300762011623852957', ...KRANKENKASSE },
+  reference: 'RF18 5390 0754 7034',
+};
 /** No reference; bill information and two alternative procedures (34 lines). */
 const NON_BILL: BillData = {
   currency: 'CHF',
@@ -58,7 +78,14 @@ const NON_BILL: BillData = {
   av2: 'XY;XYService;54321',
 };
 
-const S = (name: string, street: string, buildingNumber: string, postalCode: string, city: string, country: string) => ({
+const S = (
+  name: string,
+  street: string,
+  buildingNumber: string,
+  postalCode: string,
+  city: string,
+  country: string,
+) => ({
   addressType: 'S',
   name,
   street,
@@ -90,12 +117,37 @@ const QRR_DATA = {
 /** Lines 1-31 of a payload, joined by `separator`; `lines` overrides by IG line number (1-based). */
 function payload(lines: Record<number, string>, separator = '\n'): string {
   const base = [
-    'SPC', '0200', '1', 'CH4431999123000889012',
-    'S', 'Robert Schneider AG', 'Rue du Lac', '1268', '2501', 'Biel', 'CH',
-    '', '', '', '', '', '', '',
-    '10.00', 'CHF',
-    '', '', '', '', '', '', '',
-    'QRR', '210000000003139471430009017', '', 'EPD',
+    'SPC',
+    '0200',
+    '1',
+    'CH4431999123000889012',
+    'S',
+    'Robert Schneider AG',
+    'Rue du Lac',
+    '1268',
+    '2501',
+    'Biel',
+    'CH',
+    '',
+    '',
+    '',
+    '',
+    '',
+    '',
+    '',
+    '10.00',
+    'CHF',
+    '',
+    '',
+    '',
+    '',
+    '',
+    '',
+    '',
+    'QRR',
+    '210000000003139471430009017',
+    '',
+    'EPD',
   ];
   for (const [n, value] of Object.entries(lines)) base[Number(n) - 1] = value;
   return base.join(separator);
@@ -115,8 +167,16 @@ describe('POST /api/v1/documents/extract-swiss-qr-code', () => {
 
   it.each([
     ['vector rectangles in the payment part', [{ ...PAYMENT_PART_CODE, code: billCode(QRR_BILL) }], undefined],
-    ['an image at 300 dpi, 46 mm at the bottom right', [{ ...at(billCode(QRR_BILL), 159, 246), as: 'raster' as const }], undefined],
-    ['an image of 1 pixel a module, scaled up to 46 mm', [{ ...at(billCode(QRR_BILL), 159, 246), as: 'raster' as const, dpi: (billCode(QRR_BILL).modules * 25.4) / 46 }], undefined],
+    [
+      'an image at 300 dpi, 46 mm at the bottom right',
+      [{ ...at(billCode(QRR_BILL), 159, 246), as: 'raster' as const }],
+      undefined,
+    ],
+    [
+      'an image of 1 pixel a module, scaled up to 46 mm',
+      [{ ...at(billCode(QRR_BILL), 159, 246), as: 'raster' as const, dpi: (billCode(QRR_BILL).modules * 25.4) / 46 }],
+      undefined,
+    ],
     ['a page scanned at 150 dpi', [{ ...PAYMENT_PART_CODE, code: billCode(QRR_BILL) }], 150],
     ['a page scanned at 300 dpi', [{ ...PAYMENT_PART_CODE, code: billCode(QRR_BILL) }], 300],
   ])('reads the code as %s', async (_, codes, raster) => {
@@ -159,10 +219,28 @@ describe('POST /api/v1/documents/extract-swiss-qr-code', () => {
     const text = payload(
       {
         4: ' CH44 3199 9123 0008 8901 2 ',
-        5: 'K', 6: ' Robert Schneider AG ', 7: 'Rue du Lac 1268', 8: '2501 Biel', 9: '', 10: '', 11: 'CH',
-        12: 'S', 13: 'Ultimate AG', 14: 'Bahnhofstrasse', 15: '1', 16: '8001', 17: 'Zürich', 18: 'CH',
+        5: 'K',
+        6: ' Robert Schneider AG ',
+        7: 'Rue du Lac 1268',
+        8: '2501 Biel',
+        9: '',
+        10: '',
+        11: 'CH',
+        12: 'S',
+        13: 'Ultimate AG',
+        14: 'Bahnhofstrasse',
+        15: '1',
+        16: '8001',
+        17: 'Zürich',
+        18: 'CH',
         19: '0.00',
-        21: 'K', 22: 'Pia Rutschmann', 23: 'Marktgasse 28', 24: '9400 Rorschach', 25: '', 26: '', 27: 'CH',
+        21: 'K',
+        22: 'Pia Rutschmann',
+        23: 'Marktgasse 28',
+        24: '9400 Rorschach',
+        25: '',
+        26: '',
+        27: 'CH',
         29: '21 00000 00003 13947 14300 09017',
         30: 'DO NOT USE FOR PAYMENT',
       },
@@ -171,10 +249,30 @@ describe('POST /api/v1/documents/extract-swiss-qr-code', () => {
     const data = await extracted(qrBillPdf([{ codes: [{ ...PAYMENT_PART_CODE, code: spcCode(text) }] }]));
     expect(data).toStrictEqual({
       ...QRR_DATA,
-      creditor: { addressType: 'K', name: 'Robert Schneider AG', street: null, buildingNumber: null, addressLine1: 'Rue du Lac 1268', addressLine2: '2501 Biel', postalCode: null, city: null, country: 'CH' },
+      creditor: {
+        addressType: 'K',
+        name: 'Robert Schneider AG',
+        street: null,
+        buildingNumber: null,
+        addressLine1: 'Rue du Lac 1268',
+        addressLine2: '2501 Biel',
+        postalCode: null,
+        city: null,
+        country: 'CH',
+      },
       ultimateCreditor: S('Ultimate AG', 'Bahnhofstrasse', '1', '8001', 'Zürich', 'CH'),
       amount: 0,
-      ultimateDebtor: { addressType: 'K', name: 'Pia Rutschmann', street: null, buildingNumber: null, addressLine1: 'Marktgasse 28', addressLine2: '9400 Rorschach', postalCode: null, city: null, country: 'CH' },
+      ultimateDebtor: {
+        addressType: 'K',
+        name: 'Pia Rutschmann',
+        street: null,
+        buildingNumber: null,
+        addressLine1: 'Marktgasse 28',
+        addressLine2: '9400 Rorschach',
+        postalCode: null,
+        city: null,
+        country: 'CH',
+      },
       unstructuredMessage: 'DO NOT USE FOR PAYMENT',
     });
   });
@@ -187,14 +285,25 @@ describe('POST /api/v1/documents/extract-swiss-qr-code', () => {
     it('name K addresses, characters new in IG 2.3 and a version other than 0200, and the bill is still answered', async () => {
       const text = payload({
         2: '0201',
-        5: 'K', 7: 'Rue du Lac 1268', 8: '2501 Biel', 9: '', 10: '',
+        5: 'K',
+        7: 'Rue du Lac 1268',
+        8: '2501 Biel',
+        9: '',
+        10: '',
         30: 'Facture 12 € – merci',
       });
       const pdf = qrBillPdf([{ codes: [{ ...PAYMENT_PART_CODE, code: spcCode(text) }] }]);
-      expect(await extracted(pdf)).toMatchObject({ version: '0201', creditor: { addressType: 'K', addressLine1: 'Rue du Lac 1268' } });
+      expect(await extracted(pdf)).toMatchObject({
+        version: '0201',
+        creditor: { addressType: 'K', addressLine1: 'Rue du Lac 1268' },
+      });
       expect(await warningsOf(pdf)).toEqual([
         { code: 'combined-address', fields: ['creditor'], detail: expect.stringContaining('22 November 2025') },
-        { code: 'extended-character-set', fields: ['unstructuredMessage'], detail: expect.stringContaining('U+20AC €') },
+        {
+          code: 'extended-character-set',
+          fields: ['unstructuredMessage'],
+          detail: expect.stringContaining('U+20AC €'),
+        },
         { code: 'unsupported-character', fields: ['unstructuredMessage'], detail: expect.stringContaining('U+2013 –') },
         { code: 'version-02xx', fields: ['version'], detail: expect.any(String) },
       ]);
@@ -203,7 +312,9 @@ describe('POST /api/v1/documents/extract-swiss-qr-code', () => {
     it('come after qrCodeData in the JSON text', async () => {
       const pdf = qrBillPdf([{ codes: [{ ...PAYMENT_PART_CODE, code: spcCode(payload({ 2: '0201' })) }] }]);
       const text = await (await extract(pdf)).text();
-      expect(text).toMatch(/^\{"references":\[\],"qrCodeData":\{.*\},"warnings":\[\{"code":"version-02xx","fields":\["version"\],"detail":"[^"]+"\}\]\}$/);
+      expect(text).toMatch(
+        /^\{"references":\[\],"qrCodeData":\{.*\},"warnings":\[\{"code":"version-02xx","fields":\["version"\],"detail":"[^"]+"\}\]\}$/,
+      );
     });
   });
 
@@ -211,12 +322,17 @@ describe('POST /api/v1/documents/extract-swiss-qr-code', () => {
     const pdf = qrBillPdf([{ codes: [{ ...PAYMENT_PART_CODE, code: billCode(QRR_BILL) }] }]);
 
     it('come back exactly as written: big integers, number spellings, escapes, key order, whitespace', async () => {
-      const references = '[ 12345678901234567890, 1.0, 1e2, -0, "Rechnung \\u00e9 \\"42\\"", {"z": 1, "a": [true, null, {}]}, [] ]';
+      const references =
+        '[ 12345678901234567890, 1.0, 1e2, -0, "Rechnung \\u00e9 \\"42\\"", {"z": 1, "a": [true, null, {}]}, [] ]';
       const res = await postJson(t.app, EXTRACT, `{"references": ${references}, "base64Pdf": "${toBase64(pdf)}"}`);
       expect(res.status).toBe(200);
       const text = await res.text();
       expect(text.startsWith(`{"references":${references},"qrCodeData":{`)).toBe(true);
-      expect(JSON.parse(text)).toStrictEqual({ references: JSON.parse(references), qrCodeData: QRR_DATA, warnings: [] });
+      expect(JSON.parse(text)).toStrictEqual({
+        references: JSON.parse(references),
+        qrCodeData: QRR_DATA,
+        warnings: [],
+      });
     });
 
     it('may be empty', async () => {
@@ -230,7 +346,11 @@ describe('POST /api/v1/documents/extract-swiss-qr-code', () => {
     });
 
     it('take the last of several spellings', async () => {
-      const res = await postJson(t.app, EXTRACT, `{"references": ["first"], "base64Pdf": "${toBase64(pdf)}", "References": ["last"]}`);
+      const res = await postJson(
+        t.app,
+        EXTRACT,
+        `{"references": ["first"], "base64Pdf": "${toBase64(pdf)}", "References": ["last"]}`,
+      );
       expect(((await res.json()) as { references: unknown }).references).toStrictEqual(['last']);
     });
 
@@ -242,13 +362,20 @@ describe('POST /api/v1/documents/extract-swiss-qr-code', () => {
       ['an object', { references: { 0: 'INV-1' } }, /array/],
       ['a boolean', { references: true }, /array/],
     ])('are a validation problem naming the field when %s', async (_, members, message) => {
-      const p = await problem(await postJson(t.app, EXTRACT, { ...members, base64Pdf: toBase64(pdf) }), 400, 'validation');
+      const p = await problem(
+        await postJson(t.app, EXTRACT, { ...members, base64Pdf: toBase64(pdf) }),
+        400,
+        'validation',
+      );
       expect(p.errors).toEqual({ references: [expect.stringMatching(message)] });
     });
 
     it('are named together with a missing document in one validation problem', async () => {
       const p = await problem(await postJson(t.app, EXTRACT, {}), 400, 'validation');
-      expect(p.errors).toEqual({ references: [expect.stringMatching(/required/)], base64Pdf: [expect.stringMatching(/required/)] });
+      expect(p.errors).toEqual({
+        references: [expect.stringMatching(/required/)],
+        base64Pdf: [expect.stringMatching(/required/)],
+      });
     });
   });
 
@@ -275,8 +402,12 @@ describe('POST /api/v1/documents/extract-swiss-qr-code', () => {
 
     it('accepts wrapped Base64 and a data URL prefix', async () => {
       const b64 = toBase64(qrBillPdf([{ codes: [{ ...PAYMENT_PART_CODE, code: billCode(SCOR_BILL) }] }]));
-      expect((await postJson(t.app, EXTRACT, { references: [], base64Pdf: b64.replace(/.{76}/g, '$&\r\n') })).status).toBe(200);
-      expect((await postJson(t.app, EXTRACT, { references: [], base64Pdf: `data:application/pdf;base64,${b64}` })).status).toBe(200);
+      expect(
+        (await postJson(t.app, EXTRACT, { references: [], base64Pdf: b64.replace(/.{76}/g, '$&\r\n') })).status,
+      ).toBe(200);
+      expect(
+        (await postJson(t.app, EXTRACT, { references: [], base64Pdf: `data:application/pdf;base64,${b64}` })).status,
+      ).toBe(200);
     });
 
     it.each([
@@ -293,7 +424,11 @@ describe('POST /api/v1/documents/extract-swiss-qr-code', () => {
     });
 
     it('answers 415 for a body that is not JSON', async () => {
-      const res = await t.app.request(EXTRACT, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' });
+      const res = await t.app.request(EXTRACT, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: '{}',
+      });
       await problem(res, 415, 'unsupported-media-type');
     });
   });
@@ -309,7 +444,11 @@ describe('POST /api/v1/documents/extract-swiss-qr-code', () => {
       const pdf = qrBillPdf([{ codes: [{ ...PAYMENT_PART_CODE, code: billCode(QRR_BILL) }] }, { title: 'AGB' }]);
       expect((await problem(await extract(pdf), 404, 'qr-code-not-found')).rejected).toEqual([]);
       // …while the same bill on the last page is.
-      expect(await extracted(qrBillPdf([{ title: 'Deckblatt' }, { codes: [{ ...PAYMENT_PART_CODE, code: billCode(QRR_BILL) }] }]))).toStrictEqual(QRR_DATA);
+      expect(
+        await extracted(
+          qrBillPdf([{ title: 'Deckblatt' }, { codes: [{ ...PAYMENT_PART_CODE, code: billCode(QRR_BILL) }] }]),
+        ),
+      ).toStrictEqual(QRR_DATA);
     });
 
     it('lists every QR code of the last page in reading order with why it is no bill', async () => {
@@ -338,17 +477,28 @@ describe('POST /api/v1/documents/extract-swiss-qr-code', () => {
     const other: BillData = { ...SCOR_BILL, amount: 10 };
 
     it('skips a URL code above the bill', async () => {
-      const pdf = qrBillPdf([{ codes: [at(URL_CODE, 150, 20, 30), { ...PAYMENT_PART_CODE, code: billCode(QRR_BILL) }] }]);
+      const pdf = qrBillPdf([
+        { codes: [at(URL_CODE, 150, 20, 30), { ...PAYMENT_PART_CODE, code: billCode(QRR_BILL) }] },
+      ]);
       expect(await extracted(pdf)).toStrictEqual(QRR_DATA);
     });
 
     it('skips a URL code left of the bill in the payment part', async () => {
-      const pdf = qrBillPdf([{ codes: [at(URL_CODE, 10, 215, 30), { ...PAYMENT_PART_CODE, code: billCode(QRR_BILL) }] }]);
+      const pdf = qrBillPdf([
+        { codes: [at(URL_CODE, 10, 215, 30), { ...PAYMENT_PART_CODE, code: billCode(QRR_BILL) }] },
+      ]);
       expect(await extracted(pdf)).toStrictEqual(QRR_DATA);
     });
 
     it('skips an invalid bill before a valid one', async () => {
-      const pdf = qrBillPdf([{ codes: [at(spcCode(payload({ 29: '210000000003139471430009018' })), 10, 200, 40), at(billCode(QRR_BILL), 100, 240, 40)] }]);
+      const pdf = qrBillPdf([
+        {
+          codes: [
+            at(spcCode(payload({ 29: '210000000003139471430009018' })), 10, 200, 40),
+            at(billCode(QRR_BILL), 100, 240, 40),
+          ],
+        },
+      ]);
       expect(await extracted(pdf)).toStrictEqual(QRR_DATA);
     });
 
@@ -363,44 +513,76 @@ describe('POST /api/v1/documents/extract-swiss-qr-code', () => {
     });
 
     it('takes a bill higher up the page over the one in the payment part (reading order)', async () => {
-      const pdf = qrBillPdf([{ codes: [at(billCode(other), 140, 20, 46), { ...PAYMENT_PART_CODE, code: billCode(QRR_BILL) }] }]);
+      const pdf = qrBillPdf([
+        { codes: [at(billCode(other), 140, 20, 46), { ...PAYMENT_PART_CODE, code: billCode(QRR_BILL) }] },
+      ]);
       expect(await extracted(pdf)).toMatchObject({ iban: 'CH9300762011623852957', amount: 10, currency: 'EUR' });
       // Alone, the payment part's bill is found.
-      expect(await extracted(qrBillPdf([{ codes: [{ ...PAYMENT_PART_CODE, code: billCode(QRR_BILL) }] }]))).toStrictEqual(QRR_DATA);
+      expect(
+        await extracted(qrBillPdf([{ codes: [{ ...PAYMENT_PART_CODE, code: billCode(QRR_BILL) }] }])),
+      ).toStrictEqual(QRR_DATA);
     });
 
-    it.each([...TWO_BILL_PAGES, ...UPPER_READ_FIRST])('takes the upper bill whichever step reads it ($name)', async ({ pdf, bill }) => {
-      expect(await extracted(pdf)).toStrictEqual(bill);
-    });
+    it.each([...TWO_BILL_PAGES, ...UPPER_READ_FIRST])(
+      'takes the upper bill whichever step reads it ($name)',
+      async ({ pdf, bill }) => {
+        expect(await extracted(pdf)).toStrictEqual(bill);
+      },
+    );
 
     it('takes the left of two bills side by side when only the right one is an embedded image', async () => {
-      const pdf = qrBillPdf([{ codes: [at(billCode(QRR_BILL), 10, 210, 40), { ...at(billCode(other), 100, 210, 40), as: 'raster' as const }] }]);
+      const pdf = qrBillPdf([
+        {
+          codes: [at(billCode(QRR_BILL), 10, 210, 40), { ...at(billCode(other), 100, 210, 40), as: 'raster' as const }],
+        },
+      ]);
       expect(await extracted(pdf)).toStrictEqual(QRR_DATA);
     });
   });
 
   it('is described in the OpenAPI document', async () => {
     const doc = (await (await t.app.request('/openapi.json')).json()) as {
-      paths: Record<string, Record<string, { operationId: string; responses: Record<string, { content: Record<string, { schema: { $ref: string } }> }> }>>;
+      paths: Record<
+        string,
+        Record<
+          string,
+          { operationId: string; responses: Record<string, { content: Record<string, { schema: { $ref: string } }> }> }
+        >
+      >;
       components: { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> };
     };
     const operation = doc.paths[EXTRACT]!.post!;
     expect(operation.operationId).toBe('ExtractSwissQrCode');
-    expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['200', '400', '404', '413', '415', '500']));
-    expect(operation.responses['200']!.content['application/json']!.schema.$ref).toBe('#/components/schemas/ExtractSwissQrCodeResponse');
-    expect(operation.responses['404']!.content['application/problem+json']!.schema.$ref).toBe('#/components/schemas/ProblemDetails');
+    expect(Object.keys(operation.responses)).toEqual(
+      expect.arrayContaining(['200', '400', '404', '413', '415', '500']),
+    );
+    expect(operation.responses['200']!.content['application/json']!.schema.$ref).toBe(
+      '#/components/schemas/ExtractSwissQrCodeResponse',
+    );
+    expect(operation.responses['404']!.content['application/problem+json']!.schema.$ref).toBe(
+      '#/components/schemas/ProblemDetails',
+    );
     const { SwissQrCodeDataDto, AddressDataDto, ExtractSwissQrCodeResponse } = doc.components.schemas;
     expect(Object.keys(SwissQrCodeDataDto!.properties)).toEqual(Object.keys(QRR_DATA));
     expect(SwissQrCodeDataDto!.properties.creditor).toEqual({ $ref: '#/components/schemas/AddressDataDto' });
     expect(Object.keys(AddressDataDto!.properties)).toEqual(Object.keys(QRR_DATA.creditor));
-    expect(ExtractSwissQrCodeResponse!.properties.qrCodeData).toEqual({ $ref: '#/components/schemas/SwissQrCodeDataDto' });
+    expect(ExtractSwissQrCodeResponse!.properties.qrCodeData).toEqual({
+      $ref: '#/components/schemas/SwissQrCodeDataDto',
+    });
     expect(Object.keys(ExtractSwissQrCodeResponse!.properties)).toEqual(['references', 'qrCodeData', 'warnings']);
     expect(ExtractSwissQrCodeResponse!.required).toEqual(['references', 'qrCodeData', 'warnings']);
-    expect(ExtractSwissQrCodeResponse!.properties.warnings).toMatchObject({ type: 'array', items: { $ref: '#/components/schemas/QrBillWarning' } });
+    expect(ExtractSwissQrCodeResponse!.properties.warnings).toMatchObject({
+      type: 'array',
+      items: { $ref: '#/components/schemas/QrBillWarning' },
+    });
     const { QrBillWarning } = doc.components.schemas;
     expect(QrBillWarning!.required).toEqual(['code', 'fields', 'detail']);
-    expect(JSON.stringify(QrBillWarning!.properties.code)).toMatch(/combined-address.*extended-character-set.*version-02xx/);
+    expect(JSON.stringify(QrBillWarning!.properties.code)).toMatch(
+      /combined-address.*extended-character-set.*version-02xx/,
+    );
     // null must validate against the schema of an absent address
-    expect(SwissQrCodeDataDto!.properties.ultimateDebtor).toEqual({ anyOf: [{ $ref: '#/components/schemas/AddressDataDto' }, { type: 'null' }] });
+    expect(SwissQrCodeDataDto!.properties.ultimateDebtor).toEqual({
+      anyOf: [{ $ref: '#/components/schemas/AddressDataDto' }, { type: 'null' }],
+    });
   });
 });

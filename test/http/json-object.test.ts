@@ -17,7 +17,9 @@ describe('parseJsonObject', () => {
   });
 
   it('matches raw member names case-insensitively and parses everything else with JSON semantics', () => {
-    const members = parse('{ "BASE64PDF" : "QUJD" , "references": [1, "two", {"three": [3]}, null], "n": -1.5e3, "t": true, "s": "é\\u00e9" }');
+    const members = parse(
+      '{ "BASE64PDF" : "QUJD" , "references": [1, "two", {"three": [3]}, null], "n": -1.5e3, "t": true, "s": "é\\u00e9" }',
+    );
     expect(text(members.BASE64PDF)).toBe('QUJD');
     expect(members).toMatchObject({ references: [1, 'two', { three: [3] }, null], n: -1500, t: true, s: 'éé' });
   });
@@ -33,8 +35,12 @@ describe('parseJsonObject', () => {
   });
 
   it('keeps the JSON text of members passed back untouched', () => {
-    const members = parseJsonObject(enc.encode('{"References": [12345678901234567890, 1.50, {"a" : "é"}], "x": 1}'), { text: ['references'] });
-    expect(members.References).toEqual(new JsonWithText([12345678901234567890, 1.5, { a: 'é' }], '[12345678901234567890, 1.50, {"a" : "é"}]'));
+    const members = parseJsonObject(enc.encode('{"References": [12345678901234567890, 1.50, {"a" : "é"}], "x": 1}'), {
+      text: ['references'],
+    });
+    expect(members.References).toEqual(
+      new JsonWithText([12345678901234567890, 1.5, { a: 'é' }], '[12345678901234567890, 1.50, {"a" : "é"}]'),
+    );
   });
 
   it('parses a non-string value of a raw member normally', () => {
@@ -60,7 +66,10 @@ describe('parseJsonObject', () => {
     ['a bad value', '{"a": tru}'],
     ['invalid UTF-8', '{"a": "\xff"}'],
   ])('refuses %s', (_, json) => {
-    const bytes = json === '{"a": "\xff"}' ? Uint8Array.from([...enc.encode('{"a": "'), 0xff, ...enc.encode('"}')]) : enc.encode(json);
+    const bytes =
+      json === '{"a": "\xff"}'
+        ? Uint8Array.from([...enc.encode('{"a": "'), 0xff, ...enc.encode('"}')])
+        : enc.encode(json);
     expect(() => parseJsonObject(bytes, { bytes: ['base64Pdf'] })).toThrow(JsonSyntaxError);
   });
 });

@@ -33,10 +33,17 @@ function heldBody() {
   return { stream, state, send: (bytes: Uint8Array) => (controller.enqueue(bytes), controller.close()) };
 }
 
-const pdfRequest = (app: Awaited<ReturnType<typeof testApp>>['app'], stream: ReadableStream<Uint8Array>, length?: number) =>
+const pdfRequest = (
+  app: Awaited<ReturnType<typeof testApp>>['app'],
+  stream: ReadableStream<Uint8Array>,
+  length?: number,
+) =>
   app.request(VALIDATE, {
     method: 'POST',
-    headers: { 'content-type': 'application/pdf', ...(length === undefined ? {} : { 'content-length': String(length) }) },
+    headers: {
+      'content-type': 'application/pdf',
+      ...(length === undefined ? {} : { 'content-length': String(length) }),
+    },
     body: stream,
     duplex: 'half',
   } as RequestInit);
@@ -82,7 +89,9 @@ describe('MAX_INFLIGHT_MB', () => {
   });
 
   it('refuses a MAX_INFLIGHT_MB below MAX_BODY_MB at start', async () => {
-    await expect(testApp({ MAX_BODY_MB: '64', MAX_INFLIGHT_MB: '32' })).rejects.toThrow(/MAX_INFLIGHT_MB \(32\) must be at least MAX_BODY_MB \(64\)/);
+    await expect(testApp({ MAX_BODY_MB: '64', MAX_INFLIGHT_MB: '32' })).rejects.toThrow(
+      /MAX_INFLIGHT_MB \(32\) must be at least MAX_BODY_MB \(64\)/,
+    );
   });
 });
 
@@ -92,7 +101,11 @@ describe('QUEUE_TIMEOUT_MS', () => {
     const waiting: (() => void)[] = [];
     const engine: PdfEngine = {
       inspect: () =>
-        new Promise((resolve) => waiting.push(() => resolve({ status: 'opened', pageCount: 1, version: '1.7', attachmentCount: 0, firstAndLastPageLoad: true }))),
+        new Promise((resolve) =>
+          waiting.push(() =>
+            resolve({ status: 'opened', pageCount: 1, version: '1.7', attachmentCount: 0, firstAndLastPageLoad: true }),
+          ),
+        ),
     };
     return { engine, releaseAll: () => waiting.splice(0).forEach((go) => go()), started: () => waiting.length };
   }
@@ -100,7 +113,13 @@ describe('QUEUE_TIMEOUT_MS', () => {
   it('answers 503 overloaded to a document that waited that long for the engine, not pdf-too-complex', async () => {
     const held = heldEngine();
     const queue = new EngineQueue(100);
-    const t = await testApp({ QUEUE_TIMEOUT_MS: '100', PDF_TIMEOUT_MS: '100' }, { ...queue.wrap({ engine: held.engine, qr: { scan: () => Promise.reject(new Error('unused')) } }), engineStats: queue });
+    const t = await testApp(
+      { QUEUE_TIMEOUT_MS: '100', PDF_TIMEOUT_MS: '100' },
+      {
+        ...queue.wrap({ engine: held.engine, qr: { scan: () => Promise.reject(new Error('unused')) } }),
+        engineStats: queue,
+      },
+    );
     const body = { base64Pdf: toBase64(simplePdf()) };
     const first = postJson(t.app, VALIDATE, body);
     await new Promise((r) => setTimeout(r, 10));
@@ -122,7 +141,9 @@ describe('QUEUE_TIMEOUT_MS', () => {
     // ones before it, and each is answered 200.
     const t = await testApp({ QUEUE_TIMEOUT_MS: '30000', PDF_TIMEOUT_MS: '100' });
     const bill = qrBillPdf([{ raster: 150, codes: [{ code: billCode(SAMPLE_BILL), ...PAYMENT_PART_CODE }] }]);
-    const answers = await Promise.all([1, 2, 3].map(() => postJson(t.app, EXTRACT, { references: [], base64Pdf: toBase64(bill) })));
+    const answers = await Promise.all(
+      [1, 2, 3].map(() => postJson(t.app, EXTRACT, { references: [], base64Pdf: toBase64(bill) })),
+    );
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200]);
   });
 });
@@ -139,7 +160,15 @@ describe('GET /metrics', () => {
     expect(before.status).toBe(200);
     expect(before.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
     const text0 = await before.text();
-    for (const name of ['http_requests_total', 'http_request_duration_seconds', 'http_inflight_body_bytes', 'http_inflight_body_limit_bytes', 'pdf_documents_waiting', 'pdf_engine_restarts_total', 'qr_bills_found_total']) {
+    for (const name of [
+      'http_requests_total',
+      'http_request_duration_seconds',
+      'http_inflight_body_bytes',
+      'http_inflight_body_limit_bytes',
+      'pdf_documents_waiting',
+      'pdf_engine_restarts_total',
+      'qr_bills_found_total',
+    ]) {
       expect(text0, name).toMatch(new RegExp(`^# TYPE ${name} (counter|gauge|histogram)$`, 'm'));
     }
     expect(value(text0, 'http_inflight_body_limit_bytes')).toBe(512 * 1024 * 1024);
@@ -147,12 +176,17 @@ describe('GET /metrics', () => {
 
     await postJson(t.app, VALIDATE, { base64Pdf: toBase64(simplePdf()) });
     await postJson(t.app, VALIDATE, { base64Pdf: 'nope' });
-    await postJson(t.app, EXTRACT, { references: [], base64Pdf: toBase64(qrBillPdf([{ codes: [{ code: billCode(SAMPLE_BILL), ...PAYMENT_PART_CODE }] }])) });
+    await postJson(t.app, EXTRACT, {
+      references: [],
+      base64Pdf: toBase64(qrBillPdf([{ codes: [{ code: billCode(SAMPLE_BILL), ...PAYMENT_PART_CODE }] }])),
+    });
     await t.app.request('/no/such/path/123');
     const text = await (await t.app.request('/metrics')).text();
     expect(value(text, 'http_requests_total{route="/api/v1/documents/validate",method="POST",status="200"}')).toBe(1);
     expect(value(text, 'http_requests_total{route="/api/v1/documents/validate",method="POST",status="400"}')).toBe(1);
-    expect(value(text, 'http_requests_total{route="/api/v1/documents/extract-swiss-qr-code",method="POST",status="200"}')).toBe(1);
+    expect(
+      value(text, 'http_requests_total{route="/api/v1/documents/extract-swiss-qr-code",method="POST",status="200"}'),
+    ).toBe(1);
     expect(value(text, 'http_requests_total{route="/metrics",method="GET",status="200"}')).toBe(1);
     expect(value(text, 'http_requests_total{route="other",method="GET",status="404"}')).toBe(1);
     expect(value(text, 'http_request_duration_seconds_count{route="/api/v1/documents/validate"}')).toBe(2);

@@ -12,14 +12,20 @@ beforeAll(async () => {
   t = await testApp();
 });
 
-
 describe('POST /api/v1/documents/validate', () => {
   it('answers the six fields in camelCase', async () => {
     const pdf = simplePdf({ pages: 3, version: '1.6', attachments: 2 });
     const res = await postJson(t.app, VALIDATE, { base64Pdf: toBase64(pdf) });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(await res.json()).toEqual({ pageCount: 3, fileSizeBytes: pdf.length, fileSizeMB: 0, pdfVersion: '1.6', hasAttachments: true, attachmentCount: 2 });
+    expect(await res.json()).toEqual({
+      pageCount: 3,
+      fileSizeBytes: pdf.length,
+      fileSizeMB: 0,
+      pdfVersion: '1.6',
+      hasAttachments: true,
+      attachmentCount: 2,
+    });
   });
 
   it.each(['Base64Pdf', 'base64Pdf', 'BASE64PDF', 'base64pdf'])('binds %s case-insensitively', async (name) => {
@@ -28,7 +34,8 @@ describe('POST /api/v1/documents/validate', () => {
   });
 
   it('reports the later of header and catalog version', async () => {
-    const body = async (pdf: Uint8Array) => (await (await postJson(t.app, VALIDATE, { base64Pdf: toBase64(pdf) })).json()) as { pdfVersion: string };
+    const body = async (pdf: Uint8Array) =>
+      (await (await postJson(t.app, VALIDATE, { base64Pdf: toBase64(pdf) })).json()) as { pdfVersion: string };
     expect((await body(simplePdf({ version: '1.7', catalogVersion: '2.0' }))).pdfVersion).toBe('2.0');
     expect((await body(simplePdf({ version: '1.7', catalogVersion: '1.4' }))).pdfVersion).toBe('1.7');
   });
@@ -43,7 +50,10 @@ describe('POST /api/v1/documents/validate', () => {
     expect(megabytesHalfEven(3 * 131072)).toBe(0.38); // 0.375 -> even 0.38
     expect(megabytesHalfEven(131073)).toBe(0.13);
     const pdf = simplePdf({ contentBytes: 1_200_000 });
-    const res = (await (await postJson(t.app, VALIDATE, { base64Pdf: toBase64(pdf) })).json()) as { fileSizeMB: number; fileSizeBytes: number };
+    const res = (await (await postJson(t.app, VALIDATE, { base64Pdf: toBase64(pdf) })).json()) as {
+      fileSizeMB: number;
+      fileSizeBytes: number;
+    };
     expect(res.fileSizeMB).toBe(megabytesHalfEven(pdf.length));
     expect(res.fileSizeMB).toBe(Math.round((pdf.length / 1048576) * 100) / 100);
   });
@@ -77,12 +87,18 @@ describe('POST /api/v1/documents/validate', () => {
   });
 
   it('answers a validation problem for a body that is not a JSON object', async () => {
-    expect((await problem(await postJson(t.app, VALIDATE, '{"base64Pdf": '), 400, 'validation')).errors).toHaveProperty('$');
+    expect((await problem(await postJson(t.app, VALIDATE, '{"base64Pdf": '), 400, 'validation')).errors).toHaveProperty(
+      '$',
+    );
     expect((await problem(await postJson(t.app, VALIDATE, '[1,2]'), 400, 'validation')).errors).toHaveProperty('$');
   });
 
   it('answers 415 for a body that is not JSON', async () => {
-    const res = await t.app.request(VALIDATE, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' });
+    const res = await t.app.request(VALIDATE, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: '{}',
+    });
     await problem(res, 415, 'unsupported-media-type');
     await problem(await t.app.request(VALIDATE, { method: 'POST', body: '{}' }), 415, 'unsupported-media-type');
   });
@@ -97,7 +113,12 @@ describe('POST /api/v1/documents/validate', () => {
         controller.close();
       },
     });
-    const res = await small.app.request(VALIDATE, { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+    const res = await small.app.request(VALIDATE, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
     await problem(res, 413, 'payload-too-large');
   });
 
@@ -105,8 +126,20 @@ describe('POST /api/v1/documents/validate', () => {
     ['not a PDF', new TextEncoder().encode('hello')],
     ['a header and nothing else', new TextEncoder().encode('%PDF-1.7\n')],
     ['a version that does not exist', new TextEncoder().encode('%PDF-9.9\n')],
-    ['no pages', assemblePdf({ objects: ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [] /Count 0 >>'] })],
-    ['a cyclic page tree', assemblePdf({ objects: ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R 2 0 R] /Count 2 >>', '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 9 9] >>'] })],
+    [
+      'no pages',
+      assemblePdf({ objects: ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [] /Count 0 >>'] }),
+    ],
+    [
+      'a cyclic page tree',
+      assemblePdf({
+        objects: [
+          '<< /Type /Catalog /Pages 2 0 R >>',
+          '<< /Type /Pages /Kids [3 0 R 2 0 R] /Count 2 >>',
+          '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 9 9] >>',
+        ],
+      }),
+    ],
   ])('answers invalid-pdf for %s', async (_, pdf) => {
     await problem(await postJson(t.app, VALIDATE, { base64Pdf: toBase64(pdf) }), 400, 'invalid-pdf');
   });
@@ -120,20 +153,35 @@ describe('POST /api/v1/documents/validate', () => {
   });
 
   it('answers encrypted-pdf for a file that needs a user password', async () => {
-    await problem(await postJson(t.app, VALIDATE, { base64Pdf: toBase64(encryptedPdf({ userPassword: 'secret' })) }), 400, 'encrypted-pdf');
+    await problem(
+      await postJson(t.app, VALIDATE, { base64Pdf: toBase64(encryptedPdf({ userPassword: 'secret' })) }),
+      400,
+      'encrypted-pdf',
+    );
   });
 
   it('never leaks internals on an unexpected error', async () => {
     const broken: PdfEngine = { inspect: () => Promise.reject(new Error('secret stack detail at /srv/x.ts:1')) };
     const failing = await testApp({}, { engine: broken });
-    const body = await problem(await postJson(failing.app, VALIDATE, { base64Pdf: toBase64(simplePdf()) }), 500, 'internal');
+    const body = await problem(
+      await postJson(failing.app, VALIDATE, { base64Pdf: toBase64(simplePdf()) }),
+      500,
+      'internal',
+    );
     expect(JSON.stringify(body)).not.toContain('secret');
     expect(JSON.stringify(body)).not.toContain('.ts');
   });
 
   it('continues the caller trace id', async () => {
-    const res = await postJson(t.app, VALIDATE, {}, { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
-    expect(((await res.json()) as { traceId: string }).traceId).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-00$/);
+    const res = await postJson(
+      t.app,
+      VALIDATE,
+      {},
+      { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+    );
+    expect(((await res.json()) as { traceId: string }).traceId).toMatch(
+      /^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-00$/,
+    );
   });
 
   it('logs requests as structured records without document contents', async () => {
@@ -141,7 +189,11 @@ describe('POST /api/v1/documents/validate', () => {
     const b64 = toBase64(simplePdf());
     await postJson(logged.app, VALIDATE, { base64Pdf: b64 });
     expect(logged.logs).toHaveLength(1);
-    expect(logged.logs[0]).toMatchObject({ level: 'info', message: 'request', fields: { method: 'POST', path: VALIDATE, status: 200 } });
+    expect(logged.logs[0]).toMatchObject({
+      level: 'info',
+      message: 'request',
+      fields: { method: 'POST', path: VALIDATE, status: 200 },
+    });
     expect(JSON.stringify(logged.logs)).not.toContain(b64.slice(0, 16));
   });
 });
@@ -150,10 +202,16 @@ describe('service endpoints', () => {
   it('serves the OpenAPI 3.1 document generated from the schemas', async () => {
     const res = await t.app.request('/openapi.json');
     expect(res.status).toBe(200);
-    const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, { operationId: string }>>; components: { schemas: Record<string, unknown> } };
+    const doc = (await res.json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, { operationId: string }>>;
+      components: { schemas: Record<string, unknown> };
+    };
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.paths['/api/v1/documents/validate']!.post!.operationId).toBe('ValidatePdf');
-    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['ValidatePdfRequest', 'ValidatePdfResponse', 'ProblemDetails']));
+    expect(Object.keys(doc.components.schemas)).toEqual(
+      expect.arrayContaining(['ValidatePdfRequest', 'ValidatePdfResponse', 'ProblemDetails']),
+    );
   });
 
   it('serves /docs with its script from the service itself, not a CDN', async () => {

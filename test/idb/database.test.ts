@@ -17,13 +17,19 @@ describe('SQLite Database: close() and worker threads', () => {
       const idle = await db.begin('write');
       await idle.run('CREATE TABLE t (x)', [], LIMITS);
       const busy = await db.begin('read');
-      const running = busy.run(`SELECT count(*) FROM ${sqlite.series(1, ENDLESS)}`, [], { timeoutMs: 30_000, maxRows: 10 });
+      const running = busy.run(`SELECT count(*) FROM ${sqlite.series(1, ENDLESS)}`, [], {
+        timeoutMs: 30_000,
+        maxRows: 10,
+      });
       await new Promise((r) => setTimeout(r, 100));
       const started = Date.now();
       await db.close();
       expect(Date.now() - started).toBeLessThan(2000); // the running statement was interrupted, not waited for
       expect(await fault(running)).toMatchObject({ fault: 'Timeout', message: expect.stringMatching(/closed/) });
-      expect(await fault(idle.run('SELECT 1', [], LIMITS))).toMatchObject({ fault: 'SqlError', message: expect.stringMatching(/closed/) });
+      expect(await fault(idle.run('SELECT 1', [], LIMITS))).toMatchObject({
+        fault: 'SqlError',
+        message: expect.stringMatching(/closed/),
+      });
       await idle.rollback();
       await busy.rollback();
       expect((await fault(db.begin('read'))).message).toMatch(/closed/);
@@ -59,7 +65,11 @@ describe('openDatabase', () => {
   it('opens SQLite for file: URLs (relative, absolute, file:///), creating the folders', () =>
     inTempDir(async (dir) => {
       const relativePath = relative(process.cwd(), join(dir, 'rel', 'a', 'idb.sqlite'));
-      const urls = [`file:./${relativePath}`, `file:${join(dir, 'abs', 'b', 'idb.sqlite')}`, pathToFileURL(join(dir, 'url form', 'idb.sqlite')).href];
+      const urls = [
+        `file:./${relativePath}`,
+        `file:${join(dir, 'abs', 'b', 'idb.sqlite')}`,
+        pathToFileURL(join(dir, 'url form', 'idb.sqlite')).href,
+      ];
       for (const url of urls) {
         const db = await openDatabase(url);
         expect(db.dialect).toBe('sqlite');
@@ -79,7 +89,15 @@ describe('openDatabase', () => {
   });
 
   it('refuses other URLs with a ConfigError that never repeats a password', async () => {
-    for (const url of ['mysql://admin:s3cret@db/x', 'postgres://admin:s3cret@[::1', 'sqlite:./x.db', 's3cret', 'file:./x.db?mode=ro', 'file:', 'file://server/share/x.db']) {
+    for (const url of [
+      'mysql://admin:s3cret@db/x',
+      'postgres://admin:s3cret@[::1',
+      'sqlite:./x.db',
+      's3cret',
+      'file:./x.db?mode=ro',
+      'file:',
+      'file://server/share/x.db',
+    ]) {
       const error = await openDatabase(url).then(
         () => undefined,
         (e: unknown) => e,

@@ -1,6 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { clrTypeOfDeclared, clrTypeOfValue, clrTypeOfValues, dateTimeModeOfDeclared, widenIntegerType } from '../../src/idb/column-types.ts';
-import { DataTableError, encodeBase64, encodeLocalName, formatCell, formatFloat, uniqueColumnNames, writeDataTable, type DataColumn, type DataCell } from '../../src/idb/datatable.ts';
+import {
+  clrTypeOfDeclared,
+  clrTypeOfValue,
+  clrTypeOfValues,
+  dateTimeModeOfDeclared,
+  widenIntegerType,
+} from '../../src/idb/column-types.ts';
+import {
+  DataTableError,
+  encodeBase64,
+  encodeLocalName,
+  formatCell,
+  formatFloat,
+  uniqueColumnNames,
+  writeDataTable,
+  type DataColumn,
+  type DataCell,
+} from '../../src/idb/datatable.ts';
 import { describeShared, readShared } from '../support/corpus.ts';
 
 /**
@@ -12,7 +28,9 @@ type Node = { name: string; attrs: [string, string][]; children: (Node | string)
 function canonical(xml: string): Node {
   const decode = (s: string) =>
     s.replace(/&(#x[0-9a-f]+|#\d+|amp|lt|gt|quot|apos);/gi, (_, e: string) =>
-      e[0] === '#' ? String.fromCodePoint(Number(e[1] === 'x' || e[1] === 'X' ? `0${e.slice(1)}` : e.slice(1))) : ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" } as Record<string, string>)[e]!,
+      e[0] === '#'
+        ? String.fromCodePoint(Number(e[1] === 'x' || e[1] === 'X' ? `0${e.slice(1)}` : e.slice(1)))
+        : ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" } as Record<string, string>)[e]!,
     );
   const root: Node = { name: '#root', attrs: [], children: [] };
   const stack: { node: Node; ns: Map<string, string> }[] = [{ node: root, ns: new Map([['', '']]) }];
@@ -44,7 +62,8 @@ function canonical(xml: string): Node {
   return root;
 }
 
-const col = (name: string, type: DataColumn['type'], dateTimeMode?: DataColumn['dateTimeMode']): DataColumn => (dateTimeMode ? { name, type, dateTimeMode } : { name, type });
+const col = (name: string, type: DataColumn['type'], dateTimeMode?: DataColumn['dateTimeMode']): DataColumn =>
+  dateTimeMode ? { name, type, dateTimeMode } : { name, type };
 
 describe('declared column types', () => {
   it.each([
@@ -105,13 +124,18 @@ describe('declared column types', () => {
     expect(clrTypeOfDeclared(declared)).toBe(type);
   });
 
-  it.each([null, undefined, '', '   ', 'json', 'jsonb', 'time', 'interval', 'int[]', '_int4', 'bit varying', 'xml'])('%s is not in the table', (declared) => {
-    expect(clrTypeOfDeclared(declared)).toBeUndefined();
-  });
+  it.each([null, undefined, '', '   ', 'json', 'jsonb', 'time', 'interval', 'int[]', '_int4', 'bit varying', 'xml'])(
+    '%s is not in the table',
+    (declared) => {
+      expect(clrTypeOfDeclared(declared)).toBeUndefined();
+    },
+  );
 
   it('marks time-zone-aware DateTime columns Utc', () => {
-    for (const d of ['timestamptz', 'TIMESTAMP WITH TIME ZONE', 'timestamp(3) with time zone', 'datetimeoffset(7)']) expect(dateTimeModeOfDeclared(d)).toBe('Utc');
-    for (const d of ['timestamp', 'timestamp without time zone', 'datetime', 'date', null, 'datetime2']) expect(dateTimeModeOfDeclared(d)).toBe('Unspecified');
+    for (const d of ['timestamptz', 'TIMESTAMP WITH TIME ZONE', 'timestamp(3) with time zone', 'datetimeoffset(7)'])
+      expect(dateTimeModeOfDeclared(d)).toBe('Utc');
+    for (const d of ['timestamp', 'timestamp without time zone', 'datetime', 'date', null, 'datetime2'])
+      expect(dateTimeModeOfDeclared(d)).toBe('Unspecified');
   });
 
   it('types a column without a declared type by its first non-null value', () => {
@@ -137,7 +161,8 @@ describe('declared column types', () => {
 });
 
 describe('cell formatting', () => {
-  const fmt = (type: DataColumn['type'], cell: Exclude<DataCell, null>, mode?: DataColumn['dateTimeMode']) => formatCell(col('c', type, mode), cell);
+  const fmt = (type: DataColumn['type'], cell: Exclude<DataCell, null>, mode?: DataColumn['dateTimeMode']) =>
+    formatCell(col('c', type, mode), cell);
 
   it('writes integers and refuses what does not fit', () => {
     expect(fmt('Int32', 7)).toBe('7');
@@ -268,28 +293,44 @@ describe('uniqueColumnNames', () => {
 
 describe('writeDataTable', () => {
   it('writes schema and diffgram, leaving null cells out', () => {
-    const xml = writeDataTable([col('Id', 'Int32'), col('Name', 'String'), col('At', 'DateTime', 'Utc'), col('Day', 'DateTime')], [
-      [1, 'a<b & "c"\r\n', '2020-01-02T03:04:05Z', '2020-01-02'],
-      [2, null, null, null],
-    ]);
+    const xml = writeDataTable(
+      [col('Id', 'Int32'), col('Name', 'String'), col('At', 'DateTime', 'Utc'), col('Day', 'DateTime')],
+      [
+        [1, 'a<b & "c"\r\n', '2020-01-02T03:04:05Z', '2020-01-02'],
+        [2, null, null, null],
+      ],
+    );
     expect(xml).toContain('msdata:MainDataTable="Table"');
     expect(xml).toContain('<xs:element name="At" msdata:DateTimeMode="Utc" type="xs:dateTime" minOccurs="0" />');
-    expect(xml).toContain('<xs:element name="Day" msdata:DateTimeMode="Unspecified" type="xs:dateTime" minOccurs="0" />');
-    expect(xml).toContain('<Table diffgr:id="Table1" msdata:rowOrder="0" diffgr:hasChanges="inserted"><Id>1</Id><Name>a&lt;b &amp; "c"&#xD;\n</Name><At>2020-01-02T03:04:05Z</At><Day>2020-01-02T00:00:00</Day></Table>');
-    expect(xml).toContain('<Table diffgr:id="Table2" msdata:rowOrder="1" diffgr:hasChanges="inserted"><Id>2</Id></Table></DocumentElement></diffgr:diffgram>');
+    expect(xml).toContain(
+      '<xs:element name="Day" msdata:DateTimeMode="Unspecified" type="xs:dateTime" minOccurs="0" />',
+    );
+    expect(xml).toContain(
+      '<Table diffgr:id="Table1" msdata:rowOrder="0" diffgr:hasChanges="inserted"><Id>1</Id><Name>a&lt;b &amp; "c"&#xD;\n</Name><At>2020-01-02T03:04:05Z</At><Day>2020-01-02T00:00:00</Day></Table>',
+    );
+    expect(xml).toContain(
+      '<Table diffgr:id="Table2" msdata:rowOrder="1" diffgr:hasChanges="inserted"><Id>2</Id></Table></DocumentElement></diffgr:diffgram>',
+    );
     const doc = canonical(xml);
-    expect(doc.children.map((n) => (n as Node).name)).toEqual(['{http://www.w3.org/2001/XMLSchema}schema', '{urn:schemas-microsoft-com:xml-diffgram-v1}diffgram']);
+    expect(doc.children.map((n) => (n as Node).name)).toEqual([
+      '{http://www.w3.org/2001/XMLSchema}schema',
+      '{urn:schemas-microsoft-com:xml-diffgram-v1}diffgram',
+    ]);
   });
 
   it('encodes column and table names in elements, not in diffgr:id', () => {
     const xml = writeDataTable([col('first name', 'String')], [['x']], { tableName: 'my table' });
     expect(xml).toContain('msdata:MainDataTable="my_x0020_table"');
     expect(xml).toContain('<xs:element name="first_x0020_name" type="xs:string" minOccurs="0" />');
-    expect(xml).toContain('<my_x0020_table diffgr:id="my table1" msdata:rowOrder="0" diffgr:hasChanges="inserted"><first_x0020_name>x</first_x0020_name></my_x0020_table>');
+    expect(xml).toContain(
+      '<my_x0020_table diffgr:id="my table1" msdata:rowOrder="0" diffgr:hasChanges="inserted"><first_x0020_name>x</first_x0020_name></my_x0020_table>',
+    );
   });
 
   it('writes an empty diffgram for no rows', () => {
-    expect(writeDataTable([col('X', 'Int32')], [])).toMatch(/<\/xs:schema><diffgr:diffgram xmlns:msdata="[^"]+" xmlns:diffgr="[^"]+" \/>$/);
+    expect(writeDataTable([col('X', 'Int32')], [])).toMatch(
+      /<\/xs:schema><diffgr:diffgram xmlns:msdata="[^"]+" xmlns:diffgr="[^"]+" \/>$/,
+    );
   });
 
   it('refuses characters XML 1.0 cannot carry, duplicate and missing names', () => {
@@ -325,7 +366,16 @@ describeShared('DataTable XML as .NET writes it', () => {
       col('Big', 'Int64'),
     ];
     const rows: DataCell[][] = [
-      [1, 'alpha', '12.5', true, '11111111-2222-3333-4444-555555555555', new Uint8Array([1, 2, 3]), '2020-01-02 03:04:05+01', 9000000000n],
+      [
+        1,
+        'alpha',
+        '12.5',
+        true,
+        '11111111-2222-3333-4444-555555555555',
+        new Uint8Array([1, 2, 3]),
+        '2020-01-02 03:04:05+01',
+        9000000000n,
+      ],
       [2, null, null, false, null, null, null, null],
     ];
     const ours = writeDataTable(columns, rows, { tableName: 'Result' });

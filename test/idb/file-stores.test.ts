@@ -74,7 +74,11 @@ async function s3Harness(): Promise<Harness> {
     async corrupt(key) {
       // Another writer replaces the object with other bytes (and a metadata hash that matches them, to show it is not used).
       const other = bytes(1000);
-      const res = await raw.fetch(`${s3.endpoint}/${BUCKET}/files/${key}`, { method: 'PUT', body: other as Uint8Array<ArrayBuffer>, headers: { 'x-amz-meta-sha256': sha256(other) } });
+      const res = await raw.fetch(`${s3.endpoint}/${BUCKET}/files/${key}`, {
+        method: 'PUT',
+        body: other as Uint8Array<ArrayBuffer>,
+        headers: { 'x-amz-meta-sha256': sha256(other) },
+      });
       expect(res.status).toBe(200);
     },
     close: () => s3.stop(),
@@ -158,7 +162,18 @@ describe.each([
 
   it('refuses keys that are not lower-case Guids, and malformed expected hashes', async () => {
     const guid = randomUUID();
-    const bad = ['', '../../etc/passwd', `../${guid}`, `${guid}/x`, guid.toUpperCase(), `.tmp-${guid}`, guid.replaceAll('-', ''), `${guid} `, `${guid}\0`, 'files/' + guid];
+    const bad = [
+      '',
+      '../../etc/passwd',
+      `../${guid}`,
+      `${guid}/x`,
+      guid.toUpperCase(),
+      `.tmp-${guid}`,
+      guid.replaceAll('-', ''),
+      `${guid} `,
+      `${guid}\0`,
+      'files/' + guid,
+    ];
     for (const key of bad) {
       expect((await storeError(h.store.put(key, new Uint8Array(1)))).kind).toBe('invalid-argument');
       expect((await storeError(h.store.get(key, EMPTY_SHA256))).kind).toBe('invalid-argument');
@@ -200,7 +215,8 @@ describe('FolderFileStore on disk', () => {
       expect(store.pathOf(key)).toMatch(new RegExp(`/[0-9a-f]{2}/${key}$`));
       expect((await stat(store.pathOf(key))).size).toBe(10_000);
     }
-    for (const folder of folders) expect((await readdir(join(store.root, folder))).filter((name) => name.startsWith('.'))).toEqual([]);
+    for (const folder of folders)
+      expect((await readdir(join(store.root, folder))).filter((name) => name.startsWith('.'))).toEqual([]);
   });
 
   it('removes only stale temporary files when it opens', async () => {
@@ -244,11 +260,16 @@ await store.put(key, content);
 process.stdout.write('finished\\n');
 `,
     );
-    const child = spawn(process.execPath, ['--import', 'tsx', script, dir, key], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', script, dir, key], {
+      cwd: projectRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.once('exit', (_code, signal) => resolve(signal)),
+    );
     let running = true;
     void exited.then(() => (running = false));
 
@@ -257,7 +278,10 @@ process.stdout.write('finished\\n');
     while (running && temp === undefined && Date.now() < deadline) {
       for (const name of await readdir(folder)) {
         if (!name.startsWith('.tmp-')) continue;
-        const size = await stat(join(folder, name)).then((s) => s.size, () => 0);
+        const size = await stat(join(folder, name)).then(
+          (s) => s.size,
+          () => 0,
+        );
         if (size >= 4 * MiB) temp = join(folder, name);
       }
       if (temp === undefined) await new Promise((resolve) => setImmediate(resolve));
@@ -337,7 +361,12 @@ describe('FILES_URL', () => {
   });
 
   it('reads an S3 URL with an endpoint (path style) and credentials from the environment', () => {
-    expect(parseFilesUrl('s3://idb-files/prod/?endpoint=http://127.0.0.1:4569&region=eu-central-2', { ...creds, AWS_SESSION_TOKEN: 'token' })).toEqual({
+    expect(
+      parseFilesUrl('s3://idb-files/prod/?endpoint=http://127.0.0.1:4569&region=eu-central-2', {
+        ...creds,
+        AWS_SESSION_TOKEN: 'token',
+      }),
+    ).toEqual({
       kind: 's3',
       bucket: 'idb-files',
       prefix: 'prod/',
@@ -355,8 +384,16 @@ describe('FILES_URL', () => {
       region: 'eu-west-3',
       forcePathStyle: false,
     });
-    expect(parseFilesUrl('s3://idb-files?forcePathStyle=true', creds)).toMatchObject({ region: 'us-east-1', forcePathStyle: true });
-    expect(parseFilesUrl('s3://idb-files?endpoint=https://acc.r2.cloudflarestorage.com&region=auto&forcePathStyle=false', creds)).toMatchObject({
+    expect(parseFilesUrl('s3://idb-files?forcePathStyle=true', creds)).toMatchObject({
+      region: 'us-east-1',
+      forcePathStyle: true,
+    });
+    expect(
+      parseFilesUrl(
+        's3://idb-files?endpoint=https://acc.r2.cloudflarestorage.com&region=auto&forcePathStyle=false',
+        creds,
+      ),
+    ).toMatchObject({
       endpoint: 'https://acc.r2.cloudflarestorage.com',
       region: 'auto',
       forcePathStyle: false,
@@ -384,6 +421,8 @@ describe('FILES_URL', () => {
   });
 
   it('refuses s3 without credentials in the environment', () => {
-    expect(() => parseFilesUrl('s3://idb-files', { AWS_ACCESS_KEY_ID: 'only-the-id' })).toThrow(/AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/);
+    expect(() => parseFilesUrl('s3://idb-files', { AWS_ACCESS_KEY_ID: 'only-the-id' })).toThrow(
+      /AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/,
+    );
   });
 });

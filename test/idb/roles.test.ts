@@ -19,11 +19,25 @@ describe('roles file', () => {
 
   it('grants readers the reading operations and writers everything, names compared case-insensitively', () => {
     const readerOps = OPERATIONS.filter((op) => REQUIRED_ROLE[op] !== 'writer');
-    expect(readerOps).toEqual(['Heartbeat', 'ReturnDatatable', 'ReturnScalar', 'GetFile', 'GetDocumentByDocumentId', 'GetDocumentByContainerId']);
+    expect(readerOps).toEqual([
+      'Heartbeat',
+      'ReturnDatatable',
+      'ReturnScalar',
+      'GetFile',
+      'GetDocumentByDocumentId',
+      'GetDocumentByContainerId',
+    ]);
     for (const name of ['bob@corp.example', 'corp\\CAROL', 'CORP\\dave']) {
-      expect(OPERATIONS.filter((op) => roles.allows(person(name), op)), name).toEqual(readerOps);
+      expect(
+        OPERATIONS.filter((op) => roles.allows(person(name), op)),
+        name,
+      ).toEqual(readerOps);
     }
-    for (const name of ['CORP\\Alice', 'corp\\erin']) expect(OPERATIONS.every((op) => roles.allows(person(name), op)), name).toBe(true);
+    for (const name of ['CORP\\Alice', 'corp\\erin'])
+      expect(
+        OPERATIONS.every((op) => roles.allows(person(name), op)),
+        name,
+      ).toBe(true);
     expect([...roles.rolesOf(person('CORP\\alice'))].sort()).toEqual(['reader', 'writer']);
   });
 
@@ -120,8 +134,20 @@ describe('IIDBService configuration', () => {
     const config = readIdbConfig({});
     expect([...config.databases]).toEqual([['default', 'file:./data/idb.sqlite']]);
     expect(config.files).toEqual({ kind: 'folder', path: './data/files' });
-    expect(config.limits).toEqual({ statementTimeoutMs: 30000, maxRows: 100000, requestIdleMs: 120000, maxRequestsPerIdentity: 16 });
-    expect(config.endpoint).toMatchObject({ serviceNamespace: 'http://tempuri.org/', security: 'windows', protectionLevel: 'EncryptAndSign', dnsIdentity: 'localhost', address: 'net.tcp://localhost:8808/IDBService', host: '127.0.0.1' });
+    expect(config.limits).toEqual({
+      statementTimeoutMs: 30000,
+      maxRows: 100000,
+      requestIdleMs: 120000,
+      maxRequestsPerIdentity: 16,
+    });
+    expect(config.endpoint).toMatchObject({
+      serviceNamespace: 'http://tempuri.org/',
+      security: 'windows',
+      protectionLevel: 'EncryptAndSign',
+      dnsIdentity: 'localhost',
+      address: 'net.tcp://localhost:8808/IDBService',
+      host: '127.0.0.1',
+    });
     expect(config.rolesFile).toBeUndefined();
     expect(config.maxMessageBytes).toBe(64 * 1024 * 1024);
   });

@@ -34,7 +34,13 @@ function refusal(sql: string, entries: Record<string, unknown>, dialect: SqlDial
 
 describe.each(DIALECTS)('bindParameters (%s): markers in code', (dialect) => {
   it('numbers markers by first use and lists values in that order', () => {
-    expectBound(dialect, 'select * from t where a = @a and b = @b', { b: 2, a: 1 }, 'select * from t where a = §1 and b = §2', [1, 2]);
+    expectBound(
+      dialect,
+      'select * from t where a = @a and b = @b',
+      { b: 2, a: 1 },
+      'select * from t where a = §1 and b = §2',
+      [1, 2],
+    );
   });
 
   it('reuses the number of a repeated name', () => {
@@ -60,7 +66,13 @@ describe.each(DIALECTS)('bindParameters (%s): markers in code', (dialect) => {
   });
 
   it('takes letters of any script in names', () => {
-    expectBound(dialect, 'select @größe, @Ñame, @名前', { GRÖSSE: 0, 'größe': 1, ñame: 2, '@名前': 3 }, 'select §1, §2, §3', [1, 2, 3]);
+    expectBound(
+      dialect,
+      'select @größe, @Ñame, @名前',
+      { GRÖSSE: 0, größe: 1, ñame: 2, '@名前': 3 },
+      'select §1, §2, §3',
+      [1, 2, 3],
+    );
   });
 
   it('binds unicode values beside unicode strings and identifiers', () => {
@@ -76,13 +88,9 @@ describe.each(DIALECTS)('bindParameters (%s): markers in code', (dialect) => {
   it('passes values through unchanged, whatever their type', () => {
     const bytes = new Uint8Array([1, 2]);
     const date = new Date(0);
-    expect(bound('select @a, @b, @c, @d, @e', { a: null, b: bytes, c: date, d: 1n, e: undefined }, dialect).values).toEqual([
-      null,
-      bytes,
-      date,
-      1n,
-      undefined,
-    ]);
+    expect(
+      bound('select @a, @b, @c, @d, @e', { a: null, b: bytes, c: date, d: 1n, e: undefined }, dialect).values,
+    ).toEqual([null, bytes, date, 1n, undefined]);
   });
 
   it('allows parameters no marker uses and leaves them out of the values', () => {
@@ -101,7 +109,7 @@ describe.each(DIALECTS)('bindParameters (%s): what is not a marker', (dialect) =
   it('leaves @@ names alone (T-SQL globals; the text-search operator in PostgreSQL)', () => {
     expectBound(dialect, 'select @@ROWCOUNT, @a', { a: 1 }, 'select @@ROWCOUNT, §1', [1]);
     expectBound(dialect, 'select @@@a', {}, 'select @@@a', []);
-    expectBound(dialect, "where doc @@ @q", { q: 'x' }, 'where doc @@ §1', ['x']);
+    expectBound(dialect, 'where doc @@ @q', { q: 'x' }, 'where doc @@ §1', ['x']);
   });
 
   it('finds markers inside brackets on postgres (subscripts) but not on sqlite (identifiers)', () => {
@@ -134,7 +142,13 @@ describe.each(DIALECTS)('bindParameters (%s): lexical contexts shared by both di
   });
 
   it('does not take an unknown name in a hidden context as a missing parameter', () => {
-    expectBound(dialect, "select '@nobody' /* @nobody */ -- @nobody", {}, "select '@nobody' /* @nobody */ -- @nobody", []);
+    expectBound(
+      dialect,
+      "select '@nobody' /* @nobody */ -- @nobody",
+      {},
+      "select '@nobody' /* @nobody */ -- @nobody",
+      [],
+    );
   });
 
   it.each([
@@ -191,7 +205,7 @@ describe('bindParameters (sqlite): SQLite-only contexts', () => {
   });
 
   it('leaves ?, :, $ and # alone where SQLite does not read a marker', () => {
-    expectBound('sqlite', "select '?', \":x\", [$y] -- #z", {}, "select '?', \":x\", [$y] -- #z", []);
+    expectBound('sqlite', 'select \'?\', ":x", [$y] -- #z', {}, 'select \'?\', ":x", [$y] -- #z', []);
     expectBound('sqlite', 'select a$b, c$, @a', { a: 1 }, 'select a$b, c$, ?1', [1]);
     expectBound('sqlite', 'select x :: y, #', {}, 'select x :: y, #', []);
   });
@@ -204,7 +218,7 @@ describe('bindParameters (postgres): PostgreSQL-only contexts', () => {
     expectBound('postgres', "select E'it''s @a', @a", { a: 1 }, "select E'it''s @a', $1", [1]);
   });
 
-  it("reads backslashes in ordinary strings as characters (standard_conforming_strings)", () => {
+  it('reads backslashes in ordinary strings as characters (standard_conforming_strings)', () => {
     expectBound('postgres', "select 'a\\', @a", { a: 1 }, "select 'a\\', $1", [1]);
   });
 

@@ -35,7 +35,9 @@ describe("Mono's svcutil on the served WSDL", () => {
   /** The generated service contract's methods, as written: `{ name: 'System.Guid NewFile(...)' }`. */
   function contractMethods(source: string): Map<string, string> {
     const body = /public interface IIDBService \{([\s\S]*?)\n\}/.exec(source)?.[1] ?? '';
-    return new Map(Array.from(body.matchAll(/^\s*([\w.[\]<>]+) (\w+)\(([^)]*)\);$/gm), (m) => [m[2]!, `${m[1]} ${m[2]}(${m[3]})`]));
+    return new Map(
+      Array.from(body.matchAll(/^\s*([\w.[\]<>]+) (\w+)\(([^)]*)\);$/gm), (m) => [m[2]!, `${m[1]} ${m[2]}(${m[3]})`]),
+    );
   }
 
   const C = 'IDBService.Contracts';
@@ -93,9 +95,13 @@ public static class Usage {
       expect([...methods.keys()]).toEqual([...OPERATIONS]);
       for (const op of OPERATIONS) {
         expect(methods.get(op)).toBe(SIGNATURES[op]);
-        expect(source).toContain(`Action="http://tempuri.org/IIDBService/${op}", ReplyAction="http://tempuri.org/IIDBService/${op}Response"`);
+        expect(source).toContain(
+          `Action="http://tempuri.org/IIDBService/${op}", ReplyAction="http://tempuri.org/IIDBService/${op}Response"`,
+        );
       }
-      expect(source).toContain(`DataContractAttribute(Name="FileData", Namespace="http://schemas.datacontract.org/2004/07/IDBService.Contracts")`);
+      expect(source).toContain(
+        `DataContractAttribute(Name="FileData", Namespace="http://schemas.datacontract.org/2004/07/IDBService.Contracts")`,
+      );
       const usage = join(dir, 'Usage.cs');
       writeFileSync(usage, USAGE);
       await compileCSharp([file, usage], { out: join(dir, 'AnyTypeProxy.dll') });
@@ -112,7 +118,7 @@ public static class Usage {
    * (NewFileIndexResponse is unknown). Hence `datatable=anytype`.
    */
   it(
-    'dataset: svcutil does not fail, and the proxy keeps the 13 actions (the signatures are Mono\'s mis-import)',
+    "dataset: svcutil does not fail, and the proxy keeps the 13 actions (the signatures are Mono's mis-import)",
     async () => {
       const { source } = await svcutil(`${base}?wsdl`, dir, { out: 'DataTableProxy.cs' });
       expect(source).toContain('public interface IIDBService {');

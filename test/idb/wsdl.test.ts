@@ -39,7 +39,10 @@ const NS = {
 
 function xmllint(args: string[], input: string) {
   const r = spawnSync('xmllint', args, { input, encoding: 'utf8' });
-  if (r.error) throw new Error(`xmllint could not run (${r.error.message}): install it with \`apt-get install -y libxml2-utils\` (.ci/run does this).`);
+  if (r.error)
+    throw new Error(
+      `xmllint could not run (${r.error.message}): install it with \`apt-get install -y libxml2-utils\` (.ci/run does this).`,
+    );
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -72,7 +75,8 @@ function qname(xml: string, element: string, attribute = 'type'): string {
 
 const wellFormed = (xml: string) => expect(xmllint(['--noout', '-'], xml)).toMatchObject({ code: 0, stderr: '' });
 
-const wsdlFor = (env: Environment = {}, dataTable: WsdlOptions['dataTable'] = 'dataset') => writeWsdl(readEndpointConfig(env), { dataTable });
+const wsdlFor = (env: Environment = {}, dataTable: WsdlOptions['dataTable'] = 'dataset') =>
+  writeWsdl(readEndpointConfig(env), { dataTable });
 
 const DEFS = '/wsdl:definitions';
 const SCHEMA = (ns: string) => `${DEFS}/wsdl:types/xs:schema[@targetNamespace='${ns}']`;
@@ -119,8 +123,12 @@ describe('writeWsdl', () => {
       // Each message is one part, the wrapper element named after the operation (and `OpResponse` with `OpResult`).
       const input = text(wsdl, `${portOp}/wsdl:input/@message`).replace(/^tns:/, '');
       const output = text(wsdl, `${portOp}/wsdl:output/@message`).replace(/^tns:/, '');
-      expect(qname(wsdl, `${DEFS}/wsdl:message[@name='${input}']/wsdl:part[@name='parameters']`, 'element')).toBe(`{http://tempuri.org/}${op}`);
-      expect(qname(wsdl, `${DEFS}/wsdl:message[@name='${output}']/wsdl:part[@name='parameters']`, 'element')).toBe(`{http://tempuri.org/}${op}Response`);
+      expect(qname(wsdl, `${DEFS}/wsdl:message[@name='${input}']/wsdl:part[@name='parameters']`, 'element')).toBe(
+        `{http://tempuri.org/}${op}`,
+      );
+      expect(qname(wsdl, `${DEFS}/wsdl:message[@name='${output}']/wsdl:part[@name='parameters']`, 'element')).toBe(
+        `{http://tempuri.org/}${op}Response`,
+      );
       const response = `${SCHEMA('http://tempuri.org/')}/xs:element[@name='${op}Response']/xs:complexType/xs:sequence/xs:element`;
       expect(count(wsdl, response)).toBe(1);
       expect(text(wsdl, `${response}/@name`)).toBe(`${op}Result`);
@@ -139,9 +147,15 @@ describe('writeWsdl', () => {
     const wsdl = wsdlFor({ SERVICE_NAMESPACE: ns });
     expect(text(wsdl, `${DEFS}/@targetNamespace`)).toBe(ns);
     for (const op of OPERATIONS) {
-      expect(text(wsdl, `${DEFS}/wsdl:portType/wsdl:operation[@name='${op}']/wsdl:input/@wsaw:Action`)).toBe(`${prefix}${op}`);
-      expect(text(wsdl, `${DEFS}/wsdl:portType/wsdl:operation[@name='${op}']/wsdl:output/@wsaw:Action`)).toBe(`${prefix}${op}Response`);
-      expect(text(wsdl, `${DEFS}/wsdl:binding/wsdl:operation[@name='${op}']/soap12:operation/@soapAction`)).toBe(`${prefix}${op}`);
+      expect(text(wsdl, `${DEFS}/wsdl:portType/wsdl:operation[@name='${op}']/wsdl:input/@wsaw:Action`)).toBe(
+        `${prefix}${op}`,
+      );
+      expect(text(wsdl, `${DEFS}/wsdl:portType/wsdl:operation[@name='${op}']/wsdl:output/@wsaw:Action`)).toBe(
+        `${prefix}${op}Response`,
+      );
+      expect(text(wsdl, `${DEFS}/wsdl:binding/wsdl:operation[@name='${op}']/soap12:operation/@soapAction`)).toBe(
+        `${prefix}${op}`,
+      );
       expect(count(wsdl, `${SCHEMA(ns)}/xs:element[@name='${op}']`)).toBe(1);
     }
   });
@@ -159,14 +173,18 @@ describe('writeWsdl', () => {
     it('windows, EncryptAndSign (the defaults): Windows transport security, Basic256, Strict', () => {
       const wsdl = policyOf({});
       expect(count(wsdl, `${POLICY}/sp:TransportBinding`)).toBe(1);
-      expect(text(wsdl, `${TRANSPORT}/sp:TransportToken/wsp:Policy/msf:WindowsTransportSecurity/msf:ProtectionLevel`)).toBe('EncryptAndSign');
+      expect(
+        text(wsdl, `${TRANSPORT}/sp:TransportToken/wsp:Policy/msf:WindowsTransportSecurity/msf:ProtectionLevel`),
+      ).toBe('EncryptAndSign');
       expect(count(wsdl, `${TRANSPORT}/sp:AlgorithmSuite/wsp:Policy/sp:Basic256`)).toBe(1);
       expect(count(wsdl, `${TRANSPORT}/sp:Layout/wsp:Policy/sp:Strict`)).toBe(1);
     });
 
     it('BRIDGE_PROTECTION_LEVEL=Sign declares Sign', () => {
       const wsdl = policyOf({ BRIDGE_SECURITY: 'windows', BRIDGE_PROTECTION_LEVEL: 'Sign' });
-      expect(text(wsdl, `${TRANSPORT}/sp:TransportToken/wsp:Policy/msf:WindowsTransportSecurity/msf:ProtectionLevel`)).toBe('Sign');
+      expect(
+        text(wsdl, `${TRANSPORT}/sp:TransportToken/wsp:Policy/msf:WindowsTransportSecurity/msf:ProtectionLevel`),
+      ).toBe('Sign');
       expect(count(wsdl, `${TRANSPORT}/sp:AlgorithmSuite/wsp:Policy/sp:Basic256`)).toBe(1);
     });
 
@@ -179,17 +197,24 @@ describe('writeWsdl', () => {
   });
 
   it('the port has the address and DNS identity of BRIDGE_PUBLIC_URL and BRIDGE_DNS_IDENTITY', () => {
-    const wsdl = wsdlFor({ BRIDGE_PUBLIC_URL: 'net.tcp://idb.example.ch:9000/IDBService', BRIDGE_DNS_IDENTITY: 'idbhost.corp.example' });
+    const wsdl = wsdlFor({
+      BRIDGE_PUBLIC_URL: 'net.tcp://idb.example.ch:9000/IDBService',
+      BRIDGE_DNS_IDENTITY: 'idbhost.corp.example',
+    });
     expect(count(wsdl, `${DEFS}/wsdl:service[@name='IDBService']/wsdl:port`)).toBe(1);
     expect(text(wsdl, `${PORT}/soap12:address/@location`)).toBe('net.tcp://idb.example.ch:9000/IDBService');
-    expect(text(wsdl, `${PORT}/wsa10:EndpointReference/wsa10:Address`)).toBe('net.tcp://idb.example.ch:9000/IDBService');
+    expect(text(wsdl, `${PORT}/wsa10:EndpointReference/wsa10:Address`)).toBe(
+      'net.tcp://idb.example.ch:9000/IDBService',
+    );
     expect(text(wsdl, `${PORT}/wsa10:EndpointReference/id:Identity/id:Dns`)).toBe('idbhost.corp.example');
   });
 
   it('without BRIDGE_PUBLIC_URL the address is the DNS identity and BRIDGE_PORT', () => {
     const wsdl = wsdlFor({ BRIDGE_DNS_IDENTITY: 'idbhost.corp.example', BRIDGE_PORT: '8810', BRIDGE_HOST: '0.0.0.0' });
     expect(text(wsdl, `${PORT}/soap12:address/@location`)).toBe('net.tcp://idbhost.corp.example:8810/IDBService');
-    expect(text(wsdl, `${PORT}/wsa10:EndpointReference/wsa10:Address`)).toBe('net.tcp://idbhost.corp.example:8810/IDBService');
+    expect(text(wsdl, `${PORT}/wsa10:EndpointReference/wsa10:Address`)).toBe(
+      'net.tcp://idbhost.corp.example:8810/IDBService',
+    );
     expect(text(wsdl, `${PORT}/wsa10:EndpointReference/id:Identity/id:Dns`)).toBe('idbhost.corp.example');
   });
 
@@ -200,7 +225,9 @@ describe('writeWsdl', () => {
     const wsdl = wsdlFor({ SERVICE_NAMESPACE: ns, BRIDGE_PUBLIC_URL: address });
     wellFormed(wsdl);
     expect(text(wsdl, `${DEFS}/@targetNamespace`)).toBe(ns);
-    expect(text(wsdl, `${DEFS}/wsdl:portType/wsdl:operation[1]/wsdl:input/@wsaw:Action`)).toBe(`${ns}/IIDBService/Heartbeat`);
+    expect(text(wsdl, `${DEFS}/wsdl:portType/wsdl:operation[1]/wsdl:input/@wsaw:Action`)).toBe(
+      `${ns}/IIDBService/Heartbeat`,
+    );
     expect(text(wsdl, `${PORT}/soap12:address/@location`)).toBe(address);
     expect(text(wsdl, `${PORT}/wsa10:EndpointReference/wsa10:Address`)).toBe(address);
     expect(text(wsdl, `${DEFS}/wsdl:types/xs:schema[1]/@targetNamespace`)).toBe(ns);
@@ -214,8 +241,14 @@ describe('writeWsdl', () => {
     const dc = (local: string) => `{${NS.dc}}${local}`;
     // [name, type, nillable]: DataContractSerializer makes reference types nillable, value types not.
     const CLASSES: Record<string, [string, string, boolean][]> = {
-      QueryParameter: [['Name', xsd('string'), true], ['Value', xsd('anyType'), true]],
-      IndexField: [['Name', xsd('string'), true], ['Value', xsd('string'), true]],
+      QueryParameter: [
+        ['Name', xsd('string'), true],
+        ['Value', xsd('anyType'), true],
+      ],
+      IndexField: [
+        ['Name', xsd('string'), true],
+        ['Value', xsd('string'), true],
+      ],
       FileData: [
         ['Content', xsd('base64Binary'), true],
         ['ContentType', xsd('string'), true],
@@ -246,32 +279,39 @@ describe('writeWsdl', () => {
       ],
     };
 
-    it.each(Object.entries(CLASSES))('%s: members in alphabetical order, optional, nillable as DCS writes them', (name, members) => {
-      const element = (i: number) => `${DC}/xs:complexType[@name='${name}']/xs:sequence/xs:element[${i}]`;
-      expect(count(wsdl, `${DC}/xs:complexType[@name='${name}']/xs:sequence/xs:element`)).toBe(members.length);
-      for (const [i, [member, type, nillable]] of members.entries()) {
-        expect(text(wsdl, `${element(i + 1)}/@name`)).toBe(member);
-        expect(qname(wsdl, element(i + 1))).toBe(type);
-        expect(text(wsdl, `${element(i + 1)}/@minOccurs`)).toBe('0');
-        expect(text(wsdl, `${element(i + 1)}/@nillable`)).toBe(nillable ? 'true' : '');
-      }
-      expect(qname(wsdl, `${DC}/xs:element[@name='${name}']`)).toBe(dc(name));
-      expect(text(wsdl, `${DC}/xs:element[@name='${name}']/@nillable`)).toBe('true');
-    });
+    it.each(Object.entries(CLASSES))(
+      '%s: members in alphabetical order, optional, nillable as DCS writes them',
+      (name, members) => {
+        const element = (i: number) => `${DC}/xs:complexType[@name='${name}']/xs:sequence/xs:element[${i}]`;
+        expect(count(wsdl, `${DC}/xs:complexType[@name='${name}']/xs:sequence/xs:element`)).toBe(members.length);
+        for (const [i, [member, type, nillable]] of members.entries()) {
+          expect(text(wsdl, `${element(i + 1)}/@name`)).toBe(member);
+          expect(qname(wsdl, element(i + 1))).toBe(type);
+          expect(text(wsdl, `${element(i + 1)}/@minOccurs`)).toBe('0');
+          expect(text(wsdl, `${element(i + 1)}/@nillable`)).toBe(nillable ? 'true' : '');
+        }
+        expect(qname(wsdl, `${DC}/xs:element[@name='${name}']`)).toBe(dc(name));
+        expect(text(wsdl, `${DC}/xs:element[@name='${name}']/@nillable`)).toBe('true');
+      },
+    );
 
-    it.each(['QueryParameter', 'IndexField', 'DocumentData'])('ArrayOf%s: an unbounded sequence of nillable items', (item) => {
-      const element = `${DC}/xs:complexType[@name='ArrayOf${item}']/xs:sequence/xs:element`;
-      expect(count(wsdl, element)).toBe(1);
-      expect(text(wsdl, `${element}/@name`)).toBe(item);
-      expect(qname(wsdl, element)).toBe(dc(item));
-      expect(text(wsdl, `${element}/@minOccurs`)).toBe('0');
-      expect(text(wsdl, `${element}/@maxOccurs`)).toBe('unbounded');
-      expect(text(wsdl, `${element}/@nillable`)).toBe('true');
-      expect(qname(wsdl, `${DC}/xs:element[@name='ArrayOf${item}']`)).toBe(dc(`ArrayOf${item}`));
-    });
+    it.each(['QueryParameter', 'IndexField', 'DocumentData'])(
+      'ArrayOf%s: an unbounded sequence of nillable items',
+      (item) => {
+        const element = `${DC}/xs:complexType[@name='ArrayOf${item}']/xs:sequence/xs:element`;
+        expect(count(wsdl, element)).toBe(1);
+        expect(text(wsdl, `${element}/@name`)).toBe(item);
+        expect(qname(wsdl, element)).toBe(dc(item));
+        expect(text(wsdl, `${element}/@minOccurs`)).toBe('0');
+        expect(text(wsdl, `${element}/@maxOccurs`)).toBe('unbounded');
+        expect(text(wsdl, `${element}/@nillable`)).toBe('true');
+        expect(qname(wsdl, `${DC}/xs:element[@name='ArrayOf${item}']`)).toBe(dc(`ArrayOf${item}`));
+      },
+    );
 
     it('parameters and results reference them, Guid as the serialization namespace guid', () => {
-      const op = (name: string, member: string) => `${SCHEMA('http://tempuri.org/')}/xs:element[@name='${name}']/xs:complexType/xs:sequence/xs:element[@name='${member}']`;
+      const op = (name: string, member: string) =>
+        `${SCHEMA('http://tempuri.org/')}/xs:element[@name='${name}']/xs:complexType/xs:sequence/xs:element[@name='${member}']`;
       expect(qname(wsdl, op('CloseDatabaseRequest', 'requestId'))).toBe(ser('guid'));
       expect(qname(wsdl, op('CloseDatabaseRequest', 'commit'))).toBe(xsd('boolean'));
       expect(qname(wsdl, op('ReturnScalar', 'parameters'))).toBe(dc('ArrayOfQueryParameter'));
@@ -279,17 +319,31 @@ describe('writeWsdl', () => {
       expect(qname(wsdl, op('ReturnScalarResponse', 'ReturnScalarResult'))).toBe(xsd('anyType'));
       expect(qname(wsdl, op('ExecuteNonQueryResponse', 'ExecuteNonQueryResult'))).toBe(xsd('int'));
       expect(qname(wsdl, op('NewFile', 'file'))).toBe(dc('FileData'));
-      expect(qname(wsdl, op('GetDocumentByContainerIdResponse', 'GetDocumentByContainerIdResult'))).toBe(dc('ArrayOfDocumentData'));
+      expect(qname(wsdl, op('GetDocumentByContainerIdResponse', 'GetDocumentByContainerIdResult'))).toBe(
+        dc('ArrayOfDocumentData'),
+      );
       expect(qname(wsdl, op('NewFileIndex', 'index'))).toBe(dc('FileIndexData'));
       expect(qname(wsdl, op('NewFileIndexResponse', 'NewFileIndexResult'))).toBe(ser('guid'));
     });
 
     it('the serialization namespace schema is there, with the guid pattern', () => {
       const SER = SCHEMA(NS.ser);
-      expect(text(wsdl, `${SER}/xs:simpleType[@name='guid']/xs:restriction/xs:pattern/@value`)).toBe('[\\da-fA-F]{8}-[\\da-fA-F]{4}-[\\da-fA-F]{4}-[\\da-fA-F]{4}-[\\da-fA-F]{12}');
+      expect(text(wsdl, `${SER}/xs:simpleType[@name='guid']/xs:restriction/xs:pattern/@value`)).toBe(
+        '[\\da-fA-F]{8}-[\\da-fA-F]{4}-[\\da-fA-F]{4}-[\\da-fA-F]{4}-[\\da-fA-F]{12}',
+      );
       expect(qname(wsdl, `${SER}/xs:simpleType[@name='guid']/xs:restriction`, 'base')).toBe(xsd('string'));
       expect(qname(wsdl, `${SER}/xs:element[@name='guid']`)).toBe(ser('guid'));
-      for (const primitive of ['anyType', 'base64Binary', 'boolean', 'dateTime', 'decimal', 'double', 'int', 'long', 'string']) {
+      for (const primitive of [
+        'anyType',
+        'base64Binary',
+        'boolean',
+        'dateTime',
+        'decimal',
+        'double',
+        'int',
+        'long',
+        'string',
+      ]) {
         expect(qname(wsdl, `${SER}/xs:element[@name='${primitive}']`)).toBe(xsd(primitive));
       }
       expect(count(wsdl, `${SER}/xs:attribute[@name='Id' or @name='Ref' or @name='FactoryType']`)).toBe(3);
@@ -306,11 +360,27 @@ describe('writeWsdl', () => {
       const actualType = `${RESULT}/xs:complexType/xs:annotation/xs:appinfo/ser:ActualType`;
       expect(text(wsdl, `${actualType}/@Name`)).toBe('DataTable');
       expect(text(wsdl, `${actualType}/@Namespace`)).toBe(NS.data);
-      const any = (i: number, attribute: string) => text(wsdl, `${RESULT}/xs:complexType/xs:sequence/xs:any[${i}]/@${attribute}`);
+      const any = (i: number, attribute: string) =>
+        text(wsdl, `${RESULT}/xs:complexType/xs:sequence/xs:any[${i}]/@${attribute}`);
       expect(count(wsdl, `${RESULT}/xs:complexType/xs:sequence/*`)).toBe(2);
-      expect([any(1, 'namespace'), any(1, 'minOccurs'), any(1, 'maxOccurs'), any(1, 'processContents')]).toEqual([NS.xs, '0', 'unbounded', 'lax']);
-      expect([any(2, 'namespace'), any(2, 'minOccurs'), any(2, 'maxOccurs'), any(2, 'processContents')]).toEqual([NS.diffgr, '1', '', 'lax']);
-      expect(count(wsdl, `${SCHEMA(NS.data)}/xs:element[@name='DataTable']/xs:complexType/xs:annotation/xs:appinfo/ser:ActualType[@Name='DataTable']`)).toBe(1);
+      expect([any(1, 'namespace'), any(1, 'minOccurs'), any(1, 'maxOccurs'), any(1, 'processContents')]).toEqual([
+        NS.xs,
+        '0',
+        'unbounded',
+        'lax',
+      ]);
+      expect([any(2, 'namespace'), any(2, 'minOccurs'), any(2, 'maxOccurs'), any(2, 'processContents')]).toEqual([
+        NS.diffgr,
+        '1',
+        '',
+        'lax',
+      ]);
+      expect(
+        count(
+          wsdl,
+          `${SCHEMA(NS.data)}/xs:element[@name='DataTable']/xs:complexType/xs:annotation/xs:appinfo/ser:ActualType[@Name='DataTable']`,
+        ),
+      ).toBe(1);
     });
 
     it('anytype: typed xs:anyType, no DataTable anywhere', () => {
@@ -320,7 +390,9 @@ describe('writeWsdl', () => {
       expect(count(wsdl, '//ser:ActualType')).toBe(0);
       expect(count(wsdl, SCHEMA(NS.data))).toBe(0);
       const dataset = new Set(wsdlFor({}, 'dataset').split('\n'));
-      expect(wsdl.split('\n').filter((line) => !dataset.has(line))).toEqual([expect.stringMatching(/name="ReturnDatatableResult" nillable="true" type="xs:anyType"/)]);
+      expect(wsdl.split('\n').filter((line) => !dataset.has(line))).toEqual([
+        expect.stringMatching(/name="ReturnDatatableResult" nillable="true" type="xs:anyType"/),
+      ]);
     });
   });
 
@@ -334,10 +406,17 @@ describe('writeWsdl', () => {
     /** Writes each inline schema to a file, its imports pointed at the others; returns the operation schema's file. */
     function schemaFiles(wsdl: string, name: string): string {
       const n = count(wsdl, `${DEFS}/wsdl:types/xs:schema`);
-      const schemas = Array.from({ length: n }, (_, i) => xpath(wsdl, `${path(`${DEFS}/wsdl:types/xs:schema`)}[${i + 1}]`));
-      const files = new Map(schemas.map((s, i) => [/targetNamespace="([^"]*)"/.exec(s)![1]!, join(dir, `${name}-${i}.xsd`)]));
+      const schemas = Array.from({ length: n }, (_, i) =>
+        xpath(wsdl, `${path(`${DEFS}/wsdl:types/xs:schema`)}[${i + 1}]`),
+      );
+      const files = new Map(
+        schemas.map((s, i) => [/targetNamespace="([^"]*)"/.exec(s)![1]!, join(dir, `${name}-${i}.xsd`)]),
+      );
       for (const [i, s] of schemas.entries()) {
-        const located = s.replace(/<xs:import namespace="([^"]*)"\/>/g, (_, ns: string) => `<xs:import namespace="${ns}" schemaLocation="${files.get(ns)}"/>`);
+        const located = s.replace(
+          /<xs:import namespace="([^"]*)"\/>/g,
+          (_, ns: string) => `<xs:import namespace="${ns}" schemaLocation="${files.get(ns)}"/>`,
+        );
         writeFileSync(join(dir, `${name}-${i}.xsd`), located);
       }
       return files.get('http://tempuri.org/')!;
@@ -355,18 +434,28 @@ describe('writeWsdl', () => {
       const schema = schemaFiles(wsdlFor({}, dataTable), dataTable);
       const ok = (message: string) => expect(validate(schema, message)).toMatchObject({ valid: true });
       const bad = (message: string) => expect(validate(schema, message).valid).toBe(false);
-      ok(`<CloseDatabaseRequest xmlns="http://tempuri.org/"><requestId>${GUID}</requestId><commit>true</commit></CloseDatabaseRequest>`);
-      ok(`<GetFileResponse xmlns="http://tempuri.org/"><GetFileResult xmlns:d="${NS.dc}">${fileDataMembers}</GetFileResult></GetFileResponse>`);
+      ok(
+        `<CloseDatabaseRequest xmlns="http://tempuri.org/"><requestId>${GUID}</requestId><commit>true</commit></CloseDatabaseRequest>`,
+      );
+      ok(
+        `<GetFileResponse xmlns="http://tempuri.org/"><GetFileResult xmlns:d="${NS.dc}">${fileDataMembers}</GetFileResult></GetFileResponse>`,
+      );
       ok(
         `<ReturnScalar xmlns="http://tempuri.org/"><requestId>${GUID}</requestId><sql>select 1</sql><parameters xmlns:d="${NS.dc}" xmlns:i="http://www.w3.org/2001/XMLSchema-instance"><d:QueryParameter><d:Name>@id</d:Name><d:Value i:type="x:int" xmlns:x="${NS.xs}">1</d:Value></d:QueryParameter></parameters></ReturnScalar>`,
       );
-      bad(`<CloseDatabaseRequest xmlns="http://tempuri.org/"><requestId>not-a-guid</requestId><commit>true</commit></CloseDatabaseRequest>`);
-      bad(`<CloseDatabaseRequest xmlns="http://tempuri.org/"><commit>true</commit><requestId>${GUID}</requestId></CloseDatabaseRequest>`);
+      bad(
+        `<CloseDatabaseRequest xmlns="http://tempuri.org/"><requestId>not-a-guid</requestId><commit>true</commit></CloseDatabaseRequest>`,
+      );
+      bad(
+        `<CloseDatabaseRequest xmlns="http://tempuri.org/"><commit>true</commit><requestId>${GUID}</requestId></CloseDatabaseRequest>`,
+      );
       if (dataTable === 'dataset') {
         ok(
           `<ReturnDatatableResponse xmlns="http://tempuri.org/"><ReturnDatatableResult><xs:schema id="NewDataSet" xmlns:xs="${NS.xs}"/><diffgr:diffgram xmlns:diffgr="${NS.diffgr}"/></ReturnDatatableResult></ReturnDatatableResponse>`,
         );
-        bad(`<ReturnDatatableResponse xmlns="http://tempuri.org/"><ReturnDatatableResult><xs:schema id="NewDataSet" xmlns:xs="${NS.xs}"/></ReturnDatatableResult></ReturnDatatableResponse>`);
+        bad(
+          `<ReturnDatatableResponse xmlns="http://tempuri.org/"><ReturnDatatableResult><xs:schema id="NewDataSet" xmlns:xs="${NS.xs}"/></ReturnDatatableResult></ReturnDatatableResponse>`,
+        );
       }
     });
   });
@@ -381,19 +470,25 @@ describe('GET /IDBService', () => {
     t = await testApp(env);
   });
 
-  it.each(['?wsdl', '?singleWsdl', '?WSDL', '?singlewsdl'])('%s: the DataTable form of the configured endpoint', async (query) => {
-    const res = await t.app.request(`/IDBService${query}`);
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toBe('text/xml; charset=utf-8');
-    expect(await res.text()).toBe(wsdlFor(env, 'dataset'));
-  });
+  it.each(['?wsdl', '?singleWsdl', '?WSDL', '?singlewsdl'])(
+    '%s: the DataTable form of the configured endpoint',
+    async (query) => {
+      const res = await t.app.request(`/IDBService${query}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/xml; charset=utf-8');
+      expect(await res.text()).toBe(wsdlFor(env, 'dataset'));
+    },
+  );
 
-  it.each(['?wsdl&datatable=anytype', '?singleWsdl&datatable=anytype', '?datatable=anytype&wsdl'])('%s: the anyType form', async (query) => {
-    const res = await t.app.request(`/IDBService${query}`);
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toBe('text/xml; charset=utf-8');
-    expect(await res.text()).toBe(wsdlFor(env, 'anytype'));
-  });
+  it.each(['?wsdl&datatable=anytype', '?singleWsdl&datatable=anytype', '?datatable=anytype&wsdl'])(
+    '%s: the anyType form',
+    async (query) => {
+      const res = await t.app.request(`/IDBService${query}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/xml; charset=utf-8');
+      expect(await res.text()).toBe(wsdlFor(env, 'anytype'));
+    },
+  );
 
   it.each(['', '?xsd=xsd0', '?datatable=anytype'])('%s without ?wsdl: 404 not-found', async (query) => {
     await problem(await t.app.request(`/IDBService${query}`), 404, 'not-found');

@@ -6,7 +6,15 @@ import { describeShared, readShared, readSharedJson, sharedExists } from '../sup
 interface ManifestEntry {
   file: string;
   bytes: number;
-  expected: { status: number; problemType?: string; PageCount?: number; PdfVersion?: string; AttachmentCount?: number; HasAttachments?: boolean; FileSizeMB?: number };
+  expected: {
+    status: number;
+    problemType?: string;
+    PageCount?: number;
+    PdfVersion?: string;
+    AttachmentCount?: number;
+    HasAttachments?: boolean;
+    FileSizeMB?: number;
+  };
 }
 
 /**
@@ -36,7 +44,9 @@ describeShared('validate: PDF corpus manifest', () => {
     // big-50MB-one-image.pdf is listed but not shipped (64 MiB of Base64); the bench generates its own 50 MB file.
     (present ? it : it.skip)(entry.file, async () => {
       const expected = { ...entry.expected, ...PINNED[entry.file] };
-      const res = await postJson(t.app, '/api/v1/documents/validate', { base64Pdf: toBase64(readShared('corpus/pdf', entry.file)) });
+      const res = await postJson(t.app, '/api/v1/documents/validate', {
+        base64Pdf: toBase64(readShared('corpus/pdf', entry.file)),
+      });
       const body = (await res.json()) as Record<string, unknown>;
       expect({ status: res.status, body }).toMatchObject({ status: expected.status });
       if (expected.status === 200) {

@@ -39,7 +39,9 @@ function objectStreamPdf(objects: string[], plain: number, objectStreamBody?: Ui
   let length = chunks[0]!.length;
   const add = (num: number, head: string, data?: Uint8Array) => {
     offsets.set(num, length);
-    const parts = data ? [enc.encode(`${num} 0 obj\n${head}\nstream\n`), data, enc.encode('\nendstream\nendobj\n')] : [enc.encode(`${num} 0 obj\n${head}\nendobj\n`)];
+    const parts = data
+      ? [enc.encode(`${num} 0 obj\n${head}\nstream\n`), data, enc.encode('\nendstream\nendobj\n')]
+      : [enc.encode(`${num} 0 obj\n${head}\nendobj\n`)];
     for (const p of parts) {
       chunks.push(p);
       length += p.length;
@@ -47,7 +49,11 @@ function objectStreamPdf(objects: string[], plain: number, objectStreamBody?: Ui
   };
   objects.slice(0, plain).forEach((o, i) => add(i + 1, o));
   const objstmData = zlibSync(objectStreamBody ?? enc.encode(index + body));
-  add(objstmNum, `<< /Type /ObjStm /N ${packed.length} /First ${index.length} /Filter /FlateDecode /Length ${objstmData.length} >>`, objstmData);
+  add(
+    objstmNum,
+    `<< /Type /ObjStm /N ${packed.length} /First ${index.length} /Filter /FlateDecode /Length ${objstmData.length} >>`,
+    objstmData,
+  );
   offsets.set(xrefNum, length);
   const rows: number[][] = [[0, 0, 0]];
   for (let n = 1; n <= plain; n++) rows.push([1, offsets.get(n)!, 0]);
@@ -61,11 +67,14 @@ function objectStreamPdf(objects: string[], plain: number, objectStreamBody?: Ui
     prev = row;
   }
   const xrefData = zlibSync(new Uint8Array(raw));
-  add(xrefNum, `<< /Type /XRef /Size ${xrefNum + 1} /W [1 4 2] /Root 1 0 R /Filter /FlateDecode /DecodeParms << /Predictor 12 /Columns 7 >> /Length ${xrefData.length} >>`, xrefData);
+  add(
+    xrefNum,
+    `<< /Type /XRef /Size ${xrefNum + 1} /W [1 4 2] /Root 1 0 R /Filter /FlateDecode /DecodeParms << /Predictor 12 /Columns 7 >> /Length ${xrefData.length} >>`,
+    xrefData,
+  );
   chunks.push(enc.encode(`startxref\n${offsets.get(xrefNum)}\n%%EOF\n`));
   return concat(...chunks);
 }
-
 
 describe('findHeader', () => {
   it('finds the header after leading bytes within 1024', () => {
@@ -86,14 +95,47 @@ describe('readStructure', () => {
   });
 
   it('does not trust /Count in either direction', () => {
-    expect(read(assemblePdf({ objects: ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R] /Count 1000 >>', page()] })).pageCount).toBe(1);
-    expect(read(assemblePdf({ objects: ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 1 >>', page(), page()] })).pageCount).toBe(2);
+    expect(
+      read(
+        assemblePdf({
+          objects: ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R] /Count 1000 >>', page()],
+        }),
+      ).pageCount,
+    ).toBe(1);
+    expect(
+      read(
+        assemblePdf({
+          objects: [
+            '<< /Type /Catalog /Pages 2 0 R >>',
+            '<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 1 >>',
+            page(),
+            page(),
+          ],
+        }),
+      ).pageCount,
+    ).toBe(2);
   });
 
   it('refuses a negative /Count, a cycle and an empty tree', () => {
-    expect(syntaxError(assemblePdf({ objects: ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R] /Count -5 >>', page()] })).message).toMatch(/negative/);
-    expect(syntaxError(assemblePdf({ objects: ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R 2 0 R] /Count 2 >>', page()] })).message).toMatch(/cycle/);
-    expect(syntaxError(assemblePdf({ objects: ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [] /Count 0 >>'] })).message).toMatch(/no pages/);
+    expect(
+      syntaxError(
+        assemblePdf({
+          objects: ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R] /Count -5 >>', page()],
+        }),
+      ).message,
+    ).toMatch(/negative/);
+    expect(
+      syntaxError(
+        assemblePdf({
+          objects: ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R 2 0 R] /Count 2 >>', page()],
+        }),
+      ).message,
+    ).toMatch(/cycle/);
+    expect(
+      syntaxError(
+        assemblePdf({ objects: ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [] /Count 0 >>'] }),
+      ).message,
+    ).toMatch(/no pages/);
     expect(syntaxError(assemblePdf({ objects: ['<< /Type /Catalog >>'] })).message).toMatch(/no page tree/);
   });
 
@@ -107,12 +149,35 @@ describe('readStructure', () => {
 
   it('refuses a catalog nested deeper than 500 levels but ignores deep objects nobody references', () => {
     const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
-    expect(syntaxError(assemblePdf({ objects: [`<< /Type /Catalog /Pages 2 0 R /Deep ${deep(600)} >>`, '<< /Type /Pages /Kids [3 0 R] >>', page()] })).kind).toBe('invalid');
-    expect(read(assemblePdf({ objects: ['<< /Type /Catalog /Pages 2 0 R /Deep 4 0 R >>', '<< /Type /Pages /Kids [3 0 R] >>', page(), deep(5000)] })).pageCount).toBe(1);
+    expect(
+      syntaxError(
+        assemblePdf({
+          objects: [`<< /Type /Catalog /Pages 2 0 R /Deep ${deep(600)} >>`, '<< /Type /Pages /Kids [3 0 R] >>', page()],
+        }),
+      ).kind,
+    ).toBe('invalid');
+    expect(
+      read(
+        assemblePdf({
+          objects: [
+            '<< /Type /Catalog /Pages 2 0 R /Deep 4 0 R >>',
+            '<< /Type /Pages /Kids [3 0 R] >>',
+            page(),
+            deep(5000),
+          ],
+        }),
+      ).pageCount,
+    ).toBe(1);
   });
 
   it('reads cross-reference streams with PNG predictors and object streams', () => {
-    const objects = ['<< /Type /Catalog /Pages 2 0 R /Version /2.0 >>', '<< /Type /Pages /Kids [3 0 R 4 0 R 5 0 R] /Count 3 >>', page(), page(), page()];
+    const objects = [
+      '<< /Type /Catalog /Pages 2 0 R /Version /2.0 >>',
+      '<< /Type /Pages /Kids [3 0 R 4 0 R 5 0 R] /Count 3 >>',
+      page(),
+      page(),
+      page(),
+    ];
     const structure = read(objectStreamPdf(objects, 1));
     expect(structure).toMatchObject({ pageCount: 3, catalogVersion: '2.0', repaired: false });
   });
@@ -125,7 +190,10 @@ describe('readStructure', () => {
   it('repairs a file whose cross-reference offsets are wrong', () => {
     const pdf = simplePdf({ pages: 3 });
     const text = new TextDecoder('latin1').decode(pdf);
-    const broken = text.replace(/(\d{10}) 00000 n/g, (_, o: string) => `${String(Number(o) + 7).padStart(10, '0')} 00000 n`);
+    const broken = text.replace(
+      /(\d{10}) 00000 n/g,
+      (_, o: string) => `${String(Number(o) + 7).padStart(10, '0')} 00000 n`,
+    );
     const s = read(Uint8Array.from(broken, (c) => c.charCodeAt(0)));
     expect(s.pageCount).toBe(3);
   });
@@ -138,23 +206,42 @@ describe('readStructure', () => {
   });
 
   it('reads offsets relative to a header preceded by junk', () => {
-    const pdf = assemblePdf({ prefix: 'J'.repeat(500), objects: ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R] >>', page()] });
+    const pdf = assemblePdf({
+      prefix: 'J'.repeat(500),
+      objects: ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R] >>', page()],
+    });
     expect(read(pdf).pageCount).toBe(1);
   });
 
   it('counts distinct file specifications in the EmbeddedFiles name tree', () => {
     expect(read(simplePdf({ attachments: 3 })).attachmentCount).toBe(3);
     const spec = '<< /Type /Filespec /F (a.txt) >>';
-    const tree = (names: string, extra = '') => [`<< /Type /Catalog /Pages 2 0 R /Names << /EmbeddedFiles 4 0 R >> >>`, '<< /Type /Pages /Kids [3 0 R] >>', page(), `<< ${names} ${extra} >>`];
+    const tree = (names: string, extra = '') => [
+      `<< /Type /Catalog /Pages 2 0 R /Names << /EmbeddedFiles 4 0 R >> >>`,
+      '<< /Type /Pages /Kids [3 0 R] >>',
+      page(),
+      `<< ${names} ${extra} >>`,
+    ];
     // two keys naming one specification count once; one key name used twice for two specifications counts twice
     expect(read(assemblePdf({ objects: [...tree('/Names [(a) 5 0 R (b) 5 0 R]'), spec] })).attachmentCount).toBe(1);
-    expect(read(assemblePdf({ objects: [...tree('/Names [(a) 5 0 R (a) 6 0 R]'), spec, spec] })).attachmentCount).toBe(2);
+    expect(read(assemblePdf({ objects: [...tree('/Names [(a) 5 0 R (a) 6 0 R]'), spec, spec] })).attachmentCount).toBe(
+      2,
+    );
     // nested kids, and a kid that points back at its parent
-    expect(read(assemblePdf({ objects: [...tree('/Kids [5 0 R 4 0 R]'), '<< /Names [(a) 6 0 R (b) 7 0 R] >>', spec, spec] })).attachmentCount).toBe(2);
+    expect(
+      read(assemblePdf({ objects: [...tree('/Kids [5 0 R 4 0 R]'), '<< /Names [(a) 6 0 R (b) 7 0 R] >>', spec, spec] }))
+        .attachmentCount,
+    ).toBe(2);
   });
 
   it('takes a catalog /Version only when it names a real version', () => {
     expect(read(simplePdf({ catalogVersion: '2.0' })).catalogVersion).toBe('2.0');
-    expect(read(assemblePdf({ objects: ['<< /Type /Catalog /Pages 2 0 R /Version (1.7) >>', '<< /Type /Pages /Kids [3 0 R] >>', page()] })).catalogVersion).toBeUndefined();
+    expect(
+      read(
+        assemblePdf({
+          objects: ['<< /Type /Catalog /Pages 2 0 R /Version (1.7) >>', '<< /Type /Pages /Kids [3 0 R] >>', page()],
+        }),
+      ).catalogVersion,
+    ).toBeUndefined();
   });
 });

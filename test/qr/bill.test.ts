@@ -36,15 +36,46 @@ function rejection(text: string): { reason: QrBillRejection; detail: string } {
 const reason = (text: string): QrBillRejection => rejection(text).reason;
 
 const REASONS: readonly QrBillRejection[] = [
-  'not-spc', 'bad-header', 'line-count', 'no-trailer', 'currency', 'amount',
-  'iban-country', 'iban-checksum', 'qrr-check-digit', 'scor-checksum', 'reference-kind',
+  'not-spc',
+  'bad-header',
+  'line-count',
+  'no-trailer',
+  'currency',
+  'amount',
+  'iban-country',
+  'iban-checksum',
+  'qrr-check-digit',
+  'scor-checksum',
+  'reference-kind',
 ];
 
 const BILL_KEYS = [
-  'qrType', 'version', 'codingType', 'iban', 'creditor', 'ultimateCreditor', 'amount', 'currency', 'ultimateDebtor',
-  'referenceType', 'reference', 'unstructuredMessage', 'billInformation', 'alternativeProcedureParameters',
+  'qrType',
+  'version',
+  'codingType',
+  'iban',
+  'creditor',
+  'ultimateCreditor',
+  'amount',
+  'currency',
+  'ultimateDebtor',
+  'referenceType',
+  'reference',
+  'unstructuredMessage',
+  'billInformation',
+  'alternativeProcedureParameters',
 ];
-const ADDRESS_KEYS = ['addressType', 'name', 'street', 'buildingNumber', 'addressLine1', 'addressLine2', 'postalCode', 'city', 'country'];
+const ADDRESS_KEYS = [
+  'addressType',
+  'name',
+  'street',
+  'buildingNumber',
+  'addressLine1',
+  'addressLine2',
+  'postalCode',
+  'city',
+  'country',
+];
 
 describe('readQrBill: a complete bill', () => {
   it('reads every field, in the order the HTTP response serializes them', () => {
@@ -55,15 +86,29 @@ describe('readQrBill: a complete bill', () => {
       codingType: '1',
       iban: 'CH4431999123000889012',
       creditor: {
-        addressType: 'S', name: 'Robert Schneider AG', street: 'Rue du Lac', buildingNumber: '1268',
-        addressLine1: null, addressLine2: null, postalCode: '2501', city: 'Biel', country: 'CH',
+        addressType: 'S',
+        name: 'Robert Schneider AG',
+        street: 'Rue du Lac',
+        buildingNumber: '1268',
+        addressLine1: null,
+        addressLine2: null,
+        postalCode: '2501',
+        city: 'Biel',
+        country: 'CH',
       },
       ultimateCreditor: null,
       amount: 1949.75,
       currency: 'CHF',
       ultimateDebtor: {
-        addressType: 'S', name: 'Pia-Maria Rutschmann-Schnyder', street: 'Grosse Marktgasse', buildingNumber: '28',
-        addressLine1: null, addressLine2: null, postalCode: '9400', city: 'Rorschach', country: 'CH',
+        addressType: 'S',
+        name: 'Pia-Maria Rutschmann-Schnyder',
+        street: 'Grosse Marktgasse',
+        buildingNumber: '28',
+        addressLine1: null,
+        addressLine2: null,
+        postalCode: '9400',
+        city: 'Rorschach',
+        country: 'CH',
       },
       referenceType: 'QRR',
       reference: '210000000003139471430009017',
@@ -77,10 +122,19 @@ describe('readQrBill: a complete bill', () => {
   });
 
   it('reads an ultimate creditor when any of its seven lines is filled, and keeps the key order', () => {
-    const b = bill(payload({ 12: 'S', 13: 'Treuhand AG', 14: 'Bahnhofstrasse', 15: '1', 16: '8001', 17: 'Zürich', 18: 'CH' }));
+    const b = bill(
+      payload({ 12: 'S', 13: 'Treuhand AG', 14: 'Bahnhofstrasse', 15: '1', 16: '8001', 17: 'Zürich', 18: 'CH' }),
+    );
     expect(b.ultimateCreditor).toEqual({
-      addressType: 'S', name: 'Treuhand AG', street: 'Bahnhofstrasse', buildingNumber: '1',
-      addressLine1: null, addressLine2: null, postalCode: '8001', city: 'Zürich', country: 'CH',
+      addressType: 'S',
+      name: 'Treuhand AG',
+      street: 'Bahnhofstrasse',
+      buildingNumber: '1',
+      addressLine1: null,
+      addressLine2: null,
+      postalCode: '8001',
+      city: 'Zürich',
+      country: 'CH',
     });
     expect(Object.keys(b.ultimateCreditor!)).toEqual(ADDRESS_KEYS);
     expect(bill(payload({ 13: 'Only a name' })).ultimateCreditor).not.toBeNull();
@@ -106,7 +160,9 @@ describe('readQrBill: separators and line count', () => {
 
   it('reads mixed separators', () => {
     // A CR is always followed by a CRLF here: a CR followed by an LF would be one CRLF around an empty line that vanished.
-    const text = BASE.map((l, i) => l + ['\r\n', '\n', '\r'][i % 3]).join('').replace(/\s+$/, '');
+    const text = BASE.map((l, i) => l + ['\r\n', '\n', '\r'][i % 3])
+      .join('')
+      .replace(/\s+$/, '');
     expect(bill(text)).toEqual(expected);
   });
 
@@ -118,14 +174,18 @@ describe('readQrBill: separators and line count', () => {
   ])('removes trailing empty lines (%s) before counting', (_name, tail) => {
     expect(bill(payload() + tail)).toEqual(expected);
     // Also after a full 34-line payload: 37 raw lines, 34 once the empty tail is gone.
-    expect(bill(payload({}, ['//S1/10/1', 'eBill/B/a@example.com', 'XY;XYService;54321']) + tail).alternativeProcedureParameters).toBe(
-      'eBill/B/a@example.com\nXY;XYService;54321',
-    );
+    expect(
+      bill(payload({}, ['//S1/10/1', 'eBill/B/a@example.com', 'XY;XYService;54321']) + tail)
+        .alternativeProcedureParameters,
+    ).toBe('eBill/B/a@example.com\nXY;XYService;54321');
   });
 
   it('rejects fewer than 31 element lines', () => {
     const thirty = BASE.slice(0, 30).join('\n');
-    expect(rejection(thirty)).toEqual({ reason: 'line-count', detail: 'The QR-bill data has 30 lines; a QR-bill has 31 to 34.' });
+    expect(rejection(thirty)).toEqual({
+      reason: 'line-count',
+      detail: 'The QR-bill data has 30 lines; a QR-bill has 31 to 34.',
+    });
     expect(reason('SPC\n0200\n1')).toBe('line-count');
     expect(reason('SPC\n0200')).toBe('line-count');
     expect(reason('SPC')).toBe('line-count');
@@ -145,7 +205,10 @@ describe('readQrBill: header and trailer', () => {
     ['an empty text', ''],
     ['garbage', 'garbage'],
     ['a URL', 'https://example.com/invoice/4711'],
-    ['an EPC (GiroCode) payment', 'BCD\n002\n1\nSCT\nBFSWDE33BER\nWikimedia Foerdergesellschaft\nDE33100205000001194700\nEUR123.45\n\n\nSpende fuer Wikipedia\n'],
+    [
+      'an EPC (GiroCode) payment',
+      'BCD\n002\n1\nSCT\nBFSWDE33BER\nWikimedia Foerdergesellschaft\nDE33100205000001194700\nEUR123.45\n\n\nSpende fuer Wikipedia\n',
+    ],
     ['lower-case spc', payload({ 1: 'spc' })],
     ['SPC followed by more', payload({ 1: 'SPCX' })],
   ])('rejects %s as not-spc', (_name, text) => {
@@ -153,16 +216,22 @@ describe('readQrBill: header and trailer', () => {
   });
 
   it('checks SPC before anything else, so even a short code of another kind is not-spc', () => {
-    expect(rejection('BCD\n002')).toEqual({ reason: 'not-spc', detail: 'The QR code is not a Swiss QR-bill (its data does not start with SPC).' });
+    expect(rejection('BCD\n002')).toEqual({
+      reason: 'not-spc',
+      detail: 'The QR code is not a Swiss QR-bill (its data does not start with SPC).',
+    });
   });
 
   it('accepts any 02xx version and keeps it as written', () => {
     for (const version of ['0200', '0201', '0210', '0299']) expect(bill(payload({ 2: version })).version).toBe(version);
   });
 
-  it.each(['0100', '0101', '0300', '020', '02000', '020f', '02a0', '', 'v200'])('rejects version %j as bad-header', (version) => {
-    expect(reason(payload({ 2: version }))).toBe('bad-header');
-  });
+  it.each(['0100', '0101', '0300', '020', '02000', '020f', '02a0', '', 'v200'])(
+    'rejects version %j as bad-header',
+    (version) => {
+      expect(reason(payload({ 2: version }))).toBe('bad-header');
+    },
+  );
 
   it.each(['0', '2', '01', ''])('rejects coding type %j as bad-header', (codingType) => {
     expect(reason(payload({ 3: codingType }))).toBe('bad-header');
@@ -220,19 +289,50 @@ describe('readQrBill: strings', () => {
         30: 'Fatura ağustos – 12 € ½ Ǆ',
       }),
     );
-    expect(b.ultimateDebtor).toMatchObject({ name: 'Łukasz Żółć-Ștefănescu', street: 'Ulica Świętokrzyska', city: 'Warszawa', country: 'PL' });
+    expect(b.ultimateDebtor).toMatchObject({
+      name: 'Łukasz Żółć-Ștefănescu',
+      street: 'Ulica Świętokrzyska',
+      city: 'Warszawa',
+      country: 'PL',
+    });
     expect(b.unstructuredMessage).toBe('Fatura ağustos – 12 € ½ Ǆ');
   });
 });
 
 describe('readQrBill: addresses', () => {
   it('reads K (combined) addresses: lines 7 and 8 are the address lines, no street, number, postcode or city', () => {
-    const b = bill(payload({ 5: 'K', 7: 'Rue du Lac 1268', 8: '2501 Biel', 9: '', 10: '', 21: 'K', 23: 'Marktgasse 28', 24: '9400 Rorschach', 25: '', 26: '' }));
+    const b = bill(
+      payload({
+        5: 'K',
+        7: 'Rue du Lac 1268',
+        8: '2501 Biel',
+        9: '',
+        10: '',
+        21: 'K',
+        23: 'Marktgasse 28',
+        24: '9400 Rorschach',
+        25: '',
+        26: '',
+      }),
+    );
     expect(b.creditor).toEqual({
-      addressType: 'K', name: 'Robert Schneider AG', street: null, buildingNumber: null,
-      addressLine1: 'Rue du Lac 1268', addressLine2: '2501 Biel', postalCode: null, city: null, country: 'CH',
+      addressType: 'K',
+      name: 'Robert Schneider AG',
+      street: null,
+      buildingNumber: null,
+      addressLine1: 'Rue du Lac 1268',
+      addressLine2: '2501 Biel',
+      postalCode: null,
+      city: null,
+      country: 'CH',
     });
-    expect(b.ultimateDebtor).toMatchObject({ addressType: 'K', addressLine1: 'Marktgasse 28', addressLine2: '9400 Rorschach', street: null, city: null });
+    expect(b.ultimateDebtor).toMatchObject({
+      addressType: 'K',
+      addressLine1: 'Marktgasse 28',
+      addressLine2: '9400 Rorschach',
+      street: null,
+      city: null,
+    });
     expect(Object.keys(b.creditor)).toEqual(ADDRESS_KEYS);
   });
 
@@ -243,11 +343,21 @@ describe('readQrBill: addresses', () => {
   });
 
   it('reads an S address with empty street and number', () => {
-    expect(bill(payload({ 7: '', 8: '' })).creditor).toMatchObject({ addressType: 'S', street: null, buildingNumber: null, postalCode: '2501' });
+    expect(bill(payload({ 7: '', 8: '' })).creditor).toMatchObject({
+      addressType: 'S',
+      street: null,
+      buildingNumber: null,
+      postalCode: '2501',
+    });
   });
 
   it('infers the layout of an address whose type is neither S nor K', () => {
-    expect(bill(payload({ 5: '' })).creditor).toMatchObject({ addressType: 'S', street: 'Rue du Lac', postalCode: '2501', city: 'Biel' });
+    expect(bill(payload({ 5: '' })).creditor).toMatchObject({
+      addressType: 'S',
+      street: 'Rue du Lac',
+      postalCode: '2501',
+      city: 'Biel',
+    });
     expect(bill(payload({ 5: 'X', 7: 'Rue du Lac 1268', 8: '2501 Biel', 9: '', 10: '' })).creditor).toMatchObject({
       addressType: 'K',
       addressLine1: 'Rue du Lac 1268',
@@ -275,12 +385,26 @@ describe('readQrBill: amount', () => {
     expect(bill(payload({ 19: text })).amount).toBe(amount);
   });
 
-  it.each(['1239d49.75', '-1.00', '+1.00', '1,000.00', '1000,00', '1949.755', '1000000000.00', '9999999999', '.50', '50.', '1e3', 'NaN', 'Infinity', 'CHF 10.00', '10 .00', '１２.００'])(
-    'rejects %j as amount',
-    (text) => {
-      expect(reason(payload({ 19: text }))).toBe('amount');
-    },
-  );
+  it.each([
+    '1239d49.75',
+    '-1.00',
+    '+1.00',
+    '1,000.00',
+    '1000,00',
+    '1949.755',
+    '1000000000.00',
+    '9999999999',
+    '.50',
+    '50.',
+    '1e3',
+    'NaN',
+    'Infinity',
+    'CHF 10.00',
+    '10 .00',
+    '１２.００',
+  ])('rejects %j as amount', (text) => {
+    expect(reason(payload({ 19: text }))).toBe('amount');
+  });
 });
 
 describe('readQrBill: currency', () => {
@@ -304,13 +428,16 @@ describe('IBAN', () => {
     expect(mod97('Ü')).toBeNull();
   });
 
-  it.each(['CH9300762011623852957', 'CH5800791123000889012', 'CH3709000000304442225', 'LI21088100002324013AA', 'LI0508800636123378777'])(
-    'accepts %s as an ordinary IBAN',
-    (iban) => {
-      expect(hasValidMod97(iban)).toBe(true);
-      expect(checkSwissIban(iban)).toEqual({ ok: true, qrIban: false });
-    },
-  );
+  it.each([
+    'CH9300762011623852957',
+    'CH5800791123000889012',
+    'CH3709000000304442225',
+    'LI21088100002324013AA',
+    'LI0508800636123378777',
+  ])('accepts %s as an ordinary IBAN', (iban) => {
+    expect(hasValidMod97(iban)).toBe(true);
+    expect(checkSwissIban(iban)).toEqual({ ok: true, qrIban: false });
+  });
 
   it('recognises a QR-IBAN by its institution id 30000-31999', () => {
     expect(checkSwissIban('CH4431999123000889012')).toEqual({ ok: true, qrIban: true });
@@ -340,7 +467,10 @@ describe('IBAN', () => {
       reason: 'iban-country',
       detail: 'The account "DE89370400440532013000" is not a Swiss or Liechtenstein IBAN.',
     });
-    expect(rejection(payload({ ...NON, 4: '' }))).toEqual({ reason: 'iban-country', detail: 'The QR-bill has no IBAN.' });
+    expect(rejection(payload({ ...NON, 4: '' }))).toEqual({
+      reason: 'iban-country',
+      detail: 'The QR-bill has no IBAN.',
+    });
     expect(rejection(payload({ ...NON, 4: 'CH9400762011623852957' }))).toEqual({
       reason: 'iban-checksum',
       detail: 'The IBAN "CH9400762011623852957" has wrong check digits.',
@@ -356,9 +486,12 @@ describe('QR reference (mod 10 recursive)', () => {
     expect(mod10RecursiveCheckDigit('')).toBe(0);
   });
 
-  it.each(['210000000003139471430009017', '000000000000000000000001236', '000000000000000000000000000'])('accepts %s', (ref) => {
-    expect(qrReferenceProblem(ref)).toBeNull();
-  });
+  it.each(['210000000003139471430009017', '000000000000000000000001236', '000000000000000000000000000'])(
+    'accepts %s',
+    (ref) => {
+      expect(qrReferenceProblem(ref)).toBeNull();
+    },
+  );
 
   it('rejects a wrong check digit, a wrong length and non-digits', () => {
     expect(qrReferenceProblem('210000000003139471430009018')).toBe('check-digit');
@@ -380,9 +513,12 @@ describe('QR reference (mod 10 recursive)', () => {
 });
 
 describe('creditor reference (ISO 11649)', () => {
-  it.each(['RF18539007547034', 'RF54000000000000001234', 'RF712348231', 'RF18000000000539007547034'])('accepts %s', (ref) => {
-    expect(isValidCreditorReference(ref)).toBe(true);
-  });
+  it.each(['RF18539007547034', 'RF54000000000000001234', 'RF712348231', 'RF18000000000539007547034'])(
+    'accepts %s',
+    (ref) => {
+      expect(isValidCreditorReference(ref)).toBe(true);
+    },
+  );
 
   it.each([
     ['an altered digit', 'RF18539007547035'],
@@ -450,8 +586,14 @@ describe('readQrBill: optional lines 32-34', () => {
   });
 
   it('reads 32 and 33 lines', () => {
-    expect(bill(payload({}, ['//S1/10/1']))).toMatchObject({ billInformation: '//S1/10/1', alternativeProcedureParameters: null });
-    expect(bill(payload({}, ['', 'eBill/B/a@example.com']))).toMatchObject({ billInformation: null, alternativeProcedureParameters: 'eBill/B/a@example.com' });
+    expect(bill(payload({}, ['//S1/10/1']))).toMatchObject({
+      billInformation: '//S1/10/1',
+      alternativeProcedureParameters: null,
+    });
+    expect(bill(payload({}, ['', 'eBill/B/a@example.com']))).toMatchObject({
+      billInformation: null,
+      alternativeProcedureParameters: 'eBill/B/a@example.com',
+    });
   });
 
   it('drops an empty alternative procedure line', () => {
@@ -506,7 +648,8 @@ describe('readQrBill: results', () => {
     const pieces = ['', ' ', '\n', '\r', '\r\n', 'SPC', 'EPD', '0', '9', 'RF', '.', '€', '\uD800', 'Ł'];
     for (let i = 0; i < 2000; i++) {
       const chars = Array.from(payload({}, i % 2 ? ['//S1/10/1', 'AV'] : []));
-      for (let k = 1 + random(6); k > 0; k--) chars.splice(random(chars.length), random(3), pieces[random(pieces.length)]!);
+      for (let k = 1 + random(6); k > 0; k--)
+        chars.splice(random(chars.length), random(3), pieces[random(pieces.length)]!);
       const reading = readQrBill(chars.join(''));
       if (!reading.ok) expect(REASONS).toContain(reading.reason);
     }
@@ -566,7 +709,10 @@ describeShared('readQrBill: Codecrete test vectors', () => {
 
   for (const v of vectors.invalid) {
     it(`rejects invalid "${v.name}" (${v.codecreteError})`, () => {
-      const expected = v.codecreteError === 'data_structure_invalid/qrText' ? CODECRETE_QR_TEXT_REASON[v.name] : CODECRETE_REASON[v.codecreteError];
+      const expected =
+        v.codecreteError === 'data_structure_invalid/qrText'
+          ? CODECRETE_QR_TEXT_REASON[v.name]
+          : CODECRETE_REASON[v.codecreteError];
       expect(expected, `no reason mapped for ${v.name} (${v.codecreteError})`).toBeDefined();
       expect(reason(v.text)).toBe(expected);
     });
@@ -579,7 +725,12 @@ describeShared('readQrBill: Codecrete test vectors', () => {
         expect(reason(v.text)).toBe('reference-kind');
       } else {
         const b = bill(v.text);
-        expect(b).toMatchObject({ iban: 'CH5800791123000889012', amount: 3949.75, referenceType: 'NON', unstructuredMessage: 'Bill no. 3139 for gardening work and disposal of waste material' });
+        expect(b).toMatchObject({
+          iban: 'CH5800791123000889012',
+          amount: 3949.75,
+          referenceType: 'NON',
+          unstructuredMessage: 'Bill no. 3139 for gardening work and disposal of waste material',
+        });
       }
     });
   }

@@ -9,7 +9,13 @@ import { readQrBill } from '../../src/qr/bill.ts';
 import { qrBillWarnings } from '../../src/qr/warnings.ts';
 import { engineModules, postJson, testApp, type TestApp } from '../support/app.ts';
 import { describeShared, readShared, readSharedJson, sharedExists } from '../support/corpus.ts';
-import { expectNotFound, qrCorpusPdfSuites, referencesFor, type ExternalPdf, type ExtractRequest } from '../support/qr-corpus.ts';
+import {
+  expectNotFound,
+  qrCorpusPdfSuites,
+  referencesFor,
+  type ExternalPdf,
+  type ExtractRequest,
+} from '../support/qr-corpus.ts';
 import { toBase64 } from '../support/pdf-builder.ts';
 import { decodePng, imagePdf, jpegSize } from '../support/qr-bills.ts';
 
@@ -33,7 +39,10 @@ describeShared('extract: QR-bill corpus', () => {
     const { zxing } = await engineModules();
     await prepareZXingModule({
       overrides: {
-        instantiateWasm: (imports: WebAssembly.Imports, done: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void) => {
+        instantiateWasm: (
+          imports: WebAssembly.Imports,
+          done: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void,
+        ) => {
           void WebAssembly.instantiate(zxing, imports).then((instance) => done(instance, zxing));
           return {};
         },
@@ -44,19 +53,27 @@ describeShared('extract: QR-bill corpus', () => {
 
   const extract: ExtractRequest = async (pdf, references) => {
     const res = await postJson(t.app, EXTRACT, { references, base64Pdf: toBase64(pdf) });
-    return { status: res.status, contentType: res.headers.get('content-type'), body: (await res.json()) as Record<string, unknown> };
+    return {
+      status: res.status,
+      contentType: res.headers.get('content-type'),
+      body: (await res.json()) as Record<string, unknown>,
+    };
   };
 
   qrCorpusPdfSuites(() => extract);
 
   describe('external images, read directly and wrapped into a one-page PDF', () => {
-    const files = readSharedJson<{ files: (ExternalPdf | ExternalImage)[] }>('corpus/qr/external-manifest.json').files.filter(
-      (f): f is ExternalImage => f.kind === 'image',
-    );
+    const files = readSharedJson<{ files: (ExternalPdf | ExternalImage)[] }>(
+      'corpus/qr/external-manifest.json',
+    ).files.filter((f): f is ExternalImage => f.kind === 'image');
 
     it('lists 56 images', () => {
       expect(files).toHaveLength(56);
-      expect(files.filter((f) => f.spcCount === 2).map((f) => f.file)).toEqual(['external/smartive/double.jpeg', 'external/smartive/double.jpg', 'external/smartive/double.png']);
+      expect(files.filter((f) => f.spcCount === 2).map((f) => f.file)).toEqual([
+        'external/smartive/double.jpeg',
+        'external/smartive/double.jpg',
+        'external/smartive/double.png',
+      ]);
     });
 
     it.each(files)('$file', async (entry) => {
@@ -67,7 +84,8 @@ describeShared('extract: QR-bill corpus', () => {
       const image = pixels ? (pixels as unknown as ImageData) : bytes;
       // zxing's quick mode reads all but a few; tryHarder (slower) only when it finds fewer codes than the manifest lists.
       let results = await readBarcodes(image, { formats: ['QRCode'], tryHarder: false, maxNumberOfSymbols: 8 });
-      if (results.filter((r) => r.isValid).length < entry.spcCount) results = await readBarcodes(image, { formats: ['QRCode'], tryHarder: true, maxNumberOfSymbols: 8 });
+      if (results.filter((r) => r.isValid).length < entry.spcCount)
+        results = await readBarcodes(image, { formats: ['QRCode'], tryHarder: true, maxNumberOfSymbols: 8 });
       const codes = results.filter((r) => r.isValid).sort(readingOrder(pixels?.height ?? jpegSize(bytes).height));
       const spc = codes.filter((r) => r.text.startsWith('SPC'));
       expect(spc.length).toBe(entry.spcCount);

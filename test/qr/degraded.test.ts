@@ -7,7 +7,17 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { GrayRaster } from '../../src/pdf/engine/port.ts';
 import { scanEngines, type ScanEngines } from '../support/scan-engines.ts';
-import { BILLS, expectedBill, fax, g4Stream, jpegStream, lowResJpeg, officeScan, phonePhoto, stripsPdf } from '../support/degraded-bills.ts';
+import {
+  BILLS,
+  expectedBill,
+  fax,
+  g4Stream,
+  jpegStream,
+  lowResJpeg,
+  officeScan,
+  phonePhoto,
+  stripsPdf,
+} from '../support/degraded-bills.ts';
 import { grayImage, light, seededRandom, type GrayImage } from '../support/gray-image.ts';
 import { PAYMENT_PART_CODE, billCode, imageOnlyPdf, rasterPage } from '../support/qr-bills.ts';
 
@@ -32,7 +42,8 @@ describe('the encoders, as PDFium decodes them', () => {
     const image = card();
     // a row of alternating runs of 1 to 80 pixels, and rows all black and all white, for the rarer codes
     const wide = grayImage(1800, 6);
-    for (let x = 0, run = 1, black = true; x < 1800; x += run, run = (run % 80) + 1, black = !black) if (black) wide.data.fill(0, x, Math.min(1800, x + run));
+    for (let x = 0, run = 1, black = true; x < 1800; x += run, run = (run % 80) + 1, black = !black)
+      if (black) wide.data.fill(0, x, Math.min(1800, x + run));
     wide.data.fill(0, 1800 * 2, 1800 * 3);
     for (const source of [image, wide]) {
       const out = await decoded(imageOnlyPdf(g4Stream(source)));
@@ -50,7 +61,10 @@ describe('the encoders, as PDFium decodes them', () => {
     const image = card();
     const random = seededRandom(9);
     const tint = Uint8Array.from(image.data, (v) => Math.min(255, v * (0.9 + random() * 0.1)));
-    const source = kind === 'grey' ? jpegStream(image, quality) : jpegStream({ width: image.width, height: image.height, r: image.data, g: image.data, b: tint }, quality);
+    const source =
+      kind === 'grey'
+        ? jpegStream(image, quality)
+        : jpegStream({ width: image.width, height: image.height, r: image.data, g: image.data, b: tint }, quality);
     const out = await decoded(imageOnlyPdf(source));
     let error = 0;
     for (let i = 0; i < out.data.length; i++) error += Math.abs(out.data[i]! - image.data[i]!);
@@ -60,15 +74,27 @@ describe('the encoders, as PDFium decodes them', () => {
 
 describe('degraded pages are read', () => {
   const cases: [string, () => Uint8Array, number][] = [
-    ['an office scan at 200 dpi, skewed, with a toner streak', () => officeScan({ data: BILLS[0], dpi: 200, seed: 1 }), 0],
+    [
+      'an office scan at 200 dpi, skewed, with a toner streak',
+      () => officeScan({ data: BILLS[0], dpi: 200, seed: 1 }),
+      0,
+    ],
     ['an office scan at 300 dpi', () => officeScan({ data: BILLS[1], dpi: 300, seed: 2 }), 1],
     ['a fax at 200 dpi (G4)', () => fax({ data: BILLS[2], dpi: 200, seed: 3 }), 2],
     ['a fax at 100 dpi (G4)', () => fax({ data: BILLS[0], dpi: 100, seed: 4 }), 0],
     ['a JPEG scan at 75 dpi, quality 45', () => lowResJpeg({ data: BILLS[1], dpi: 75, seed: 5 }), 1],
     ['a JPEG scan at 100 dpi', () => lowResJpeg({ data: BILLS[2], dpi: 100, seed: 6 }), 2],
     ['a 3-megapixel phone photo', () => phonePhoto({ data: BILLS[0], megapixels: 3, seed: 7 }), 0],
-    ['a 3-megapixel phone photo, turned 12° and tilted', () => phonePhoto({ data: BILLS[1], megapixels: 3, seed: 8, rotation: 12, tilt: 0.15 }), 1],
-    ['an 8-megapixel phone photo, turned 15°, tilted and blurred', () => phonePhoto({ data: BILLS[2], megapixels: 8, seed: 9, rotation: 15, tilt: 0.2, blurRadius: 2 }), 2],
+    [
+      'a 3-megapixel phone photo, turned 12° and tilted',
+      () => phonePhoto({ data: BILLS[1], megapixels: 3, seed: 8, rotation: 12, tilt: 0.15 }),
+      1,
+    ],
+    [
+      'an 8-megapixel phone photo, turned 15°, tilted and blurred',
+      () => phonePhoto({ data: BILLS[2], megapixels: 8, seed: 9, rotation: 15, tilt: 0.2, blurRadius: 2 }),
+      2,
+    ],
   ];
 
   it.each(cases)('%s', async (_, make, bill) => {
@@ -78,12 +104,20 @@ describe('degraded pages are read', () => {
   it('a 200 dpi scan written as 12 strips, the code across two of them', async () => {
     const { width, height, gray } = rasterPage({ codes: [{ code: billCode(BILLS[2]!), ...PAYMENT_PART_CODE }] }, 200);
     // 12 bands of 195 rows: the code (from 209 mm, 1646 px, to 255 mm) crosses the band edge at 1755 px
-    expect(await scan(stripsPdf({ width, height, data: gray }, 12))).toMatchObject({ status: 'found', bill: expectedBill(BILLS[2]!) });
+    expect(await scan(stripsPdf({ width, height, data: gray }, 12))).toMatchObject({
+      status: 'found',
+      bill: expectedBill(BILLS[2]!),
+    });
   });
 
   // A 30 mm code is too small to be seen in a photo of the whole page (about 1.5 pixels a module at the working
   // resolution); the IG's 46 mm ones are not.
-  const twoBills = (size: number) => ({ codes: [{ code: billCode(BILLS[1]!), x: 140, y: 20, size }, { code: billCode(BILLS[0]!), ...PAYMENT_PART_CODE }] });
+  const twoBills = (size: number) => ({
+    codes: [
+      { code: billCode(BILLS[1]!), x: 140, y: 20, size },
+      { code: billCode(BILLS[0]!), ...PAYMENT_PART_CODE },
+    ],
+  });
   it.each([
     ['an office scan at 200 dpi, the upper one 30 mm', () => officeScan({ page: twoBills(30), dpi: 200, seed: 11 })],
     ['an 8-megapixel phone photo', () => phonePhoto({ page: twoBills(46), megapixels: 8, seed: 12 })],

@@ -7,7 +7,11 @@ import { textCode, type Code } from '../support/qr-bills.ts';
 import { blur, light } from '../support/gray-image.ts';
 
 /** A white raster with codes painted at (x, y) with `module` pixels a module (fractional sizes anti-aliased by area). */
-function raster(width: number, height: number, codes: { code: Code; x: number; y: number; module: number }[]): GrayRaster {
+function raster(
+  width: number,
+  height: number,
+  codes: { code: Code; x: number; y: number; module: number }[],
+): GrayRaster {
   const ink = new Float64Array(width * height);
   for (const { code, x, y, module } of codes) {
     const side = code.modules * module;
@@ -34,12 +38,21 @@ const centres = (x: number, y: number, module: number, modules = CODE.modules) =
 ];
 
 describe('findFinderPatterns', () => {
-  it.each([1.8, 2, 2.6, 4, 7])('finds the three finder patterns of a code at %d pixels a module, with their module size', (module) => {
-    const found = findFinderPatterns(raster(300, 300, [{ code: CODE, x: 20.3, y: 31.7, module }]));
-    for (const c of centres(20.3, 31.7, module)) {
-      expect(found.some((f) => Math.abs(f.x - c.x) <= 1.5 && Math.abs(f.y - c.y) <= 1.5 && Math.abs(f.module - module) < module * 0.3), `${c.x},${c.y}`).toBe(true);
-    }
-  });
+  it.each([1.8, 2, 2.6, 4, 7])(
+    'finds the three finder patterns of a code at %d pixels a module, with their module size',
+    (module) => {
+      const found = findFinderPatterns(raster(300, 300, [{ code: CODE, x: 20.3, y: 31.7, module }]));
+      for (const c of centres(20.3, 31.7, module)) {
+        expect(
+          found.some(
+            (f) =>
+              Math.abs(f.x - c.x) <= 1.5 && Math.abs(f.y - c.y) <= 1.5 && Math.abs(f.module - module) < module * 0.3,
+          ),
+          `${c.x},${c.y}`,
+        ).toBe(true);
+      }
+    },
+  );
 
   it('finds them under uneven light, blur and noise (a photo)', () => {
     const page = raster(400, 400, [{ code: CODE, x: 100, y: 120, module: 4 }]);
@@ -50,7 +63,8 @@ describe('findFinderPatterns', () => {
   it('finds none on a blank page or on text-like stripes', () => {
     expect(findFinderPatterns({ width: 200, height: 200, data: new Uint8Array(200 * 200).fill(250) })).toEqual([]);
     const stripes = new Uint8Array(300 * 300).fill(255);
-    for (let y = 0; y < 300; y++) if (y % 12 < 7) for (let x = 20; x < 280; x++) if ((x * 7 + y) % 9 < 4) stripes[y * 300 + x] = 30;
+    for (let y = 0; y < 300; y++)
+      if (y % 12 < 7) for (let x = 20; x < 280; x++) if ((x * 7 + y) % 9 < 4) stripes[y * 300 + x] = 30;
     expect(findFinderPatterns({ width: 300, height: 300, data: stripes })).toEqual([]);
   });
 });
@@ -63,7 +77,11 @@ describe('leadsIn', () => {
   const box = (x: number, y: number, side: number) => ({ x: x / 600, y: y / 400, w: side / 600, h: side / 400 });
 
   it('leads to a code no reading explains, with a box around all of it', () => {
-    const leads = leadsIn(page, { codes: [{ bytes: new Uint8Array(), box: box(350, 200, 148) }], unreadable: [] }, { finders: true });
+    const leads = leadsIn(
+      page,
+      { codes: [{ bytes: new Uint8Array(), box: box(350, 200, 148) }], unreadable: [] },
+      { finders: true },
+    );
     expect(leads).toHaveLength(1);
     const [lead] = leads;
     expect(lead!.x).toBeLessThanOrEqual(40);
@@ -74,7 +92,13 @@ describe('leadsIn', () => {
   });
 
   it('has none when every code was read, and leads to codes zxing located but could not read', () => {
-    const read = { codes: [{ bytes: new Uint8Array(), box: box(40, 40, 74) }, { bytes: new Uint8Array(), box: box(350, 200, 148) }], unreadable: [] };
+    const read = {
+      codes: [
+        { bytes: new Uint8Array(), box: box(40, 40, 74) },
+        { bytes: new Uint8Array(), box: box(350, 200, 148) },
+      ],
+      unreadable: [],
+    };
     expect(leadsIn(page, read, { finders: true })).toEqual([]);
     const outline = { x: 0.1, y: 0.1, w: 0.2, h: 0.3 };
     const leads = leadsIn(page, { codes: read.codes, unreadable: [outline] }, { finders: false });

@@ -21,7 +21,11 @@ describe('qrBillWarnings', () => {
   it('has none for an IG 2.3 bill with S addresses, version 0200 and the characters IG 2.2 already had', () => {
     expect(qrBillWarnings(bill())).toEqual([]);
     // Umlauts, accents and ß were always allowed: no noise for ordinary Swiss bills.
-    expect(qrBillWarnings(bill({ 6: 'Müller & Söhne Bäckerei', 10: 'Genève', 22: 'Françoise Weiß', 30: 'Rechnung Nr. 1/2026 (Zürich)' }))).toEqual([]);
+    expect(
+      qrBillWarnings(
+        bill({ 6: 'Müller & Söhne Bäckerei', 10: 'Genève', 22: 'Françoise Weiß', 30: 'Rechnung Nr. 1/2026 (Zürich)' }),
+      ),
+    ).toEqual([]);
   });
 
   it('warns combined-address for each K address, once, naming the addresses', () => {
@@ -29,14 +33,16 @@ describe('qrBillWarnings', () => {
       {
         code: 'combined-address',
         fields: ['creditor'],
-        detail: 'The creditor address is combined (type K), which banks no longer accept since 22 November 2025 (SIX IG QR-bill 2.3).',
+        detail:
+          'The creditor address is combined (type K), which banks no longer accept since 22 November 2025 (SIX IG QR-bill 2.3).',
       },
     ]);
     expect(qrBillWarnings(bill({ ...K_CREDITOR, ...K_DEBTOR }))).toEqual([
       {
         code: 'combined-address',
         fields: ['creditor', 'ultimateDebtor'],
-        detail: 'The creditor and ultimateDebtor addresses are combined (type K), which banks no longer accept since 22 November 2025 (SIX IG QR-bill 2.3).',
+        detail:
+          'The creditor and ultimateDebtor addresses are combined (type K), which banks no longer accept since 22 November 2025 (SIX IG QR-bill 2.3).',
       },
     ]);
     // An address whose type letter is missing but whose lines are laid out as K is read as K, and so warned about.
@@ -53,7 +59,8 @@ describe('qrBillWarnings', () => {
           'Characters of the character set extended in SIX IG QR-bill 2.3 (U+0141 Ł, U+017B Ż, U+0142 ł, U+0107 ć, U+0218 Ș, …): valid, but software still on IG 2.2 rules may refuse or replace them.',
       },
     ]);
-    for (const char of ['Ø', 'å', 'Æ', 'ð', '^', '©', 'Ő', 'ț', '€']) expect(codes(bill({ 6: `A${char}B` })), char).toEqual(['extended-character-set']);
+    for (const char of ['Ø', 'å', 'Æ', 'ð', '^', '©', 'Ő', 'ț', '€'])
+      expect(codes(bill({ 6: `A${char}B` })), char).toEqual(['extended-character-set']);
   });
 
   it('warns unsupported-character for characters outside the IG 2.3 set, apart from the extended ones', () => {
@@ -75,11 +82,20 @@ describe('qrBillWarnings', () => {
 
   it('warns version-02xx for a version other than 0200', () => {
     expect(qrBillWarnings(bill({ 2: '0201' }))).toEqual([
-      { code: 'version-02xx', fields: ['version'], detail: 'The QR-bill version 0201 is read as 0200, the only version SIX has defined for IG 2.x (2.3 included).' },
+      {
+        code: 'version-02xx',
+        fields: ['version'],
+        detail: 'The QR-bill version 0201 is read as 0200, the only version SIX has defined for IG 2.x (2.3 included).',
+      },
     ]);
   });
 
   it('lists several codes in a fixed order', () => {
-    expect(codes(bill({ ...K_DEBTOR, 2: '0299', 6: 'Ștefan', 30: '😀' }))).toEqual(['combined-address', 'extended-character-set', 'unsupported-character', 'version-02xx']);
+    expect(codes(bill({ ...K_DEBTOR, 2: '0299', 6: 'Ștefan', 30: '😀' }))).toEqual([
+      'combined-address',
+      'extended-character-set',
+      'unsupported-character',
+      'version-02xx',
+    ]);
   });
 });

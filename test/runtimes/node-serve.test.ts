@@ -27,12 +27,21 @@ interface Outcome {
 function expectContinue(port: number, contentType: string, body: Uint8Array): Promise<Outcome> {
   return new Promise((resolve, reject) => {
     const outcome = { continued: false, sentBody: false };
-    const req = request({ host: '127.0.0.1', port, path: '/api/v1/documents/validate', method: 'POST', headers: { 'content-type': contentType, 'content-length': body.length, expect: '100-continue' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ ...outcome, status: res.statusCode!, body: text }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/api/v1/documents/validate',
+        method: 'POST',
+        headers: { 'content-type': contentType, 'content-length': body.length, expect: '100-continue' },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ ...outcome, status: res.statusCode!, body: text }));
+      },
+    );
     req.on('continue', () => {
       outcome.continued = true;
       outcome.sentBody = true;
@@ -49,9 +58,16 @@ describe('Node listener: Expect: 100-continue answered from MAX_INFLIGHT_MB', ()
 
   beforeAll(async () => {
     const config = readHttpConfig({ MAX_INFLIGHT_MB: '4', MAX_BODY_MB: '4', LOG_LEVEL: 'error' });
-    const app = createApp({ ...serverDeps(config, readEndpointConfig({}), await inProcessEngines(config)), logger: { log: () => {} }, budget });
+    const app = createApp({
+      ...serverDeps(config, readEndpointConfig({}), await inProcessEngines(config)),
+      logger: { log: () => {} },
+      budget,
+    });
     await new Promise<void>((listening) => {
-      server = serveNode({ fetch: app.fetch, port: 0, hostname: '127.0.0.1', budget, maxBodyBytes: config.maxBodyBytes }, () => listening());
+      server = serveNode(
+        { fetch: app.fetch, port: 0, hostname: '127.0.0.1', budget, maxBodyBytes: config.maxBodyBytes },
+        () => listening(),
+      );
     });
     port = (server.address() as AddressInfo).port;
   });

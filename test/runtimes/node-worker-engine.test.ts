@@ -23,7 +23,13 @@ describe('WorkerPdfEngine (Node)', async () => {
   it('opens documents in a worker thread, taking the bytes by transfer', async () => {
     const pdf = simplePdf({ pages: 4, attachments: 1 });
     const report = await engine().inspect(pdf);
-    expect(report).toEqual({ status: 'opened', pageCount: 4, version: '1.7', attachmentCount: 1, firstAndLastPageLoad: true });
+    expect(report).toEqual({
+      status: 'opened',
+      pageCount: 4,
+      version: '1.7',
+      attachmentCount: 1,
+      firstAndLastPageLoad: true,
+    });
     expect(pdf.byteLength).toBe(0);
     // a view into a larger buffer (a request body the document was decoded in) crosses the same way
     const view = simplePdf();

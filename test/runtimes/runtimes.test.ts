@@ -8,7 +8,15 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serveJwks, sha256Hex, signingKey, signJwt, unsignedJwt, type JwksServer, type SigningKey } from '../support/jwt.ts';
+import {
+  serveJwks,
+  sha256Hex,
+  signingKey,
+  signJwt,
+  unsignedJwt,
+  type JwksServer,
+  type SigningKey,
+} from '../support/jwt.ts';
 import { freePort } from '../support/net.ts';
 import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
 import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, spcCode, textCode } from '../support/qr-bills.ts';
@@ -59,7 +67,39 @@ const sampleBill = { code: billCode(SAMPLE_BILL), ...PAYMENT_PART_CODE };
 /** A valid bill with a K creditor and version 0201: answered with IG 2.3 warnings. */
 const legacyBill = {
   code: spcCode(
-    ['SPC', '0201', '1', 'CH4431999123000889012', 'K', 'Robert Schneider AG', 'Rue du Lac 1268', '2501 Biel', '', '', 'CH', '', '', '', '', '', '', '', '10.00', 'CHF', '', '', '', '', '', '', '', 'QRR', '210000000003139471430009017', 'Facture 12 €', 'EPD'].join('\n'),
+    [
+      'SPC',
+      '0201',
+      '1',
+      'CH4431999123000889012',
+      'K',
+      'Robert Schneider AG',
+      'Rue du Lac 1268',
+      '2501 Biel',
+      '',
+      '',
+      'CH',
+      '',
+      '',
+      '',
+      '',
+      '',
+      '',
+      '',
+      '10.00',
+      'CHF',
+      '',
+      '',
+      '',
+      '',
+      '',
+      '',
+      '',
+      'QRR',
+      '210000000003139471430009017',
+      'Facture 12 €',
+      'EPD',
+    ].join('\n'),
   ),
   ...PAYMENT_PART_CODE,
 };
@@ -68,14 +108,28 @@ const legacyBill = {
 const API_KEY = 'parity-key-0b7d4e8f60a1b2c3';
 const ISSUER = 'https://idp.example.ch/realms/ap';
 const AUDIENCE = 'swiss-doc-service';
-const withHeaders = (c: Case, headers: Record<string, string>, name: string, status: number): Case => ({ ...c, name, headers, status, raw: false });
+const withHeaders = (c: Case, headers: Record<string, string>, name: string, status: number): Case => ({
+  ...c,
+  name,
+  headers,
+  status,
+  raw: false,
+});
 const onePage = validate('1-page PDF', 200, pdfBody(simplePdf()));
 const form = (pdf: Uint8Array, references?: string) => {
   const b = '----runtimes-boundary';
-  const parts = [`--${b}\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n`, pdf, '\r\n'];
-  if (references !== undefined) parts.push(`--${b}\r\nContent-Disposition: form-data; name="references"\r\n\r\n${references}\r\n`);
+  const parts = [
+    `--${b}\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n`,
+    pdf,
+    '\r\n',
+  ];
+  if (references !== undefined)
+    parts.push(`--${b}\r\nContent-Disposition: form-data; name="references"\r\n\r\n${references}\r\n`);
   parts.push(`--${b}--\r\n`);
-  return { contentType: `multipart/form-data; boundary=${b}`, body: new Uint8Array(Buffer.concat(parts.map((p) => (typeof p === 'string' ? enc.encode(p) : p)))) };
+  return {
+    contentType: `multipart/form-data; boundary=${b}`,
+    body: new Uint8Array(Buffer.concat(parts.map((p) => (typeof p === 'string' ? enc.encode(p) : p)))),
+  };
 };
 const bill = () => qrBillPdf([{ codes: [sampleBill] }]);
 const PRODUCTION_CASES: Case[] = [
@@ -87,11 +141,46 @@ const PRODUCTION_CASES: Case[] = [
   withHeaders(onePage, { authorization: 'Bearer jwt:expired' }, 'auth: expired JWT', 401),
   withHeaders(onePage, { authorization: 'Bearer jwt:wrong-audience' }, 'auth: JWT for another audience', 401),
   withHeaders(onePage, { authorization: 'Bearer jwt:none' }, 'auth: JWT with alg none', 401),
-  { name: 'body: application/pdf (validate)', method: 'POST', path: '/api/v1/documents/validate', contentType: 'application/pdf', body: simplePdf({ pages: 3, attachments: 1 }), status: 200 },
-  { name: 'body: multipart/form-data (validate)', method: 'POST', path: '/api/v1/documents/validate', ...form(simplePdf({ pages: 3, attachments: 1 })), status: 200 },
-  { name: 'body: application/pdf with references (extract)', method: 'POST', path: `${EXTRACT}?references=${encodeURIComponent(REFERENCES)}`, contentType: 'application/pdf', body: bill(), status: 200, raw: true },
-  { name: 'body: multipart/form-data with references (extract)', method: 'POST', path: EXTRACT, ...form(bill(), REFERENCES), status: 200, raw: true },
-  { name: 'body: references query not an array', method: 'POST', path: `${EXTRACT}?references=%7B%7D`, contentType: 'application/pdf', body: bill(), status: 400 },
+  {
+    name: 'body: application/pdf (validate)',
+    method: 'POST',
+    path: '/api/v1/documents/validate',
+    contentType: 'application/pdf',
+    body: simplePdf({ pages: 3, attachments: 1 }),
+    status: 200,
+  },
+  {
+    name: 'body: multipart/form-data (validate)',
+    method: 'POST',
+    path: '/api/v1/documents/validate',
+    ...form(simplePdf({ pages: 3, attachments: 1 })),
+    status: 200,
+  },
+  {
+    name: 'body: application/pdf with references (extract)',
+    method: 'POST',
+    path: `${EXTRACT}?references=${encodeURIComponent(REFERENCES)}`,
+    contentType: 'application/pdf',
+    body: bill(),
+    status: 200,
+    raw: true,
+  },
+  {
+    name: 'body: multipart/form-data with references (extract)',
+    method: 'POST',
+    path: EXTRACT,
+    ...form(bill(), REFERENCES),
+    status: 200,
+    raw: true,
+  },
+  {
+    name: 'body: references query not an array',
+    method: 'POST',
+    path: `${EXTRACT}?references=%7B%7D`,
+    contentType: 'application/pdf',
+    body: bill(),
+    status: 400,
+  },
   { name: 'metrics without a credential', method: 'GET', path: '/metrics', headers: {}, status: 401 },
 ];
 
@@ -109,7 +198,14 @@ const CASES: Case[] = [
   // Above MAX_BODY_MB (1 here) and well above it: no runtime's own body limit may answer instead of the app.
   validate('body over MAX_BODY_MB', 413, JSON.stringify({ base64Pdf: 'A'.repeat(3 * 1024 * 1024) })),
   extract('QR-bill: vector code in the payment part', 200, qrBillPdf([{ codes: [sampleBill] }])),
-  extract('QR-bill: only a URL code on the last page', 404, qrBillPdf([{ codes: [sampleBill] }, { codes: [{ code: textCode('https://example.com/pay'), ...PAYMENT_PART_CODE }] }])),
+  extract(
+    'QR-bill: only a URL code on the last page',
+    404,
+    qrBillPdf([
+      { codes: [sampleBill] },
+      { codes: [{ code: textCode('https://example.com/pay'), ...PAYMENT_PART_CODE }] },
+    ]),
+  ),
   extract('QR-bill: no QR code at all', 404, simplePdf()),
   extract('QR-bill: K address, version 0201 (IG 2.3 warnings)', 200, qrBillPdf([{ codes: [legacyBill] }])),
   { name: 'health', method: 'GET', path: '/health', status: 200 },
@@ -129,7 +225,8 @@ const tokens = new Map<string, string>();
 
 async function ask(baseUrl: string, c: Case): Promise<Answer> {
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(c.headers ?? { authorization: `Bearer ${API_KEY}` })) headers[name] = value.replace(/jwt:([a-z-]+)/, (_, t: string) => tokens.get(t)!);
+  for (const [name, value] of Object.entries(c.headers ?? { authorization: `Bearer ${API_KEY}` }))
+    headers[name] = value.replace(/jwt:([a-z-]+)/, (_, t: string) => tokens.get(t)!);
   const res = await fetch(baseUrl + c.path, {
     method: c.method,
     headers: { ...headers, ...(c.contentType ? { 'Content-Type': c.contentType } : {}) },
@@ -175,7 +272,12 @@ async function setUpAuthentication(): Promise<void> {
   tokens.set('expired', await signJwt(key, { ...claims, exp: now - 60 }));
   tokens.set('wrong-audience', await signJwt(key, { ...claims, aud: 'another-app' }));
   tokens.set('none', unsignedJwt(key.kid, claims));
-  productionEnv = { API_KEYS_FILE: join(keysDir, 'keys'), AUTH_JWKS_URL: jwks.url, AUTH_JWT_ISSUER: ISSUER, AUTH_JWT_AUDIENCE: AUDIENCE };
+  productionEnv = {
+    API_KEYS_FILE: join(keysDir, 'keys'),
+    AUTH_JWKS_URL: jwks.url,
+    AUTH_JWT_ISSUER: ISSUER,
+    AUTH_JWT_AUDIENCE: AUDIENCE,
+  };
 }
 
 /** The npm script's command line, run from node_modules/.bin without npm (so signals reach the server itself). */
@@ -183,11 +285,15 @@ function scriptCommand(script: string): [string, string[]] {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
   const line = pkg.scripts[script];
   if (!line) throw new Error(`package.json has no "${script}" script`);
-  if (/[$|&;<>'"`\\]/.test(line)) throw new Error(`package.json script "${script}" uses shell syntax this test cannot run: ${line}`);
+  if (/[$|&;<>'"`\\]/.test(line))
+    throw new Error(`package.json script "${script}" uses shell syntax this test cannot run: ${line}`);
   const [bin, ...args] = line.trim().split(/\s+/);
   if (bin === 'node') return [process.execPath, args];
   const path = join(ROOT, 'node_modules', '.bin', bin!);
-  if (!existsSync(path)) throw new Error(`${bin} is missing at ${path}: it is a devDependency, run npm install (needed by npm run ${script})`);
+  if (!existsSync(path))
+    throw new Error(
+      `${bin} is missing at ${path}: it is a devDependency, run npm install (needed by npm run ${script})`,
+    );
   return [path, args];
 }
 
@@ -197,7 +303,16 @@ async function start(runtime: Runtime): Promise<Server> {
   // Own process group, so tsx's child node process goes down with it.
   const child = spawn(bin, args, {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', MAX_BODY_MB: '1', PDF_WORKERS: '2', NO_COLOR: '1', ...productionEnv },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      MAX_BODY_MB: '1',
+      PDF_WORKERS: '2',
+      NO_COLOR: '1',
+      ...productionEnv,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -209,9 +324,16 @@ async function start(runtime: Runtime): Promise<Server> {
   const baseUrl = await new Promise<string>((resolve, reject) => {
     const fail = (why: string) => {
       clearTimeout(timer);
-      reject(new Error(`${runtime} (${bin} ${args.join(' ')}) ${why}\n--- stderr ---\n${stderr.trim() || '(empty)'}\n--- stdout ---\n${stdout.trim() || '(empty)'}`));
+      reject(
+        new Error(
+          `${runtime} (${bin} ${args.join(' ')}) ${why}\n--- stderr ---\n${stderr.trim() || '(empty)'}\n--- stdout ---\n${stdout.trim() || '(empty)'}`,
+        ),
+      );
     };
-    const timer = setTimeout(() => fail(`logged no {"msg":"listening"} line within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => fail(`logged no {"msg":"listening"} line within ${START_TIMEOUT_MS / 1000} s`),
+      START_TIMEOUT_MS,
+    );
     child.once('error', (e) => fail(`could not start: ${e.message}`));
     child.once('exit', (code, signal) => fail(`exited before listening (code ${code}, signal ${signal})`));
     child.stdout!.setEncoding('utf8').on('data', (s: string) => {
@@ -245,7 +367,10 @@ async function stop({ child, exited }: Server): Promise<void> {
     }
   };
   group('SIGTERM');
-  const timedOut = await Promise.race([exited.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), 3000))]);
+  const timedOut = await Promise.race([
+    exited.then(() => false),
+    new Promise<boolean>((r) => setTimeout(() => r(true), 3000)),
+  ]);
   if (timedOut) group('SIGKILL');
 }
 
@@ -256,7 +381,10 @@ describe('the service answers alike on Node, Bun and Deno', () => {
 
   beforeAll(async () => {
     // `npm start` builds the Node entry first (its prestart); do the same, as npm would.
-    execFileSync(join(ROOT, 'node_modules', '.bin', 'esbuild'), scriptCommand('build:node')[1], { cwd: ROOT, stdio: 'pipe' });
+    execFileSync(join(ROOT, 'node_modules', '.bin', 'esbuild'), scriptCommand('build:node')[1], {
+      cwd: ROOT,
+      stdio: 'pipe',
+    });
     await setUpAuthentication();
     const started = await Promise.allSettled((Object.keys(RUNTIMES) as Runtime[]).map(start));
     const failures = started.flatMap((s) => (s.status === 'rejected' ? [(s.reason as Error).message] : []));
@@ -274,20 +402,40 @@ describe('the service answers alike on Node, Bun and Deno', () => {
 
   it("Node's own answers are the expected ones", () => {
     expect(reference.map((a) => a.status)).toEqual(CASES.map((c) => c.status));
-    expect(reference[0]!.body).toMatchObject({ pageCount: 1, pdfVersion: '1.7', hasAttachments: false, attachmentCount: 0 });
+    expect(reference[0]!.body).toMatchObject({
+      pageCount: 1,
+      pdfVersion: '1.7',
+      hasAttachments: false,
+      attachmentCount: 0,
+    });
     expect(reference[1]!.body).toMatchObject({ pageCount: 5, hasAttachments: true, attachmentCount: 2 });
     expect(reference[2]!.body).toMatchObject({ pdfVersion: '2.0' });
     const answer = (name: string) => reference[CASES.findIndex((c) => c.name === name)]!;
     const bill = answer('QR-bill: vector code in the payment part').body as string;
     expect(bill.startsWith(`{"references":${REFERENCES},"qrCodeData":{"qrType":"SPC"`)).toBe(true);
-    expect((JSON.parse(bill) as { qrCodeData: unknown }).qrCodeData).toMatchObject({ iban: 'CH4431999123000889012', amount: 1949.75, reference: '210000000003139471430009017' });
-    expect(answer('QR-bill: only a URL code on the last page').body).toMatchObject({ type: 'https://errors.example/problems/qr-code-not-found', rejected: [{ index: 0, reason: 'not-spc' }] });
-    expect(answer('QR-bill: no QR code at all').body).toMatchObject({ type: 'https://errors.example/problems/qr-code-not-found', rejected: [] });
+    expect((JSON.parse(bill) as { qrCodeData: unknown }).qrCodeData).toMatchObject({
+      iban: 'CH4431999123000889012',
+      amount: 1949.75,
+      reference: '210000000003139471430009017',
+    });
+    expect(answer('QR-bill: only a URL code on the last page').body).toMatchObject({
+      type: 'https://errors.example/problems/qr-code-not-found',
+      rejected: [{ index: 0, reason: 'not-spc' }],
+    });
+    expect(answer('QR-bill: no QR code at all').body).toMatchObject({
+      type: 'https://errors.example/problems/qr-code-not-found',
+      rejected: [],
+    });
     expect(JSON.parse(bill)).toMatchObject({ warnings: [] });
-    const warnings = (JSON.parse(answer('QR-bill: K address, version 0201 (IG 2.3 warnings)').body as string) as { warnings: { code: string }[] }).warnings;
+    const warnings = (
+      JSON.parse(answer('QR-bill: K address, version 0201 (IG 2.3 warnings)').body as string) as {
+        warnings: { code: string }[];
+      }
+    ).warnings;
     expect(warnings.map((w) => w.code)).toEqual(['combined-address', 'extended-character-set', 'version-02xx']);
     CASES.forEach((c, i) => {
-      if (reference[i]!.status >= 400) expect(reference[i]!.traceId, `${c.name}: problem traceId`).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+      if (reference[i]!.status >= 400)
+        expect(reference[i]!.traceId, `${c.name}: problem traceId`).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
     });
   });
 
@@ -301,39 +449,63 @@ describe('the service answers alike on Node, Bun and Deno', () => {
     }
   });
 
-  it.each(Object.keys(RUNTIMES) as Runtime[])('%s serves /metrics behind the same authentication, moving with the requests', async (runtime) => {
-    const { baseUrl } = servers.get(runtime)!;
-    const res = await fetch(`${baseUrl}/metrics`, { headers: { 'x-api-key': API_KEY } });
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
-    const text = await res.text();
-    const count = Number(/^http_requests_total\{route="\/api\/v1\/documents\/validate",method="POST",status="200"\} (\d+)$/m.exec(text)?.[1]);
-    expect(count).toBeGreaterThanOrEqual(CASES.filter((c) => c.path === '/api/v1/documents/validate' && c.status === 200).length);
-    for (const name of ['http_request_duration_seconds', 'http_inflight_body_bytes', 'pdf_documents_waiting', 'pdf_engine_restarts_total', 'qr_bills_found_total']) expect(text, name).toContain(`# TYPE ${name} `);
-    expect(Number(/^qr_bills_found_total\{pass="page-100dpi"\} (\d+)$/m.exec(text)?.[1])).toBeGreaterThan(0);
-  });
+  it.each(Object.keys(RUNTIMES) as Runtime[])(
+    '%s serves /metrics behind the same authentication, moving with the requests',
+    async (runtime) => {
+      const { baseUrl } = servers.get(runtime)!;
+      const res = await fetch(`${baseUrl}/metrics`, { headers: { 'x-api-key': API_KEY } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+      const text = await res.text();
+      const count = Number(
+        /^http_requests_total\{route="\/api\/v1\/documents\/validate",method="POST",status="200"\} (\d+)$/m.exec(
+          text,
+        )?.[1],
+      );
+      expect(count).toBeGreaterThanOrEqual(
+        CASES.filter((c) => c.path === '/api/v1/documents/validate' && c.status === 200).length,
+      );
+      for (const name of [
+        'http_request_duration_seconds',
+        'http_inflight_body_bytes',
+        'pdf_documents_waiting',
+        'pdf_engine_restarts_total',
+        'qr_bills_found_total',
+      ])
+        expect(text, name).toContain(`# TYPE ${name} `);
+      expect(Number(/^qr_bills_found_total\{pass="page-100dpi"\} (\d+)$/m.exec(text)?.[1])).toBeGreaterThan(0);
+    },
+  );
 
-  it.each(Object.keys(RUNTIMES) as Runtime[])('%s refuses to start on a non-loopback HOST without credentials, naming the variables', async (runtime) => {
-    const [bin, args] = scriptCommand(RUNTIMES[runtime]);
-    const env: Record<string, string | undefined> = { ...process.env, PORT: String(await freePort()), HOST: '0.0.0.0', NO_COLOR: '1' };
-    for (const name of ['API_KEYS_FILE', 'API_KEYS', 'AUTH_JWKS_URL', 'AUTH']) delete env[name];
-    const child = spawn(bin, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let output = '';
-    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    const code = await new Promise<number | null>((resolve) => {
-      const timer = setTimeout(() => {
-        process.kill(-child.pid!, 'SIGKILL');
-        resolve(null);
-      }, START_TIMEOUT_MS);
-      child.once('exit', (c) => {
-        clearTimeout(timer);
-        resolve(c);
+  it.each(Object.keys(RUNTIMES) as Runtime[])(
+    '%s refuses to start on a non-loopback HOST without credentials, naming the variables',
+    async (runtime) => {
+      const [bin, args] = scriptCommand(RUNTIMES[runtime]);
+      const env: Record<string, string | undefined> = {
+        ...process.env,
+        PORT: String(await freePort()),
+        HOST: '0.0.0.0',
+        NO_COLOR: '1',
+      };
+      for (const name of ['API_KEYS_FILE', 'API_KEYS', 'AUTH_JWKS_URL', 'AUTH']) delete env[name];
+      const child = spawn(bin, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      let output = '';
+      child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+      child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+      const code = await new Promise<number | null>((resolve) => {
+        const timer = setTimeout(() => {
+          process.kill(-child.pid!, 'SIGKILL');
+          resolve(null);
+        }, START_TIMEOUT_MS);
+        child.once('exit', (c) => {
+          clearTimeout(timer);
+          resolve(c);
+        });
       });
-    });
-    expect(code, output).not.toBe(0);
-    expect(code, 'exited by itself').not.toBeNull();
-    expect(output).toMatch(/API_KEYS_FILE.*AUTH_JWKS_URL.*AUTH=none/);
-    expect(output).not.toMatch(/"msg":"listening"/);
-  });
+      expect(code, output).not.toBe(0);
+      expect(code, 'exited by itself').not.toBeNull();
+      expect(output).toMatch(/API_KEYS_FILE.*AUTH_JWKS_URL.*AUTH=none/);
+      expect(output).not.toMatch(/"msg":"listening"/);
+    },
+  );
 });

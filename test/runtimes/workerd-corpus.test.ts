@@ -23,12 +23,16 @@ describeShared('extract inside workerd (wrangler dev)', () => {
   beforeAll(async () => {
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
-    wrangler = spawn(join(ROOT, 'node_modules/.bin/wrangler'), ['dev', '--ip', '127.0.0.1', '--port', String(port), '--var', 'HOST:127.0.0.1', '--log-level', 'warn'], {
-      cwd: ROOT,
-      env: { ...process.env, NO_COLOR: '1', WRANGLER_SEND_METRICS: 'false', CI: 'true' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true, // its own process group: workerd goes down with it
-    });
+    wrangler = spawn(
+      join(ROOT, 'node_modules/.bin/wrangler'),
+      ['dev', '--ip', '127.0.0.1', '--port', String(port), '--var', 'HOST:127.0.0.1', '--log-level', 'warn'],
+      {
+        cwd: ROOT,
+        env: { ...process.env, NO_COLOR: '1', WRANGLER_SEND_METRICS: 'false', CI: 'true' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true, // its own process group: workerd goes down with it
+      },
+    );
     const keep = (d: Buffer) => (output = (output + d.toString()).slice(-4000));
     wrangler.stdout!.on('data', keep);
     wrangler.stderr!.on('data', keep);
@@ -40,7 +44,8 @@ describeShared('extract inside workerd (wrangler dev)', () => {
       } catch {
         // not listening yet
       }
-      if (Date.now() > deadline) throw new Error(`wrangler dev did not answer /health within ${START_TIMEOUT_MS / 1000} s:\n${output}`);
+      if (Date.now() > deadline)
+        throw new Error(`wrangler dev did not answer /health within ${START_TIMEOUT_MS / 1000} s:\n${output}`);
       await new Promise((r) => setTimeout(r, 250));
     }
   }, START_TIMEOUT_MS + 5_000);
@@ -62,7 +67,11 @@ describeShared('extract inside workerd (wrangler dev)', () => {
       body: JSON.stringify({ references, base64Pdf: toBase64(pdf) }),
       signal: AbortSignal.timeout(30_000),
     });
-    return { status: res.status, contentType: res.headers.get('content-type'), body: (await res.json()) as Record<string, unknown> };
+    return {
+      status: res.status,
+      contentType: res.headers.get('content-type'),
+      body: (await res.json()) as Record<string, unknown>,
+    };
   };
   qrCorpusPdfSuites(() => extract);
 });

@@ -19,7 +19,9 @@ function sources(dir: string): string[] {
 /** Static and dynamic imports and re-exports, type-only ones included (a cycle of types is still a tangle). */
 function importsOf(file: string): string[] {
   const text = readFileSync(join(ROOT, file), 'utf8');
-  const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'";]*?from\s+'([^']+)'|import\(\s*'([^']+)'\s*\)/g)].map((m) => m[1] ?? m[2]!);
+  const specifiers = [
+    ...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'";]*?from\s+'([^']+)'|import\(\s*'([^']+)'\s*\)/g),
+  ].map((m) => m[1] ?? m[2]!);
   return specifiers.flatMap((s) => {
     if (s.startsWith('#')) return PACKAGE_IMPORTS[s] ? [relative(ROOT, join(ROOT, PACKAGE_IMPORTS[s]))] : [];
     return s.startsWith('.') ? [relative(ROOT, resolve(ROOT, dirname(file), s))] : [];
@@ -58,7 +60,10 @@ describe('module structure', () => {
 
   it('lets the bridge reach src/ only through #idb and #idb/node', () => {
     const climbs = sources('tcp-bridge').flatMap((file) =>
-      [...readFileSync(join(ROOT, file), 'utf8').matchAll(/from\s+'(\.[^']*)'/g)].map((m) => m[1]!).filter((s) => relative(ROOT, resolve(ROOT, dirname(file), s)).startsWith('src/')).map((s) => `${file}: ${s}`),
+      [...readFileSync(join(ROOT, file), 'utf8').matchAll(/from\s+'(\.[^']*)'/g)]
+        .map((m) => m[1]!)
+        .filter((s) => relative(ROOT, resolve(ROOT, dirname(file), s)).startsWith('src/'))
+        .map((s) => `${file}: ${s}`),
     );
     expect(climbs).toEqual([]);
   });

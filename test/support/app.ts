@@ -23,12 +23,22 @@ export async function testApp(env: Environment = {}, overrides: EngineOverrides 
   const config = readHttpConfig(env);
   const engines = { ...(await inProcessEngines(config)), ...overrides };
   const logs: TestApp['logs'] = [];
-  const deps = { ...serverDeps(config, readEndpointConfig(env), engines), logger: { log: (level: LogLevel, message: string, fields?: Record<string, unknown>) => void logs.push({ level, message, fields }) } };
+  const deps = {
+    ...serverDeps(config, readEndpointConfig(env), engines),
+    logger: {
+      log: (level: LogLevel, message: string, fields?: Record<string, unknown>) =>
+        void logs.push({ level, message, fields }),
+    },
+  };
   return { app: createApp(deps), logs, engine: engines.engine };
 }
 
 export const postJson = (app: TestApp['app'], path: string, body: unknown, headers: Record<string, string> = {}) =>
-  app.request(path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  app.request(path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 
 /** Asserts a problem-details answer (status, media type, the stable type URI, title, detail, traceId) and returns it. */
 export async function problem(res: Response, status: number, type: string) {

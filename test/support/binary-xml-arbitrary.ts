@@ -30,8 +30,12 @@ const utf8Length = (s: string): number => new TextEncoder().encode(s).length;
 /** A name: literal, or a static or session dictionary string with its key. */
 const nameArb: fc.Arbitrary<{ value: string; key?: number }> = fc.oneof(
   fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }).map((value) => ({ value })),
-  fc.integer({ min: 0, max: STATIC_DICTIONARY.length - 1 }).map((id) => ({ value: STATIC_DICTIONARY[id]!, key: id * 2 })),
-  fc.integer({ min: 0, max: SESSION_STRINGS.length - 1 }).map((id) => ({ value: SESSION_STRINGS[id]!, key: id * 2 + 1 })),
+  fc
+    .integer({ min: 0, max: STATIC_DICTIONARY.length - 1 })
+    .map((id) => ({ value: STATIC_DICTIONARY[id]!, key: id * 2 })),
+  fc
+    .integer({ min: 0, max: SESSION_STRINGS.length - 1 })
+    .map((id) => ({ value: SESSION_STRINGS[id]!, key: id * 2 + 1 })),
 );
 const dictionaryNameArb = nameArb.filter((n) => n.key !== undefined) as fc.Arbitrary<{ value: string; key: number }>;
 
@@ -53,7 +57,11 @@ const dateTimeArb = fc.record({
 const int64 = fc.bigInt({ min: -(1n << 63n), max: (1n << 63n) - 1n });
 
 /** Strings in the smallest to largest record that holds them. */
-function sizedStrings(types: readonly [string, string, string], length: (s: string) => number, strings: fc.Arbitrary<string>) {
+function sizedStrings(
+  types: readonly [string, string, string],
+  length: (s: string) => number,
+  strings: fc.Arbitrary<string>,
+) {
   return strings.chain((value) => {
     const n = length(value);
     const fits = types.filter((_, i) => (i === 0 ? n < 0x100 : i === 1 ? n < 0x10000 : true));
@@ -84,7 +92,9 @@ export const atomicTextArb: fc.Arbitrary<XmlText> = fc.oneof(
     .uint8Array({ maxLength: 300 })
     .chain((value) =>
       fc
-        .constantFrom(...(['Bytes8', 'Bytes16', 'Bytes32'] as const).filter((t) => t !== 'Bytes8' || value.length < 0x100))
+        .constantFrom(
+          ...(['Bytes8', 'Bytes16', 'Bytes32'] as const).filter((t) => t !== 'Bytes8' || value.length < 0x100),
+        )
         .map((type) => ({ kind: 'text', type, value }) as XmlText),
     ),
   dictionaryNameArb.map(({ value, key }) => ({ kind: 'text', type: 'Dictionary', value, key }) as XmlText),
@@ -93,27 +103,39 @@ export const atomicTextArb: fc.Arbitrary<XmlText> = fc.oneof(
   fc.boolean().map((value) => ({ kind: 'text', type: 'Bool', value }) as XmlText),
   fc
     .tuple(fc.integer({ min: 0, max: 25 }), dictionaryNameArb)
-    .map(([p, n]) => ({ kind: 'text', type: 'QNameDictionary', prefix: String.fromCharCode(0x61 + p), localName: n.value, key: n.key }) as XmlText),
+    .map(
+      ([p, n]) =>
+        ({
+          kind: 'text',
+          type: 'QNameDictionary',
+          prefix: String.fromCharCode(0x61 + p),
+          localName: n.value,
+          key: n.key,
+        }) as XmlText,
+    ),
 );
 
 export const textArb: fc.Arbitrary<XmlText> = fc.oneof(
   { weight: 6, arbitrary: atomicTextArb },
-  { weight: 1, arbitrary: fc.array(atomicTextArb, { maxLength: 4 }).map((items) => ({ kind: 'text', type: 'List', items }) as XmlText) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .array(atomicTextArb, { maxLength: 4 })
+      .map((items) => ({ kind: 'text', type: 'List', items }) as XmlText),
+  },
 );
 
 const prefixArb = fc.constantFrom(...PREFIXES);
 
 const attributeArb: fc.Arbitrary<XmlAttributeNode> = fc.oneof(
-  fc
-    .tuple(prefixArb, nameArb, textArb, fc.boolean())
-    .map(([prefix, name, value, long]) => ({
-      kind: 'attribute' as const,
-      prefix,
-      localName: name.value,
-      ...(name.key === undefined ? {} : { localNameKey: name.key }),
-      value,
-      ...(long && (prefix === '' || prefix.length === 1) ? { longForm: true } : {}),
-    })),
+  fc.tuple(prefixArb, nameArb, textArb, fc.boolean()).map(([prefix, name, value, long]) => ({
+    kind: 'attribute' as const,
+    prefix,
+    localName: name.value,
+    ...(name.key === undefined ? {} : { localNameKey: name.key }),
+    value,
+    ...(long && (prefix === '' || prefix.length === 1) ? { longForm: true } : {}),
+  })),
   fc.tuple(fc.constantFrom('', 'q', 'xyz'), nameArb, fc.boolean()).map(([prefix, uri, long]) => ({
     kind: 'xmlns' as const,
     prefix,
@@ -123,7 +145,12 @@ const attributeArb: fc.Arbitrary<XmlAttributeNode> = fc.oneof(
   })),
 );
 
-function elementShell(prefix: string, name: { value: string; key?: number }, long: boolean, attributes: XmlAttributeNode[]): XmlElement {
+function elementShell(
+  prefix: string,
+  name: { value: string; key?: number },
+  long: boolean,
+  attributes: XmlAttributeNode[],
+): XmlElement {
   return {
     kind: 'element',
     prefix,
@@ -149,11 +176,20 @@ const arrayItemsArb: Record<ArrayItemType, fc.Arbitrary<unknown>> = {
 };
 
 const arrayArb: fc.Arbitrary<XmlArray> = fc
-  .tuple(prefixArb, nameArb, fc.boolean(), fc.array(attributeArb, { maxLength: 2 }), fc.constantFrom(...(Object.keys(ARRAY_ITEMS) as ArrayItemType[])))
+  .tuple(
+    prefixArb,
+    nameArb,
+    fc.boolean(),
+    fc.array(attributeArb, { maxLength: 2 }),
+    fc.constantFrom(...(Object.keys(ARRAY_ITEMS) as ArrayItemType[])),
+  )
   .chain(([prefix, name, long, attributes, itemType]) =>
-    fc.array(arrayItemsArb[itemType], { minLength: 1, maxLength: 5 }).map(
-      (items) => ({ kind: 'array', element: elementShell(prefix, name, long, attributes), itemType, items }) as XmlArray,
-    ),
+    fc
+      .array(arrayItemsArb[itemType], { minLength: 1, maxLength: 5 })
+      .map(
+        (items) =>
+          ({ kind: 'array', element: elementShell(prefix, name, long, attributes), itemType, items }) as XmlArray,
+      ),
   );
 
 /** Whether the reader will see the last child as a text record that could carry the end. */
@@ -181,7 +217,12 @@ const elementArb: fc.Arbitrary<XmlElement> = fc.letrec<{ element: XmlElement; co
     { depthSize: 'small', depthIdentifier: 'tree', withCrossShrink: true },
     { weight: 4, arbitrary: textArb },
     { weight: 3, arbitrary: tie('element') },
-    { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 20 }).map((value) => ({ kind: 'comment', value }) as XmlContent) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .string({ unit: 'binary', maxLength: 20 })
+        .map((value) => ({ kind: 'comment', value }) as XmlContent),
+    },
     { weight: 1, arbitrary: arrayArb },
   ),
 })).element;
@@ -196,7 +237,11 @@ export const documentArb: fc.Arbitrary<XmlDocument> = fc.array(elementArb, { max
       localNameKey: 2,
       attributes: [
         { kind: 'xmlns', prefix: 's', uri: STATIC_DICTIONARY[2]!, uriKey: 4 },
-        ...PREFIXES.filter((p) => p !== 's').map((p, i) => ({ kind: 'xmlns' as const, prefix: p, uri: `urn:test:${i}` })),
+        ...PREFIXES.filter((p) => p !== 's').map((p, i) => ({
+          kind: 'xmlns' as const,
+          prefix: p,
+          uri: `urn:test:${i}`,
+        })),
       ],
       children,
       foldEnd: false,
@@ -214,7 +259,8 @@ export function comparable<T>(node: T): T {
       if (key === 'namespace' || key === 'foldEnd') return undefined;
       if (typeof value === 'bigint') return `${value}n`;
       if (value instanceof Uint8Array) return [...value];
-      if (typeof value === 'number' && (Object.is(value, -0) || !Number.isFinite(value))) return `${Object.is(value, -0) ? '-0' : value}`;
+      if (typeof value === 'number' && (Object.is(value, -0) || !Number.isFinite(value)))
+        return `${Object.is(value, -0) ? '-0' : value}`;
       return value;
     }),
   ) as T;

@@ -16,7 +16,10 @@ export type BridgeBackendName = 'sqlite' | 'postgres';
 
 /** The SQLite file and the files folder inside `folder`. */
 export async function sqliteBackend(folder: string): Promise<BridgeBackend> {
-  return { env: { DATABASE_URL: `file:${join(folder, 'idb.sqlite')}`, FILES_URL: `file:${join(folder, 'files')}` }, stop: async () => {} };
+  return {
+    env: { DATABASE_URL: `file:${join(folder, 'idb.sqlite')}`, FILES_URL: `file:${join(folder, 'files')}` },
+    stop: async () => {},
+  };
 }
 
 /** A PostgreSQL of its own, and s3rver with `bucket` for the files. */
@@ -36,7 +39,9 @@ export async function postgresBackend(bucket: string): Promise<BridgeBackend> {
 }
 
 /** Both, by name, for `describe.each`: each starts given the suite's temp folder (PostgreSQL's files go to `bucket`). */
-export function bridgeBackends(bucket: string): ReadonlyArray<readonly [BridgeBackendName, (folder: string) => Promise<BridgeBackend>]> {
+export function bridgeBackends(
+  bucket: string,
+): ReadonlyArray<readonly [BridgeBackendName, (folder: string) => Promise<BridgeBackend>]> {
   return [
     ['sqlite', sqliteBackend],
     ['postgres', () => postgresBackend(bucket)],

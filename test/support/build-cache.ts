@@ -10,7 +10,11 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** `dir` when it holds a complete build with every one of `outputs` (paths inside it), else `build(work)` renamed there. */
-export async function cachedBuild(dir: string, outputs: readonly string[], build: (work: string) => Promise<void>): Promise<string> {
+export async function cachedBuild(
+  dir: string,
+  outputs: readonly string[],
+  build: (work: string) => Promise<void>,
+): Promise<string> {
   const complete = () => existsSync(join(dir, '.complete')) && outputs.every((o) => existsSync(join(dir, o)));
   if (complete()) return dir;
   const work = `${dir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;

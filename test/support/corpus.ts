@@ -15,7 +15,9 @@ let warned = false;
 export function describeShared(name: string, body: () => void): void {
   if (!sharedAvailable && !warned) {
     warned = true;
-    console.warn(`[corpus] ${SHARED_DIR} not found: suites that read the shared corpus are skipped (set SHARED_DIR to run them).`);
+    console.warn(
+      `[corpus] ${SHARED_DIR} not found: suites that read the shared corpus are skipped (set SHARED_DIR to run them).`,
+    );
   }
   // Without ../shared the body is not even run (it reads the corpus to list its cases): one skipped test says why.
   if (sharedAvailable) describe(`${name} (shared corpus)`, body);

@@ -10,17 +10,56 @@ import { encodeG4 } from './ccitt-g4.ts';
 import { blur, light, seededRandom, shrink, threshold, warp, type GrayImage, type Point } from './gray-image.ts';
 import { encodeJpeg } from './jpeg-encoder.ts';
 import { assemblePdf } from './pdf-builder.ts';
-import { A4, PAYMENT_PART_CODE, SAMPLE_BILL, billCode, imageObject, imageOnlyPdf, rasterPage, type BillData, type BillPage, type ImageStream } from './qr-bills.ts';
+import {
+  A4,
+  PAYMENT_PART_CODE,
+  SAMPLE_BILL,
+  billCode,
+  imageObject,
+  imageOnlyPdf,
+  rasterPage,
+  type BillData,
+  type BillPage,
+  type ImageStream,
+} from './qr-bills.ts';
 
 /** Bills of different shapes (QR reference, creditor reference, none; EUR; long texts), so code versions vary. */
 export const BILLS: BillData[] = [
   SAMPLE_BILL,
-  { currency: 'EUR', amount: 310.5, creditor: { account: 'CH9300762011623852957', name: 'Muster Krankenkasse', address: 'Musterstrasse', buildingNumber: '12', zip: '8000', city: 'Zürich', country: 'CH' }, reference: 'RF18 5390 0754 7034' },
+  {
+    currency: 'EUR',
+    amount: 310.5,
+    creditor: {
+      account: 'CH9300762011623852957',
+      name: 'Muster Krankenkasse',
+      address: 'Musterstrasse',
+      buildingNumber: '12',
+      zip: '8000',
+      city: 'Zürich',
+      country: 'CH',
+    },
+    reference: 'RF18 5390 0754 7034',
+  },
   {
     currency: 'CHF',
     amount: 50,
-    creditor: { account: 'CH9300762011623852957', name: 'Verein für Gartenfreunde Oberwil', address: 'Hauptstrasse', buildingNumber: '7', zip: '4104', city: 'Oberwil', country: 'CH' },
-    debtor: { name: 'Simon Muster', address: 'Musterweg', buildingNumber: '3', zip: '4000', city: 'Basel', country: 'CH' },
+    creditor: {
+      account: 'CH9300762011623852957',
+      name: 'Verein für Gartenfreunde Oberwil',
+      address: 'Hauptstrasse',
+      buildingNumber: '7',
+      zip: '4104',
+      city: 'Oberwil',
+      country: 'CH',
+    },
+    debtor: {
+      name: 'Simon Muster',
+      address: 'Musterweg',
+      buildingNumber: '3',
+      zip: '4000',
+      city: 'Basel',
+      country: 'CH',
+    },
     message: 'Jahresbeitrag 2026, Mitglied 10473',
     additionalInformation: '//S1/10/10473/11/260115/30/106017086',
   },
@@ -33,12 +72,14 @@ export function expectedBill(data: BillData): QrBill {
   return reading.bill;
 }
 
-
 // ---- PDFs of one image --------------------------------------------------------------------------------------------
 
 const n = (v: number): string => String(Math.round(v * 1000) / 1000);
 
-export const jpegStream = (image: GrayImage | { width: number; height: number; r: Uint8Array; g: Uint8Array; b: Uint8Array }, quality: number): ImageStream => ({
+export const jpegStream = (
+  image: GrayImage | { width: number; height: number; r: Uint8Array; g: Uint8Array; b: Uint8Array },
+  quality: number,
+): ImageStream => ({
   width: image.width,
   height: image.height,
   entries: `/ColorSpace ${'data' in image ? '/DeviceGray' : '/DeviceRGB'} /BitsPerComponent 8 /Filter /DCTDecode`,
@@ -61,12 +102,21 @@ export function g4Stream(image: GrayImage): ImageStream {
  */
 export function stripsPdf(image: GrayImage, strips: number, quality = 75): Uint8Array {
   const rows = Math.ceil(image.height / strips);
-  const objects: (string | Uint8Array)[] = ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R] /Count 1 >>', '', ''];
+  const objects: (string | Uint8Array)[] = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '',
+    '',
+  ];
   let content = '';
   const names: string[] = [];
   for (let i = 0; i * rows < image.height; i++) {
     const height = Math.min(rows, image.height - i * rows);
-    const band = { width: image.width, height, data: image.data.subarray(i * rows * image.width, (i * rows + height) * image.width) };
+    const band = {
+      width: image.width,
+      height,
+      data: image.data.subarray(i * rows * image.width, (i * rows + height) * image.width),
+    };
     objects.push(imageObject(jpegStream(band, quality)));
     names.push(`/S${i} ${objects.length} 0 R`);
     // band i's top edge at i * rows pixels from the page's top
@@ -80,7 +130,11 @@ export function stripsPdf(image: GrayImage, strips: number, quality = 75): Uint8
 
 // ---- what happens to the paper ------------------------------------------------------------------------------------
 
-const gray = ({ width, height, gray: data }: { width: number; height: number; gray: Uint8Array }): GrayImage => ({ width, height, data });
+const gray = ({ width, height, gray: data }: { width: number; height: number; gray: Uint8Array }): GrayImage => ({
+  width,
+  height,
+  data,
+});
 
 /** The page as printed: the clean raster of qr-bills.ts at `dpi`. */
 const printed = (page: BillPage, dpi: number): GrayImage => gray(rasterPage(page, dpi));
@@ -89,15 +143,26 @@ const printed = (page: BillPage, dpi: number): GrayImage => gray(rasterPage(page
 function skewed(image: GrayImage, degrees: number): GrayImage {
   const a = (degrees * Math.PI) / 180;
   const [cx, cy] = [image.width / 2, image.height / 2];
-  const turn = ([x, y]: Point): Point => [cx + (x - cx) * Math.cos(a) - (y - cy) * Math.sin(a), cy + (x - cx) * Math.sin(a) + (y - cy) * Math.cos(a)];
-  return warp(image, image.width, image.height, [turn([0, 0]), turn([image.width, 0]), turn([image.width, image.height]), turn([0, image.height])], () => 250);
+  const turn = ([x, y]: Point): Point => [
+    cx + (x - cx) * Math.cos(a) - (y - cy) * Math.sin(a),
+    cy + (x - cx) * Math.sin(a) + (y - cy) * Math.cos(a),
+  ];
+  return warp(
+    image,
+    image.width,
+    image.height,
+    [turn([0, 0]), turn([image.width, 0]), turn([image.width, image.height]), turn([0, image.height])],
+    () => 250,
+  );
 }
 
 /** A dark vertical streak a worn toner drum or a dirty scanner glass leaves, `x` as a fraction of the width. */
 function streak(image: GrayImage, x: number, widthPx: number, darkness: number): GrayImage {
   const out = { ...image, data: image.data.slice() };
   const x0 = Math.round(x * image.width);
-  for (let y = 0; y < image.height; y++) for (let dx = 0; dx < widthPx; dx++) out.data[y * image.width + x0 + dx] = out.data[y * image.width + x0 + dx]! * (1 - darkness);
+  for (let y = 0; y < image.height; y++)
+    for (let dx = 0; dx < widthPx; dx++)
+      out.data[y * image.width + x0 + dx] = out.data[y * image.width + x0 + dx]! * (1 - darkness);
   return out;
 }
 
@@ -106,7 +171,19 @@ function streak(image: GrayImage, x: number, widthPx: number, darkness: number):
 const billPage = (data: BillData): BillPage => ({ codes: [{ code: billCode(data), ...PAYMENT_PART_CODE }] });
 
 /** An office scan: skewed by up to ±2°, slightly blurred, noisy, a toner streak through the code, grey JPEG. */
-export function officeScan({ data = SAMPLE_BILL, page, dpi = 200, seed = 1, quality = 60 }: { data?: BillData; page?: BillPage; dpi?: number; seed?: number; quality?: number } = {}): Uint8Array {
+export function officeScan({
+  data = SAMPLE_BILL,
+  page,
+  dpi = 200,
+  seed = 1,
+  quality = 60,
+}: {
+  data?: BillData;
+  page?: BillPage;
+  dpi?: number;
+  seed?: number;
+  quality?: number;
+} = {}): Uint8Array {
   const random = seededRandom(seed);
   let image = skewed(printed(page ?? billPage(data), dpi), (random() * 2 - 1) * 2);
   image = blur(image, 1, 1);
@@ -116,14 +193,32 @@ export function officeScan({ data = SAMPLE_BILL, page, dpi = 200, seed = 1, qual
 }
 
 /** A fax: printed at twice the resolution, averaged down, skewed a little, cut to black and white, CCITT G4. */
-export function fax({ data = SAMPLE_BILL, dpi = 200, seed = 1 }: { data?: BillData; dpi?: number; seed?: number } = {}): Uint8Array {
+export function fax({
+  data = SAMPLE_BILL,
+  dpi = 200,
+  seed = 1,
+}: {
+  data?: BillData;
+  dpi?: number;
+  seed?: number;
+} = {}): Uint8Array {
   const random = seededRandom(seed);
   const image = blur(skewed(shrink(printed(billPage(data), dpi * 2), 2), (random() * 2 - 1) * 0.8), 1, 1);
   return imageOnlyPdf(g4Stream(light(image, { bright: 1, dim: 0.95, noise: 30, seed })));
 }
 
 /** A scan at a low resolution (75 to 100 dpi), heavily compressed. */
-export function lowResJpeg({ data = SAMPLE_BILL, dpi = 100, seed = 1, quality = 45 }: { data?: BillData; dpi?: number; seed?: number; quality?: number } = {}): Uint8Array {
+export function lowResJpeg({
+  data = SAMPLE_BILL,
+  dpi = 100,
+  seed = 1,
+  quality = 45,
+}: {
+  data?: BillData;
+  dpi?: number;
+  seed?: number;
+  quality?: number;
+} = {}): Uint8Array {
   // printed at 4× and averaged down, as a scanner's sensor integrates over its pixel
   const image = light(shrink(printed(billPage(data), dpi * 4), 4), { bright: 0.97, dim: 0.92, noise: 8, seed });
   return imageOnlyPdf(jpegStream(image, quality));
@@ -149,7 +244,16 @@ export interface PhotoOptions {
  * at a tilt (perspective), lit unevenly with the phone's shadow across it, slightly out of focus, noisy, and stored as a
  * colour JPEG with warm white balance.
  */
-export function phonePhoto({ data = SAMPLE_BILL, page: printedPage, megapixels = 12, seed = 1, rotation = 6, tilt = 0.08, blurRadius = 1, quality = 85 }: PhotoOptions = {}): Uint8Array {
+export function phonePhoto({
+  data = SAMPLE_BILL,
+  page: printedPage,
+  megapixels = 12,
+  seed = 1,
+  rotation = 6,
+  tilt = 0.08,
+  blurRadius = 1,
+  quality = 85,
+}: PhotoOptions = {}): Uint8Array {
   const random = seededRandom(seed);
   const height = Math.round(Math.sqrt((megapixels * 1e6 * 4) / 3));
   const width = Math.round((height * 3) / 4);
@@ -168,11 +272,19 @@ export function phonePhoto({ data = SAMPLE_BILL, page: printedPage, megapixels =
     [pageWidth / 2, pageHeight / 2],
     [-pageWidth / 2, pageHeight / 2],
   ];
-  const placed = corners.map(([x, y]): Point => [cx + x * Math.cos(a) - y * Math.sin(a), cy + x * Math.sin(a) + y * Math.cos(a)]) as [Point, Point, Point, Point];
+  const placed = corners.map(
+    ([x, y]): Point => [cx + x * Math.cos(a) - y * Math.sin(a), cy + x * Math.sin(a) + y * Math.cos(a)],
+  ) as [Point, Point, Point, Point];
   const desk = seededRandom(seed + 7);
   let image = warp(page, width, height, placed, (x, y) => 60 + 25 * Math.sin(x / 37 + Math.sin(y / 90)) + desk() * 10);
   image = blur(image, blurRadius, 2);
-  image = light(image, { bright: 1, dim: 0.62, noise: 6, seed, shadow: { x: 0.3 + random() * 0.4, width: 0.12, depth: 0.3 } });
+  image = light(image, {
+    bright: 1,
+    dim: 0.62,
+    noise: 6,
+    seed,
+    shadow: { x: 0.3 + random() * 0.4, width: 0.12, depth: 0.3 },
+  });
   const r = new Uint8Array(image.data.length);
   const g = new Uint8Array(image.data.length);
   const b = new Uint8Array(image.data.length);
@@ -184,4 +296,3 @@ export function phonePhoto({ data = SAMPLE_BILL, page: printedPage, megapixels =
   }
   return imageOnlyPdf(jpegStream({ width, height, r, g, b }, quality));
 }
-

@@ -22,11 +22,17 @@ export interface CoreWcfHost {
 }
 
 /** Starts the CoreWCF host on a free port with a database and folder of its own; resolves once it listens. */
-export async function startCoreWcfHost(options: { maxMessageMB?: number; readyTimeoutMs?: number } = {}): Promise<CoreWcfHost> {
+export async function startCoreWcfHost(
+  options: { maxMessageMB?: number; readyTimeoutMs?: number } = {},
+): Promise<CoreWcfHost> {
   const { dll } = await buildDotnetProject('CoreWcfHost');
   const dir = await mkdtemp(join(tmpdir(), 'corewcf-host-'));
   const port = await freePort();
-  const child = spawn('dotnet', [dll, '--port', String(port), '--data', dir, '--max-message-mb', String(options.maxMessageMB ?? 64)], { env: dotnetEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(
+    'dotnet',
+    [dll, '--port', String(port), '--data', dir, '--max-message-mb', String(options.maxMessageMB ?? 64)],
+    { env: dotnetEnv(), stdio: ['pipe', 'pipe', 'pipe'] },
+  );
   let output = '';
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
@@ -71,9 +77,26 @@ export async function buildSvcutilClient(wsdlUrl: string): Promise<DotnetBuild> 
     extraKey: [wsdl],
     prepare: async (src) => {
       const restore = await runDotnet(['tool', 'restore'], { cwd: src, timeoutMs: 300_000 });
-      if (restore.code !== 0) throw new DotnetUnavailableError(`dotnet tool restore (dotnet-svcutil): ${`${restore.stdout}${restore.stderr}`.trim().split('\n').slice(-4).join(' ')}`);
+      if (restore.code !== 0)
+        throw new DotnetUnavailableError(
+          `dotnet tool restore (dotnet-svcutil): ${`${restore.stdout}${restore.stderr}`.trim().split('\n').slice(-4).join(' ')}`,
+        );
       const project = join(src, 'SvcutilClient');
-      const generated = await runDotnet(['tool', 'run', 'dotnet-svcutil', wsdlUrl, '--outputDir', 'ServiceReference', '--namespace', '*,Generated', '--sync', '--noLogo'], { cwd: project, timeoutMs: 300_000 });
+      const generated = await runDotnet(
+        [
+          'tool',
+          'run',
+          'dotnet-svcutil',
+          wsdlUrl,
+          '--outputDir',
+          'ServiceReference',
+          '--namespace',
+          '*,Generated',
+          '--sync',
+          '--noLogo',
+        ],
+        { cwd: project, timeoutMs: 300_000 },
+      );
       if (generated.code !== 0) throw new Error(`dotnet-svcutil failed:\n${generated.stdout}${generated.stderr}`);
     },
   });

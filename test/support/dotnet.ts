@@ -54,7 +54,10 @@ let sdkVersion: string | undefined | null = null;
 export function dotnetVersion(): string | undefined {
   if (sdkVersion !== null) return sdkVersion;
   const dotnet = findDotnet();
-  const probe = dotnet === undefined ? undefined : spawnSync(dotnet, ['--version'], { encoding: 'utf8', env: dotnetEnv(), timeout: 60_000 });
+  const probe =
+    dotnet === undefined
+      ? undefined
+      : spawnSync(dotnet, ['--version'], { encoding: 'utf8', env: dotnetEnv(), timeout: 60_000 });
   sdkVersion = probe?.status === 0 ? probe.stdout.trim() : undefined;
   return sdkVersion;
 }
@@ -65,7 +68,8 @@ export function dotnetAvailable(): boolean {
 }
 
 /** The suites' visible message when the SDK is missing. */
-export const DOTNET_MISSING = 'the .NET SDK (`dotnet`) is not on PATH: the .NET client suites are skipped (the dotnet machine image has it).';
+export const DOTNET_MISSING =
+  'the .NET SDK (`dotnet`) is not on PATH: the .NET client suites are skipped (the dotnet machine image has it).';
 
 let krb5Config: string | undefined;
 
@@ -75,7 +79,10 @@ export function quietKrb5Config(): string {
   const dir = join(tmpdir(), `idb-dotnet-krb5-${process.pid}`);
   mkdirSync(dir, { recursive: true });
   krb5Config = join(dir, 'krb5.conf');
-  writeFileSync(krb5Config, '[libdefaults]\n  dns_lookup_kdc = false\n  dns_lookup_realm = false\n  dns_canonicalize_hostname = false\n  rdns = false\n');
+  writeFileSync(
+    krb5Config,
+    '[libdefaults]\n  dns_lookup_kdc = false\n  dns_lookup_realm = false\n  dns_canonicalize_hostname = false\n  rdns = false\n',
+  );
   return krb5Config;
 }
 
@@ -109,11 +116,25 @@ export function runDotnet(args: readonly string[], options: RunOptions = {}): Pr
   if (dotnet === undefined) return Promise.reject(new DotnetUnavailableError(DOTNET_MISSING));
   const timeoutMs = options.timeoutMs ?? 300_000;
   return new Promise((done, reject) => {
-    execFile(dotnet, args, { cwd: options.cwd, env: dotnetEnv(options.env), timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 256 * 1024 * 1024 }, (error, stdout, stderr) => {
-      if (error && error.killed) return reject(new Error(`dotnet ${args.join(' ')} did not finish within ${timeoutMs} ms\n${stdout}${stderr}`));
-      if (error && typeof error.code !== 'number') return reject(error);
-      done({ code: error ? (error.code as number) : 0, stdout, stderr });
-    });
+    execFile(
+      dotnet,
+      args,
+      {
+        cwd: options.cwd,
+        env: dotnetEnv(options.env),
+        timeout: timeoutMs,
+        killSignal: 'SIGKILL',
+        maxBuffer: 256 * 1024 * 1024,
+      },
+      (error, stdout, stderr) => {
+        if (error && error.killed)
+          return reject(
+            new Error(`dotnet ${args.join(' ')} did not finish within ${timeoutMs} ms\n${stdout}${stderr}`),
+          );
+        if (error && typeof error.code !== 'number') return reject(error);
+        done({ code: error ? (error.code as number) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -133,17 +154,22 @@ function filesUnder(dir: string): string[] {
 function linkedFiles(project: DotnetProject): string[] {
   const folder = join(DOTNET_SOURCES, project);
   const csproj = readFileSync(join(folder, `${project}.csproj`), 'utf8');
-  const linked = [...csproj.matchAll(/<Compile\s+Include="([^"]+)"/g)].map((m) => resolve(folder, m[1]!.replaceAll('\\', '/')));
+  const linked = [...csproj.matchAll(/<Compile\s+Include="([^"]+)"/g)].map((m) =>
+    resolve(folder, m[1]!.replaceAll('\\', '/')),
+  );
   for (const file of linked) {
     const path = relative(TEST_DIR, file);
-    if (path.startsWith('..') || isAbsolute(path) || !existsSync(file)) throw new Error(`${project}.csproj compiles ${file}, which is not a file under test/`);
+    if (path.startsWith('..') || isAbsolute(path) || !existsSync(file))
+      throw new Error(`${project}.csproj compiles ${file}, which is not a file under test/`);
   }
   return linked.filter((file) => relative(folder, file).startsWith('..'));
 }
 
 /** The source files of a project (its folder, the files it links, Directory.Build.props, the tool manifest). */
 function projectFiles(project: DotnetProject): string[] {
-  const extras = ['Directory.Build.props', join('.config', 'dotnet-tools.json')].map((f) => join(DOTNET_SOURCES, f)).filter((f) => existsSync(f));
+  const extras = ['Directory.Build.props', join('.config', 'dotnet-tools.json')]
+    .map((f) => join(DOTNET_SOURCES, f))
+    .filter((f) => existsSync(f));
   return [...extras, ...filesUnder(join(DOTNET_SOURCES, project)), ...linkedFiles(project)];
 }
 
@@ -174,7 +200,10 @@ const builds = new Map<string, Promise<DotnetBuild>>();
  * svcutil client's generated proxy), `src` being the copy of test/dotnet; `extraKey` must then say what makes them
  * differ.
  */
-export function buildDotnetProject(project: DotnetProject, options: { prepare?: (src: string) => Promise<void>; extraKey?: readonly string[] } = {}): Promise<DotnetBuild> {
+export function buildDotnetProject(
+  project: DotnetProject,
+  options: { prepare?: (src: string) => Promise<void>; extraKey?: readonly string[] } = {},
+): Promise<DotnetBuild> {
   if (!dotnetAvailable()) return Promise.reject(new DotnetUnavailableError(DOTNET_MISSING));
   const key = `${project}-${hashOf(project, options.extraKey ?? [])}`;
   let built = builds.get(key);
@@ -186,7 +215,11 @@ export function buildDotnetProject(project: DotnetProject, options: { prepare?: 
   return built;
 }
 
-async function build(project: DotnetProject, key: string, prepare?: (src: string) => Promise<void>): Promise<DotnetBuild> {
+async function build(
+  project: DotnetProject,
+  key: string,
+  prepare?: (src: string) => Promise<void>,
+): Promise<DotnetBuild> {
   const dll = join('out', `${project}.dll`);
   const dir = await cachedBuild(join(CACHE, key), [dll], async (work) => {
     // The sources keep their places relative to test/, so a csproj's links (../../wcf-shared/…) hold in the copy.
@@ -202,11 +235,16 @@ async function build(project: DotnetProject, key: string, prepare?: (src: string
     const restore = await runDotnet(['restore', csproj], { cwd: src, timeoutMs: 600_000 });
     if (restore.code !== 0) {
       const why = describeFailure(restore);
-      if (/NU110[12]/.test(why)) throw new DotnetUnavailableError(`${project}: the NuGet feed does not serve a package it needs:\n${why}`);
+      if (/NU110[12]/.test(why))
+        throw new DotnetUnavailableError(`${project}: the NuGet feed does not serve a package it needs:\n${why}`);
       throw new Error(`dotnet restore ${project} failed:\n${why}`);
     }
-    const compiled = await runDotnet(['build', csproj, '--no-restore', '-c', 'Release', '-o', join(work, 'out'), '-nologo', '-clp:ErrorsOnly'], { cwd: src, timeoutMs: 600_000 });
-    if (compiled.code !== 0 || !existsSync(join(work, dll))) throw new Error(`dotnet build ${project} failed:\n${describeFailure(compiled)}`);
+    const compiled = await runDotnet(
+      ['build', csproj, '--no-restore', '-c', 'Release', '-o', join(work, 'out'), '-nologo', '-clp:ErrorsOnly'],
+      { cwd: src, timeoutMs: 600_000 },
+    );
+    if (compiled.code !== 0 || !existsSync(join(work, dll)))
+      throw new Error(`dotnet build ${project} failed:\n${describeFailure(compiled)}`);
   });
   return { dir, dll: join(dir, dll) };
 }

@@ -9,8 +9,8 @@ const enc = new TextEncoder();
 
 /** The 32-byte padding string of algorithm 2. */
 const PAD = Uint8Array.from([
-  0x28, 0xbf, 0x4e, 0x5e, 0x4e, 0x75, 0x8a, 0x41, 0x64, 0x00, 0x4e, 0x56, 0xff, 0xfa, 0x01, 0x08, 0x2e, 0x2e, 0x00, 0xb6, 0xd0, 0x68, 0x3e, 0x80,
-  0x2f, 0x0c, 0xa9, 0xfe, 0x64, 0x53, 0x69, 0x7a,
+  0x28, 0xbf, 0x4e, 0x5e, 0x4e, 0x75, 0x8a, 0x41, 0x64, 0x00, 0x4e, 0x56, 0xff, 0xfa, 0x01, 0x08, 0x2e, 0x2e, 0x00,
+  0xb6, 0xd0, 0x68, 0x3e, 0x80, 0x2f, 0x0c, 0xa9, 0xfe, 0x64, 0x53, 0x69, 0x7a,
 ]);
 
 export interface EncryptedPdfOptions {
@@ -21,7 +21,11 @@ export interface EncryptedPdfOptions {
 }
 
 /** A 1-page PDF (the page's content stream encrypted) that opens only with `userPassword`. */
-export function encryptedPdf({ userPassword, ownerPassword = `${userPassword}-owner`, id = Uint8Array.from({ length: 16 }, (_, i) => i * 17) }: EncryptedPdfOptions): Uint8Array {
+export function encryptedPdf({
+  userPassword,
+  ownerPassword = `${userPassword}-owner`,
+  id = Uint8Array.from({ length: 16 }, (_, i) => i * 17),
+}: EncryptedPdfOptions): Uint8Array {
   const permissions = -44; // print and copy allowed, nothing else (bits 1-2 zero, 7-8 and 13-32 one, as required)
   const padded = (pw: string) => {
     const out = new Uint8Array(32);
@@ -39,7 +43,13 @@ export function encryptedPdf({ userPassword, ownerPassword = `${userPassword}-ow
   // Algorithm 4: /U is the padding string under RC4 with the file key
   const u = rc4(fileKey, PAD);
   // Algorithm 1: each object's strings and streams are encrypted with MD5(file key, object number, generation)
-  const objectKey = (num: number, gen = 0) => md5(concat(fileKey, Uint8Array.from([num & 0xff, (num >> 8) & 0xff, (num >> 16) & 0xff, gen & 0xff, (gen >> 8) & 0xff]))).subarray(0, 10);
+  const objectKey = (num: number, gen = 0) =>
+    md5(
+      concat(
+        fileKey,
+        Uint8Array.from([num & 0xff, (num >> 8) & 0xff, (num >> 16) & 0xff, gen & 0xff, (gen >> 8) & 0xff]),
+      ),
+    ).subarray(0, 10);
 
   const content = rc4(objectKey(5), enc.encode('BT /F1 24 Tf 72 720 Td (Secret page) Tj ET\n'));
   const hex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
@@ -56,7 +66,6 @@ export function encryptedPdf({ userPassword, ownerPassword = `${userPassword}-ow
     trailerExtra: `/Encrypt 6 0 R /ID [<${hex(id)}> <${hex(id)}>] `,
   });
 }
-
 
 export function rc4(key: Uint8Array, data: Uint8Array): Uint8Array {
   const s = Uint8Array.from({ length: 256 }, (_, i) => i);

@@ -9,7 +9,11 @@ import type { GrayRaster } from '../../src/pdf/engine/port.ts';
 /** 8-bit grey, 0 black to 255 white, rows top to bottom: the scan's own raster. */
 export type GrayImage = GrayRaster;
 
-export const grayImage = (width: number, height: number, fill = 255): GrayImage => ({ width, height, data: new Uint8Array(width * height).fill(fill) });
+export const grayImage = (width: number, height: number, fill = 255): GrayImage => ({
+  width,
+  height,
+  data: new Uint8Array(width * height).fill(fill),
+});
 
 /** Mulberry32: a small, fast, seeded generator of numbers in [0, 1). */
 export function seededRandom(seed: number): () => number {
@@ -50,14 +54,30 @@ function invert3(m: number[]): number[] {
   const B = -(d * i - f * g);
   const C = d * h - e * g;
   const det = a * A + b * B + c * C;
-  return [A / det, -(b * i - c * h) / det, (b * f - c * e) / det, B / det, (a * i - c * g) / det, -(a * f - c * d) / det, C / det, -(a * h - b * g) / det, (a * e - b * d) / det];
+  return [
+    A / det,
+    -(b * i - c * h) / det,
+    (b * f - c * e) / det,
+    B / det,
+    (a * i - c * g) / det,
+    -(a * f - c * d) / det,
+    C / det,
+    -(a * h - b * g) / det,
+    (a * e - b * d) / det,
+  ];
 }
 
 /**
  * Photographs `source` onto a `width` × `height` frame: the source's corners land on `corners` (top left, top right,
  * bottom right, bottom left, in frame pixels), bilinear sampling, `background` where the source is not.
  */
-export function warp(source: GrayImage, width: number, height: number, corners: [Point, Point, Point, Point], background: (x: number, y: number) => number): GrayImage {
+export function warp(
+  source: GrayImage,
+  width: number,
+  height: number,
+  corners: [Point, Point, Point, Point],
+  background: (x: number, y: number) => number,
+): GrayImage {
   // frame -> unit square -> source pixels
   const toUnit = invert3(squareToQuad(corners));
   const out = grayImage(width, height);
@@ -126,7 +146,22 @@ export function blur(image: GrayImage, r: number, passes = 2): GrayImage {
  * Paper under uneven light, then sensor noise: each pixel scaled by a light level that falls from `bright` at one
  * corner to `dim` at the opposite one (and a soft shadow band if asked), plus uniform noise of ±`noise`.
  */
-export function light(image: GrayImage, { bright = 1, dim = 0.75, noise = 0, seed = 1, shadow }: { bright?: number; dim?: number; noise?: number; seed?: number; shadow?: { x: number; width: number; depth: number } }): GrayImage {
+export function light(
+  image: GrayImage,
+  {
+    bright = 1,
+    dim = 0.75,
+    noise = 0,
+    seed = 1,
+    shadow,
+  }: {
+    bright?: number;
+    dim?: number;
+    noise?: number;
+    seed?: number;
+    shadow?: { x: number; width: number; depth: number };
+  },
+): GrayImage {
   const { width, height } = image;
   const random = seededRandom(seed);
   const out = new Uint8Array(image.data.length);
@@ -137,7 +172,10 @@ export function light(image: GrayImage, { bright = 1, dim = 0.75, noise = 0, see
         const d = (x / width - shadow.x) / shadow.width;
         level *= 1 - shadow.depth * Math.exp(-d * d);
       }
-      out[y * width + x] = Math.max(0, Math.min(255, image.data[y * width + x]! * level + (random() * 2 - 1) * noise + 0.5));
+      out[y * width + x] = Math.max(
+        0,
+        Math.min(255, image.data[y * width + x]! * level + (random() * 2 - 1) * noise + 0.5),
+      );
     }
   }
   return { width, height, data: out };
@@ -151,7 +189,8 @@ export function shrink(image: GrayImage, factor: number): GrayImage {
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       let sum = 0;
-      for (let dy = 0; dy < factor; dy++) for (let dx = 0; dx < factor; dx++) sum += image.data[(y * factor + dy) * image.width + x * factor + dx]!;
+      for (let dy = 0; dy < factor; dy++)
+        for (let dx = 0; dx < factor; dx++) sum += image.data[(y * factor + dy) * image.width + x * factor + dx]!;
       out.data[y * width + x] = sum / (factor * factor) + 0.5;
     }
   }

@@ -63,11 +63,14 @@ export async function initiatorToken(dnsName: string, env: Record<string, string
   const script = [
     'import base64, sys, gssapi',
     "name = gssapi.Name('host@' + sys.argv[1], gssapi.NameType.hostbased_service)",
-    "flags = [gssapi.RequirementFlag.mutual_authentication, gssapi.RequirementFlag.confidentiality, gssapi.RequirementFlag.integrity]",
+    'flags = [gssapi.RequirementFlag.mutual_authentication, gssapi.RequirementFlag.confidentiality, gssapi.RequirementFlag.integrity]',
     "ctx = gssapi.SecurityContext(name=name, usage='initiate', mech=gssapi.MechType.kerberos, flags=flags)",
     'sys.stdout.write(base64.b64encode(ctx.step()).decode())',
   ].join('\n');
-  const { stdout } = await run('/usr/bin/python3', ['-c', script, dnsName], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, timeout: 30_000 });
+  const { stdout } = await run('/usr/bin/python3', ['-c', script, dnsName], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    timeout: 30_000,
+  });
   return new Uint8Array(Buffer.from(stdout.trim(), 'base64'));
 }
 
@@ -80,12 +83,20 @@ export function acceptAndReadPac(keytab: string, dnsName: string, token: Uint8Ar
   const lib = koffi.load('libgssapi_krb5.so.2');
   const f = (d: string): NativeFn => lib.func(d);
   const importName = f('uint32 gss_import_name(void *minor, void *buf, void *type, void *out)');
-  const acquireCredFrom = f('uint32 gss_acquire_cred_from(void *minor, void *name, uint32 t, void *mechs, int usage, void *store, void *cred, void *amechs, void *trec)');
-  const accept = f('uint32 gss_accept_sec_context(void *minor, void *ctx, void *cred, void *tok, void *cb, void *src, void *mech, void *out, void *flags, void *trec, void *deleg)');
+  const acquireCredFrom = f(
+    'uint32 gss_acquire_cred_from(void *minor, void *name, uint32 t, void *mechs, int usage, void *store, void *cred, void *amechs, void *trec)',
+  );
+  const accept = f(
+    'uint32 gss_accept_sec_context(void *minor, void *ctx, void *cred, void *tok, void *cb, void *src, void *mech, void *out, void *flags, void *trec, void *deleg)',
+  );
   const displayName = f('uint32 gss_display_name(void *minor, void *name, void *buf, void *type)');
-  const displayStatus = f('uint32 gss_display_status(void *minor, uint32 status, int type, void *mech, void *mctx, void *buf)');
+  const displayStatus = f(
+    'uint32 gss_display_status(void *minor, uint32 status, int type, void *mech, void *mctx, void *buf)',
+  );
   const inquireName = f('uint32 gss_inquire_name(void *minor, void *name, void *is_mn, void *mn_mech, void *attrs)');
-  const getNameAttribute = f('uint32 gss_get_name_attribute(void *minor, void *name, void *attr, void *authenticated, void *complete, void *value, void *display, void *more)');
+  const getNameAttribute = f(
+    'uint32 gss_get_name_attribute(void *minor, void *name, void *attr, void *authenticated, void *complete, void *value, void *display, void *more)',
+  );
   const releaseBuffer = f('uint32 gss_release_buffer(void *minor, void *buf)');
   const releaseBufferSet = f('uint32 gss_release_buffer_set(void *minor, void *set)');
   const releaseName = f('uint32 gss_release_name(void *minor, void *name)');
@@ -100,7 +111,8 @@ export function acceptAndReadPac(keytab: string, dnsName: string, token: Uint8Ar
     new Uint8Array(ab).fill(0);
     return { p, v: new DataView(ab), b: new Uint8Array(ab) };
   };
-  const bytesAt = (p: Ptr, n: number): Uint8Array => (n === 0 || p === 0n ? new Uint8Array(0) : new Uint8Array(koffi.view(p, n)).slice());
+  const bytesAt = (p: Ptr, n: number): Uint8Array =>
+    n === 0 || p === 0n ? new Uint8Array(0) : new Uint8Array(koffi.view(p, n)).slice();
   /** A gss_buffer_desc holding a copy of `data`. */
   const bufferDesc = (data: Uint8Array): Ptr => {
     const desc = alloc(16);
@@ -147,7 +159,10 @@ export function acceptAndReadPac(keytab: string, dnsName: string, token: Uint8Ar
   const srcName = alloc(8);
   const outToken = alloc(16);
   try {
-    check('gss_import_name', importName(minor.p, bufferDesc(new TextEncoder().encode(`host@${dnsName}`)), oidDesc(HOSTBASED), nameOut.p));
+    check(
+      'gss_import_name',
+      importName(minor.p, bufferDesc(new TextEncoder().encode(`host@${dnsName}`)), oidDesc(HOSTBASED), nameOut.p),
+    );
     // Credential store { "keytab": keytab }, mechanism set { krb5 }.
     const key = alloc(16);
     key.b.set(new TextEncoder().encode('keytab\0'));
@@ -162,13 +177,33 @@ export function acceptAndReadPac(keytab: string, dnsName: string, token: Uint8Ar
     const mechSet = alloc(16);
     mechSet.v.setBigUint64(0, 1n, true);
     mechSet.v.setBigUint64(8, oidDesc(KRB5), true);
-    check('gss_acquire_cred_from', acquireCredFrom(minor.p, nameOut.v.getBigUint64(0, true), 0, mechSet.p, 2, store.p, credOut.p, null, null));
+    check(
+      'gss_acquire_cred_from',
+      acquireCredFrom(minor.p, nameOut.v.getBigUint64(0, true), 0, mechSet.p, 2, store.p, credOut.p, null, null),
+    );
     const flags = alloc(8);
-    check('gss_accept_sec_context', accept(minor.p, ctx.p, credOut.v.getBigUint64(0, true), bufferDesc(token), null, srcName.p, null, outToken.p, flags.p, null, null));
+    check(
+      'gss_accept_sec_context',
+      accept(
+        minor.p,
+        ctx.p,
+        credOut.v.getBigUint64(0, true),
+        bufferDesc(token),
+        null,
+        srcName.p,
+        null,
+        outToken.p,
+        flags.p,
+        null,
+        null,
+      ),
+    );
     const name = srcName.v.getBigUint64(0, true);
     const shown = alloc(16);
     check('gss_display_name', displayName(minor.p, name, shown.p, null));
-    const peer = new TextDecoder().decode(bytesAt(shown.v.getBigUint64(8, true), Number(shown.v.getBigUint64(0, true))));
+    const peer = new TextDecoder().decode(
+      bytesAt(shown.v.getBigUint64(8, true), Number(shown.v.getBigUint64(0, true))),
+    );
     releaseBuffer(minor.p, shown.p);
 
     const attributes: NameAttribute[] = [];
@@ -194,7 +229,16 @@ export function acceptAndReadPac(keytab: string, dnsName: string, token: Uint8Ar
       const disp = alloc(16);
       const more = alloc(4);
       more.v.setInt32(0, -1, true);
-      const major = getNameAttribute(minor.p, name, bufferDesc(new TextEncoder().encode(attr)), auth.p, complete.p, val.p, disp.p, more.p);
+      const major = getNameAttribute(
+        minor.p,
+        name,
+        bufferDesc(new TextEncoder().encode(attr)),
+        auth.p,
+        complete.p,
+        val.p,
+        disp.p,
+        more.p,
+      );
       if (isError(major)) continue;
       attributes.push({
         name: attr,

@@ -26,19 +26,30 @@ const b64url = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url');
 const part = (value: unknown) => b64url(new TextEncoder().encode(JSON.stringify(value)));
 
 /** An RS256 token with the given claims (defaults: valid for an hour, from `issuer` for `audience`). */
-export async function signJwt(key: SigningKey, claims: Record<string, unknown>, header: Record<string, unknown> = {}): Promise<string> {
+export async function signJwt(
+  key: SigningKey,
+  claims: Record<string, unknown>,
+  header: Record<string, unknown> = {},
+): Promise<string> {
   const head = `${part({ alg: 'RS256', typ: 'JWT', kid: key.kid, ...header })}.${part(claims)}`;
   const signature = await crypto.subtle.sign('RSASSA-PKCS1-v1_5', key.privateKey, new TextEncoder().encode(head));
   return `${head}.${b64url(new Uint8Array(signature))}`;
 }
 
 /** `alg: none`, no signature. */
-export const unsignedJwt = (kid: string, claims: Record<string, unknown>) => `${part({ alg: 'none', typ: 'JWT', kid })}.${part(claims)}.`;
+export const unsignedJwt = (kid: string, claims: Record<string, unknown>) =>
+  `${part({ alg: 'none', typ: 'JWT', kid })}.${part(claims)}.`;
 
 /** HS256 keyed with the provider's public key (the modulus as text): the classic algorithm-confusion forgery. */
 export async function hmacWithPublicKey(key: SigningKey, claims: Record<string, unknown>): Promise<string> {
   const head = `${part({ alg: 'HS256', typ: 'JWT', kid: key.kid })}.${part(claims)}`;
-  const secret = await crypto.subtle.importKey('raw', new TextEncoder().encode(JSON.stringify(key.jwk)), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const secret = await crypto.subtle.importKey(
+    'raw',
+    new TextEncoder().encode(JSON.stringify(key.jwk)),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  );
   return `${head}.${b64url(new Uint8Array(await crypto.subtle.sign('HMAC', secret, new TextEncoder().encode(head))))}`;
 }
 
@@ -58,7 +69,9 @@ export async function serveJwks(keys: SigningKey[]): Promise<JwksServer> {
       return;
     }
     state.fetches++;
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: state.keys.map((k) => k.jwk) }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ keys: state.keys.map((k) => k.jwk) }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks`;
@@ -66,4 +79,5 @@ export async function serveJwks(keys: SigningKey[]): Promise<JwksServer> {
   return state;
 }
 
-export const sha256Hex = async (text: string) => Buffer.from(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))).toString('hex');
+export const sha256Hex = async (text: string) =>
+  Buffer.from(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))).toString('hex');

@@ -41,10 +41,23 @@ export function krb5Missing(): string[] {
     ['ktutil', 'krb5-user'],
   ];
   for (const [tool, pkg] of tools) {
-    if (spawnSync('sh', ['-c', `command -v ${tool}`], { env: { PATH }, stdio: 'ignore' }).status !== 0 && !missing.includes(pkg)) missing.push(pkg);
+    if (
+      spawnSync('sh', ['-c', `command -v ${tool}`], { env: { PATH }, stdio: 'ignore' }).status !== 0 &&
+      !missing.includes(pkg)
+    )
+      missing.push(pkg);
   }
-  if (!existsSync('/usr/bin/python3') || spawnSync('/usr/bin/python3', ['-c', 'import gssapi'], { stdio: 'ignore' }).status !== 0) missing.push('python3-gssapi');
-  if (!['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib'].some((d) => existsSync(join(d, 'libgssapi_krb5.so.2')))) missing.push('libgssapi-krb5-2');
+  if (
+    !existsSync('/usr/bin/python3') ||
+    spawnSync('/usr/bin/python3', ['-c', 'import gssapi'], { stdio: 'ignore' }).status !== 0
+  )
+    missing.push('python3-gssapi');
+  if (
+    !['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib'].some((d) =>
+      existsSync(join(d, 'libgssapi_krb5.so.2')),
+    )
+  )
+    missing.push('libgssapi-krb5-2');
   if (!sharedExists(...REALM_SCRIPT)) missing.push(sharedPath(...REALM_SCRIPT));
   return missing;
 }

@@ -29,7 +29,19 @@ const MONO_HOST_SOURCES = [...CONTRACT, 'mono/MonoHost.cs'];
 const SVCUTIL_CLIENT_SOURCES = ['mono/Binding.cs', 'wcf-shared/Report.cs', 'mono/SvcutilClient.cs'];
 
 /** E2EClient's sections, in the order it runs them when given none (`smoke` only runs when asked for). */
-export const E2E_SECTIONS = ['heartbeat', 'nonquery', 'requests', 'datatable', 'scalar', 'files', 'documents', 'faults', 'sql-faults', 'concurrency', 'cleanup'] as const;
+export const E2E_SECTIONS = [
+  'heartbeat',
+  'nonquery',
+  'requests',
+  'datatable',
+  'scalar',
+  'files',
+  'documents',
+  'faults',
+  'sql-faults',
+  'concurrency',
+  'cleanup',
+] as const;
 export type E2ESection = (typeof E2E_SECTIONS)[number] | 'smoke';
 
 export interface MonoPrograms {
@@ -71,7 +83,12 @@ const hashOf = (parts: readonly (string | Buffer)[]) => {
 const source = (name: string) => join(TEST_DIR, name);
 const readSources = (names: readonly string[]) => Promise.all(names.map((n) => readFile(source(n))));
 /** The build in `os.tmpdir()/<prefix>-<key>` (support/build-cache.ts). */
-const cachedMonoBuild = (prefix: string, key: string, outputs: readonly string[], build: (dir: string) => Promise<void>) => cachedBuild(join(tmpdir(), `${prefix}-${key}`), outputs, build);
+const cachedMonoBuild = (
+  prefix: string,
+  key: string,
+  outputs: readonly string[],
+  build: (dir: string) => Promise<void>,
+) => cachedBuild(join(tmpdir(), `${prefix}-${key}`), outputs, build);
 
 let programs: Promise<MonoPrograms> | undefined;
 
@@ -107,10 +124,19 @@ export function buildSvcutilClient(wsdlUrl: string): Promise<string> {
       const response = await fetch(wsdlUrl);
       if (!response.ok) throw new Error(`GET ${wsdlUrl}: ${response.status}`);
       const wsdl = await response.text();
-      const key = hashOf([findMonoTool('svcutil'), findMonoTool('mcs'), wsdl, ...SVCUTIL_CLIENT_SOURCES, ...(await readSources(SVCUTIL_CLIENT_SOURCES))]);
+      const key = hashOf([
+        findMonoTool('svcutil'),
+        findMonoTool('mcs'),
+        wsdl,
+        ...SVCUTIL_CLIENT_SOURCES,
+        ...(await readSources(SVCUTIL_CLIENT_SOURCES)),
+      ]);
       const dir = await cachedMonoBuild('idb-mono-svcutil', key, ['SvcutilClient.exe'], async (work) => {
         const { file } = await svcutil(wsdlUrl, work, { out: 'Proxy.cs' });
-        await compileCSharp([file, ...SVCUTIL_CLIENT_SOURCES.map(source)], { out: join(work, 'SvcutilClient.exe'), target: 'exe' });
+        await compileCSharp([file, ...SVCUTIL_CLIENT_SOURCES.map(source)], {
+          out: join(work, 'SvcutilClient.exe'),
+          target: 'exe',
+        });
       });
       return join(dir, 'SvcutilClient.exe');
     })();
@@ -137,18 +163,32 @@ export function parseChecks(result: RunResult): MonoRun {
       continue;
     }
     const record = parsed as Partial<MonoCheck> & { summary?: boolean; passed?: number; failed?: number };
-    if (record.summary === true) summary = { passed: record.passed ?? 0, failed: record.failed ?? 0, ms: record.ms ?? 0 };
+    if (record.summary === true)
+      summary = { passed: record.passed ?? 0, failed: record.failed ?? 0, ms: record.ms ?? 0 };
     else if (typeof record.check === 'string' && typeof record.ok === 'boolean') checks.push(record as MonoCheck);
     else checks.push({ check: 'stdout', ok: false, error: `not a check: ${line}` });
   }
-  if (!summary) checks.push({ check: 'summary', ok: false, error: `the client printed no summary (exit code ${result.code}): ${result.stderr.slice(-2000)}` });
-  else if (result.code !== (summary.failed === 0 ? 0 : 1)) checks.push({ check: 'exit-code', ok: false, expected: String(summary.failed === 0 ? 0 : 1), actual: String(result.code) });
+  if (!summary)
+    checks.push({
+      check: 'summary',
+      ok: false,
+      error: `the client printed no summary (exit code ${result.code}): ${result.stderr.slice(-2000)}`,
+    });
+  else if (result.code !== (summary.failed === 0 ? 0 : 1))
+    checks.push({
+      check: 'exit-code',
+      ok: false,
+      expected: String(summary.failed === 0 ? 0 : 1),
+      actual: String(result.code),
+    });
   return { ...result, checks, failed: checks.filter((c) => !c.ok), ...(summary ? { summary } : {}) };
 }
 
 /** The failed checks, one a line, for an assertion message. */
 export function describeFailures(run: MonoRun): string {
-  const lines = run.failed.map((c) => `${c.check}: ${c.error ?? `expected ${c.expected ?? '?'}, got ${c.actual ?? '?'}`}`);
+  const lines = run.failed.map(
+    (c) => `${c.check}: ${c.error ?? `expected ${c.expected ?? '?'}, got ${c.actual ?? '?'}`}`,
+  );
   return lines.length ? lines.join('\n') : 'no failed checks';
 }
 
@@ -176,7 +216,11 @@ export async function runE2EClient(endpoint: string, options: E2EClientOptions =
 }
 
 /** Builds (or reuses) SvcutilClient.exe from the WSDL at `wsdlUrl` and runs it against `endpoint`. */
-export async function runSvcutilClient(wsdlUrl: string, endpoint: string, options: { hostSmoke?: boolean; timeoutMs?: number } = {}): Promise<MonoRun> {
+export async function runSvcutilClient(
+  wsdlUrl: string,
+  endpoint: string,
+  options: { hostSmoke?: boolean; timeoutMs?: number } = {},
+): Promise<MonoRun> {
   const exe = await buildSvcutilClient(wsdlUrl);
   const args = [endpoint, ...(options.hostSmoke ? ['--host-smoke'] : [])];
   return parseChecks(await runMono(exe, args, { timeoutMs: options.timeoutMs ?? 120_000 }));
@@ -220,7 +264,9 @@ export async function startMonoHost(options: MonoHostOptions = {}): Promise<Mono
 }
 
 function launchMonoHost(exe: string, port: number, host: string, readyTimeoutMs: number): Promise<MonoHostProcess> {
-  const child: ChildProcessWithoutNullStreams = spawn(findMonoTool('mono'), ['--debug', exe, String(port), host], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child: ChildProcessWithoutNullStreams = spawn(findMonoTool('mono'), ['--debug', exe, String(port), host], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => {

@@ -22,7 +22,9 @@ export function findMonoTool(tool: MonoTool): string {
     const candidate = join(dir, tool);
     if (dir && existsSync(candidate)) return candidate;
   }
-  throw new MonoMissingError(`${tool} is not on PATH: install Mono with \`apt-get install -y mono-complete\` (.ci/run does this).`);
+  throw new MonoMissingError(
+    `${tool} is not on PATH: install Mono with \`apt-get install -y mono-complete\` (.ci/run does this).`,
+  );
 }
 
 /** Whether the whole tool chain is installed, for `describe.skipIf` in suites that should not fail without it. */
@@ -53,11 +55,25 @@ export function runMonoTool(tool: MonoTool, args: readonly string[], options: Ru
   const file = findMonoTool(tool);
   const timeoutMs = options.timeoutMs ?? 120_000;
   return new Promise((done, reject) => {
-    execFile(file, args, { cwd: options.cwd, env: options.env ?? process.env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      if (error && error.killed) return reject(new Error(`${tool} ${args.join(' ')} did not finish within ${timeoutMs} ms\n${stdout}${stderr}`));
-      if (error && typeof error.code !== 'number') return reject(error);
-      done({ code: error ? (error.code as number) : 0, stdout, stderr });
-    });
+    execFile(
+      file,
+      args,
+      {
+        cwd: options.cwd,
+        env: options.env ?? process.env,
+        timeout: timeoutMs,
+        killSignal: 'SIGKILL',
+        maxBuffer: 64 * 1024 * 1024,
+      },
+      (error, stdout, stderr) => {
+        if (error && error.killed)
+          return reject(
+            new Error(`${tool} ${args.join(' ')} did not finish within ${timeoutMs} ms\n${stdout}${stderr}`),
+          );
+        if (error && typeof error.code !== 'number') return reject(error);
+        done({ code: error ? (error.code as number) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -74,17 +90,27 @@ export interface SvcutilResult extends RunResult {
  * document by DISCO (a GET), imports the contracts and writes one C# file. Unlike .NET's svcutil it writes no
  * configuration file, so a client builds its binding in code.
  */
-export async function svcutil(url: string, outDir: string, options: RunOptions & { out?: string; namespace?: string } = {}): Promise<SvcutilResult> {
+export async function svcutil(
+  url: string,
+  outDir: string,
+  options: RunOptions & { out?: string; namespace?: string } = {},
+): Promise<SvcutilResult> {
   const out = options.out ?? 'Proxy.cs';
   const args = ['--noLogo', `-o:${out}`, ...(options.namespace ? [`--namespace=${options.namespace}`] : []), url];
   const result = await runMonoTool('svcutil', args, { ...options, cwd: outDir });
   const file = join(outDir, out);
-  if (result.code !== 0 || !existsSync(file)) throw new Error(`svcutil wrote no ${out}: ${describeRun('svcutil', result)}`);
+  if (result.code !== 0 || !existsSync(file))
+    throw new Error(`svcutil wrote no ${out}: ${describeRun('svcutil', result)}`);
   return { ...result, file, source: await readFile(file, 'utf8') };
 }
 
 /** The assemblies a WCF client built from a svcutil proxy needs. */
-export const WCF_REFERENCES = ['System.ServiceModel', 'System.Runtime.Serialization', 'System.Data', 'System.Xml'] as const;
+export const WCF_REFERENCES = [
+  'System.ServiceModel',
+  'System.Runtime.Serialization',
+  'System.Data',
+  'System.Xml',
+] as const;
 
 export interface CompileOptions extends RunOptions {
   /** The assembly to write. */
@@ -96,9 +122,15 @@ export interface CompileOptions extends RunOptions {
 /** Compiles C# sources with mcs; rejects with the compiler's messages when it fails. */
 export async function compileCSharp(sources: readonly string[], options: CompileOptions): Promise<RunResult> {
   const references = options.references ?? WCF_REFERENCES;
-  const args = [`-target:${options.target ?? 'library'}`, `-out:${options.out}`, ...references.map((r) => `-r:${r}`), ...sources];
+  const args = [
+    `-target:${options.target ?? 'library'}`,
+    `-out:${options.out}`,
+    ...references.map((r) => `-r:${r}`),
+    ...sources,
+  ];
   const result = await runMonoTool('mcs', args, options);
-  if (result.code !== 0 || !existsSync(resolve(options.cwd ?? '.', options.out))) throw new Error(`mcs could not compile ${sources.join(', ')}: ${describeRun('mcs', result)}`);
+  if (result.code !== 0 || !existsSync(resolve(options.cwd ?? '.', options.out)))
+    throw new Error(`mcs could not compile ${sources.join(', ')}: ${describeRun('mcs', result)}`);
   return result;
 }
 

@@ -9,7 +9,11 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NegotiateStreamServer, type NegotiatedPeer, type NegotiateStreamOptions } from '../../tcp-bridge/src/negotiate/stream.ts';
+import {
+  NegotiateStreamServer,
+  type NegotiatedPeer,
+  type NegotiateStreamOptions,
+} from '../../tcp-bridge/src/negotiate/stream.ts';
 import { IntegrityError, NegotiateError } from '../../tcp-bridge/src/negotiate/security-context.ts';
 import { NnsError } from '../../tcp-bridge/src/negotiate/nns.ts';
 import { expect } from 'vitest';
@@ -65,11 +69,20 @@ export async function startNegotiateEcho(options: Omit<NegotiateStreamOptions, '
           plaintext!.write(plain);
         },
         failed: (error) => {
-          record.failure = error instanceof NegotiateError ? error.reason : error instanceof IntegrityError ? error.kind : error instanceof NnsError ? error.code : String(error);
+          record.failure =
+            error instanceof NegotiateError
+              ? error.reason
+              : error instanceof IntegrityError
+                ? error.kind
+                : error instanceof NnsError
+                  ? error.code
+                  : String(error);
         },
       },
     );
-    socket.on('data', (chunk: Buffer) => nego.receive(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)));
+    socket.on('data', (chunk: Buffer) =>
+      nego.receive(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)),
+    );
     socket.on('error', () => socket.destroy());
     socket.on('close', () => {
       nego.transportClosed();
@@ -116,9 +129,19 @@ export function ntlmClientAccount(dir: string, line: string): Record<string, str
 }
 
 /** Runs nns-client.py once; `env` adds to the environment (NTLM_USER_FILE for the gssapi modes). */
-export async function runNnsClient(port: number, mode: string, args: string[], env: Record<string, string>): Promise<ClientResult> {
+export async function runNnsClient(
+  port: number,
+  mode: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<ClientResult> {
   const child = spawn(PYTHON, [CLIENT, String(port), mode, ...args], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', KRB5CCNAME: 'FILE:/nonexistent/krb5cc', KRB5_CONFIG: '/dev/null', ...env },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      KRB5CCNAME: 'FILE:/nonexistent/krb5cc',
+      KRB5_CONFIG: '/dev/null',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -146,7 +169,8 @@ export async function expectLogonDenied(server: EchoServer, result: ClientResult
 
 /** Whether the real initiators are installed (python3-gssapi with gss-ntlmssp, python3-impacket). */
 export function initiatorsAvailable(): { gssapi: boolean; impacket: boolean } {
-  const imports = (module: string): boolean => existsSync(PYTHON) && spawnSync(PYTHON, ['-c', `import ${module}`], { stdio: 'ignore' }).status === 0;
+  const imports = (module: string): boolean =>
+    existsSync(PYTHON) && spawnSync(PYTHON, ['-c', `import ${module}`], { stdio: 'ignore' }).status === 0;
   return {
     // MIT krb5 loads gss-ntlmssp through this file (Debian's gss-ntlmssp package installs it).
     gssapi: imports('gssapi') && existsSync('/etc/gss/mech.d/mech.ntlmssp.conf'),

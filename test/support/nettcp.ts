@@ -3,11 +3,22 @@
  * answers to well-formed and malformed streams can be checked byte by byte without a WCF client.
  */
 import { connect, type Socket } from 'node:net';
-import { decodeEnvelope, encodeEnvelope, ReaderSession, WriterSession, type XmlDocument } from '../../tcp-bridge/src/binary-xml/index.ts';
+import {
+  decodeEnvelope,
+  encodeEnvelope,
+  ReaderSession,
+  WriterSession,
+  type XmlDocument,
+} from '../../tcp-bridge/src/binary-xml/index.ts';
 import { clientPreamble, END_RECORD, RecordType, sizedEnvelope } from '../../tcp-bridge/src/framing/index.ts';
 import { readInt31 } from '../../tcp-bridge/src/bytes.ts';
 
-export type ServerRecord = { type: 'ack' } | { type: 'end' } | { type: 'fault'; fault: string } | { type: 'envelope'; document: XmlDocument } | { type: 'closed' };
+export type ServerRecord =
+  | { type: 'ack' }
+  | { type: 'end' }
+  | { type: 'fault'; fault: string }
+  | { type: 'envelope'; document: XmlDocument }
+  | { type: 'closed' };
 
 export class NetTcpTestClient {
   private buffer = new Uint8Array(0);
@@ -93,7 +104,9 @@ export class NetTcpTestClient {
         if (typeof size !== 'object' || b.length < 1 + size.size + size.value) return undefined;
         const body = b.slice(1 + size.size, 1 + size.size + size.value);
         consume(1 + size.size + size.value);
-        return b[0] === RecordType.Fault ? { type: 'fault', fault: new TextDecoder().decode(body) } : { type: 'envelope', document: decodeEnvelope(body, this.reader).document };
+        return b[0] === RecordType.Fault
+          ? { type: 'fault', fault: new TextDecoder().decode(body) }
+          : { type: 'envelope', document: decodeEnvelope(body, this.reader).document };
       }
       default:
         throw new Error(`unexpected record 0x${b[0]!.toString(16)}`);

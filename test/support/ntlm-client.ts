@@ -82,14 +82,23 @@ export class TestNtlmClient {
     const challenge = parseChallenge(challengeMessage);
     if (!challenge) throw new Error('not a CHALLENGE');
     const timestamp = challenge.targetInfo.find((p) => p.id === AvId.Timestamp);
-    const serverTime = timestamp ? new DataView(timestamp.value.buffer, timestamp.value.byteOffset, 8).getBigUint64(0, true) : 0n;
+    const serverTime = timestamp
+      ? new DataView(timestamp.value.buffer, timestamp.value.byteOffset, 8).getBigUint64(0, true)
+      : 0n;
     const pairs: AvPair[] = challenge.targetInfo.filter(
-      (p) => !(tweaks.dropTimestamp && p.id === AvId.Timestamp) && p.id !== AvId.Flags && !(tweaks.targetName !== undefined && p.id === AvId.TargetName),
+      (p) =>
+        !(tweaks.dropTimestamp && p.id === AvId.Timestamp) &&
+        p.id !== AvId.Flags &&
+        !(tweaks.targetName !== undefined && p.id === AvId.TargetName),
     );
     // The server's MsvAvFlags (gss-ntlmssp 1.2 sends an empty one) taken over, as real initiators do, with the MIC bit.
     const serverFlags = challenge.targetInfo.find((p) => p.id === AvId.Flags);
-    const avFlags = (serverFlags?.value.length === 4 ? new DataView(serverFlags.value.buffer, serverFlags.value.byteOffset, 4).getUint32(0, true) : 0) | (tweaks.noMic ? 0 : AV_FLAG_MIC_PRESENT);
-    if (serverFlags !== undefined || !tweaks.noMic) pairs.push({ id: AvId.Flags, value: Uint8Array.of(...le32(avFlags)) });
+    const avFlags =
+      (serverFlags?.value.length === 4
+        ? new DataView(serverFlags.value.buffer, serverFlags.value.byteOffset, 4).getUint32(0, true)
+        : 0) | (tweaks.noMic ? 0 : AV_FLAG_MIC_PRESENT);
+    if (serverFlags !== undefined || !tweaks.noMic)
+      pairs.push({ id: AvId.Flags, value: Uint8Array.of(...le32(avFlags)) });
     if (tweaks.targetName !== undefined) pairs.push({ id: AvId.TargetName, value: utf16le(tweaks.targetName) });
     if (tweaks.channelBindings !== undefined) pairs.push({ id: AvId.ChannelBindings, value: tweaks.channelBindings });
 
@@ -112,7 +121,10 @@ export class TestNtlmClient {
     message.set([0x4e, 0x54, 0x4c, 0x4d, 0x53, 0x53, 0x50, 0x00, 3, 0, 0, 0]);
     let at = 88;
     fields.forEach((field, i) => {
-      message.set([field.length & 0xff, field.length >> 8, field.length & 0xff, field.length >> 8, ...le32(at)], 12 + i * 8);
+      message.set(
+        [field.length & 0xff, field.length >> 8, field.length & 0xff, field.length >> 8, ...le32(at)],
+        12 + i * 8,
+      );
       message.set(field, at);
       at += field.length;
     });

@@ -12,13 +12,34 @@
  *   ConnectionPoolHelper returns the raw connection (not the upgraded one) to the pool.
  */
 import { connect, type Socket } from 'node:net';
-import { decodeEnvelope, encodeEnvelope, ReaderSession, WriterSession, textToString, type XmlContent, type XmlElement } from '../../tcp-bridge/src/binary-xml/index.ts';
+import {
+  decodeEnvelope,
+  encodeEnvelope,
+  ReaderSession,
+  WriterSession,
+  textToString,
+  type XmlContent,
+  type XmlElement,
+} from '../../tcp-bridge/src/binary-xml/index.ts';
 import { concatBytes, readInt31 } from '../../tcp-bridge/src/bytes.ts';
-import { clientPreamble, END_RECORD, framing, NEGOTIATE_UPGRADE, RecordType, sizedEnvelope } from '../../tcp-bridge/src/framing/index.ts';
+import {
+  clientPreamble,
+  END_RECORD,
+  framing,
+  NEGOTIATE_UPGRADE,
+  RecordType,
+  sizedEnvelope,
+} from '../../tcp-bridge/src/framing/index.ts';
 import { dataFrame, errorStatus, HandshakeId, handshakeFrame } from '../../tcp-bridge/src/negotiate/nns.ts';
 import type { NtlmSessionSecurity } from '../../tcp-bridge/src/negotiate/ntlm/index.ts';
 import { OID } from '../../tcp-bridge/src/negotiate/security-context.ts';
-import { decodeNegTokenResp, encodeMechTypes, encodeNegTokenInit, encodeNegTokenResp, NegState } from '../../tcp-bridge/src/negotiate/spnego.ts';
+import {
+  decodeNegTokenResp,
+  encodeMechTypes,
+  encodeNegTokenInit,
+  encodeNegTokenResp,
+  NegState,
+} from '../../tcp-bridge/src/negotiate/spnego.ts';
 import { TestNtlmClient } from './ntlm-client.ts';
 import { request } from './soap.ts';
 
@@ -105,28 +126,46 @@ export async function connectSocket(host: string, port: number): Promise<{ socke
 export async function upgrade(socket: Socket, input: SocketReader, via: string): Promise<void> {
   socket.write(clientPreamble(via, NEGOTIATE_UPGRADE));
   const answer = await input.read(1);
-  if (answer[0] !== RecordType.UpgradeResponse) throw new Error(`record 0x${answer[0]!.toString(16)} instead of UpgradeResponse`);
+  if (answer[0] !== RecordType.UpgradeResponse)
+    throw new Error(`record 0x${answer[0]!.toString(16)} instead of UpgradeResponse`);
 }
 
 /** NegTokenInit(NEGOTIATE) → CHALLENGE → AUTHENTICATE + mechListMIC → accept-completed + mechListMIC; the sealing. */
-export async function ntlmHandshake(socket: Socket, input: SocketReader, account: NtlmAccount): Promise<NtlmSessionSecurity> {
+export async function ntlmHandshake(
+  socket: Socket,
+  input: SocketReader,
+  account: NtlmAccount,
+): Promise<NtlmSessionSecurity> {
   const readToken = async (expected: number): Promise<Uint8Array> => {
     const header = await input.read(5);
     const payload = await input.read((header[3]! << 8) | header[4]!);
-    if (header[0] === HandshakeId.Error) throw new Error(`logon denied (HandshakeError 0x${errorStatus(payload)?.littleEndian.toString(16)})`);
-    if (header[0] !== expected) throw new Error(`handshake message 0x${header[0]!.toString(16)} instead of 0x${expected.toString(16)}`);
+    if (header[0] === HandshakeId.Error)
+      throw new Error(`logon denied (HandshakeError 0x${errorStatus(payload)?.littleEndian.toString(16)})`);
+    if (header[0] !== expected)
+      throw new Error(`handshake message 0x${header[0]!.toString(16)} instead of 0x${expected.toString(16)}`);
     return payload;
   };
   const ntlm = new TestNtlmClient(account.user, account.domain, account.password);
-  socket.write(handshakeFrame(HandshakeId.InProgress, encodeNegTokenInit({ mechTypes: MECH_TYPES, mechToken: ntlm.negotiate() })));
+  socket.write(
+    handshakeFrame(HandshakeId.InProgress, encodeNegTokenInit({ mechTypes: MECH_TYPES, mechToken: ntlm.negotiate() })),
+  );
   const challenge = decodeNegTokenResp(await readToken(HandshakeId.InProgress));
   if (challenge.responseToken === undefined) throw new Error('no CHALLENGE in the answer');
   const authenticate = ntlm.authenticate(challenge.responseToken);
   const security = ntlm.security!;
   const mechList = encodeMechTypes(MECH_TYPES);
-  socket.write(handshakeFrame(HandshakeId.InProgress, encodeNegTokenResp({ responseToken: authenticate, mechListMIC: security.getMic(mechList, { mechListMic: true }) })));
+  socket.write(
+    handshakeFrame(
+      HandshakeId.InProgress,
+      encodeNegTokenResp({
+        responseToken: authenticate,
+        mechListMIC: security.getMic(mechList, { mechListMic: true }),
+      }),
+    ),
+  );
   const done = decodeNegTokenResp(await readToken(HandshakeId.Done));
-  if (done.negState !== NegState.AcceptCompleted || done.mechListMIC === undefined) throw new Error('the handshake did not complete');
+  if (done.negState !== NegState.AcceptCompleted || done.mechListMIC === undefined)
+    throw new Error('the handshake did not complete');
   security.verifyMic(mechList, done.mechListMIC, { mechListMic: true });
   if (!security.sealing) throw new Error('the context does not seal');
   return security;
@@ -165,7 +204,10 @@ export class NetTcpSession {
   protected async expectRecord(expected: number): Promise<void> {
     const type = (await this.readPlain(1))[0]!;
     if (type === expected) return;
-    const detail = type === RecordType.Fault ? new TextDecoder().decode(await this.readPlain(await this.readSize())) : `0x${type.toString(16)}`;
+    const detail =
+      type === RecordType.Fault
+        ? new TextDecoder().decode(await this.readPlain(await this.readSize()))
+        : `0x${type.toString(16)}`;
     throw new Error(`record ${detail} instead of 0x${expected.toString(16)}`);
   }
 
@@ -210,7 +252,9 @@ export class SealedSession extends NetTcpSession {
   /** The result element's text of a call without parameters (`Heartbeat` answers `true`). */
   async call(operation: string): Promise<string> {
     const answer = await this.exchange(operation, []);
-    const result = answer.children.find((c): c is XmlElement => c.kind === 'element' && c.localName === `${operation}Result`);
+    const result = answer.children.find(
+      (c): c is XmlElement => c.kind === 'element' && c.localName === `${operation}Result`,
+    );
     if (!result) throw new Error(`${operation} answered no ${operation}Result`);
     return result.children.map((c) => (c.kind === 'text' ? textToString(c) : '')).join('');
   }

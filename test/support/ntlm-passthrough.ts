@@ -49,7 +49,12 @@ export class NtlmInitiator {
     const file = join(dir, `ntlm-user-${randomBytes(6).toString('hex')}`);
     writeFileSync(file, `${account}\n`, { mode: 0o600 });
     this.child = spawn(PYTHON, ['-c', SCRIPT, target, sealedMessage, mode], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NTLM_USER_FILE: file, KRB5CCNAME: 'FILE:/nonexistent', KRB5_CONFIG: '/dev/null' },
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        NTLM_USER_FILE: file,
+        KRB5CCNAME: 'FILE:/nonexistent',
+        KRB5_CONFIG: '/dev/null',
+      },
     });
     let buffered = '';
     this.child.stdout.setEncoding('utf8');
@@ -75,7 +80,9 @@ export class NtlmInitiator {
     if (line !== undefined) return Promise.resolve(new Uint8Array(Buffer.from(line, 'base64')));
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`the NTLM initiator said nothing: ${this.stderr}`)), 15_000);
-      this.child.once('exit', () => setTimeout(() => reject(new Error(`the NTLM initiator exited: ${this.stderr}`)), 50));
+      this.child.once('exit', () =>
+        setTimeout(() => reject(new Error(`the NTLM initiator exited: ${this.stderr}`)), 50),
+      );
       this.waiting = (l) => {
         clearTimeout(timer);
         resolve(new Uint8Array(Buffer.from(l, 'base64')));
@@ -130,7 +137,11 @@ const der = (tag: number, content: Uint8Array): Uint8Array => {
 /** A NegTokenResp (RFC 4178) accept-incomplete, supportedMech NTLM, responseToken `challenge`. */
 export function spnegoChallenge(challenge: Uint8Array): Uint8Array {
   const ntlmOid = new Uint8Array([0x2b, 0x06, 0x01, 0x04, 0x01, 0x82, 0x37, 0x02, 0x02, 0x0a]);
-  const body = Buffer.concat([der(0xa0, der(0x0a, new Uint8Array([1]))), der(0xa1, der(0x06, ntlmOid)), der(0xa2, der(0x04, challenge))]);
+  const body = Buffer.concat([
+    der(0xa0, der(0x0a, new Uint8Array([1]))),
+    der(0xa1, der(0x06, ntlmOid)),
+    der(0xa2, der(0x04, challenge)),
+  ]);
   return der(0xa1, der(0x30, body));
 }
 
@@ -157,9 +168,15 @@ const utf16 = (text: string): Buffer => Buffer.from(text, 'utf16le');
  * (MsvAvNbComputerName), DNS computer `dnsComputer`, with MsvAvTimestamp. For pass-through the DC refuses a response
  * whose MsvAvNbComputerName is not the NetBIOS name of the member whose secure channel carries it.
  */
-export function challengeMessage(domain: string, computer: string, dnsDomain: string, dnsComputer = `${computer.toLowerCase()}.${dnsDomain}`): { message: Uint8Array; serverChallenge: Uint8Array } {
+export function challengeMessage(
+  domain: string,
+  computer: string,
+  dnsDomain: string,
+  dnsComputer = `${computer.toLowerCase()}.${dnsDomain}`,
+): { message: Uint8Array; serverChallenge: Uint8Array } {
   const serverChallenge = randomBytes(8);
-  const pair = (id: number, value: Buffer): Buffer => Buffer.concat([Buffer.from([id & 0xff, id >> 8, value.length & 0xff, value.length >> 8]), value]);
+  const pair = (id: number, value: Buffer): Buffer =>
+    Buffer.concat([Buffer.from([id & 0xff, id >> 8, value.length & 0xff, value.length >> 8]), value]);
   const timestamp = Buffer.alloc(8);
   timestamp.writeBigUInt64LE(BigInt(Date.now()) * 10_000n + 116_444_736_000_000_000n);
   const targetInfo = Buffer.concat([
@@ -172,7 +189,19 @@ export function challengeMessage(domain: string, computer: string, dnsDomain: st
   ]);
   const targetName = utf16(domain);
   const flags =
-    Flag.Unicode | Flag.RequestTarget | Flag.Sign | Flag.Seal | Flag.Ntlm | Flag.AlwaysSign | Flag.TargetTypeDomain | Flag.ExtendedSessionSecurity | Flag.TargetInfo | Flag.Version | Flag.N128 | Flag.KeyExchange | Flag.N56;
+    Flag.Unicode |
+    Flag.RequestTarget |
+    Flag.Sign |
+    Flag.Seal |
+    Flag.Ntlm |
+    Flag.AlwaysSign |
+    Flag.TargetTypeDomain |
+    Flag.ExtendedSessionSecurity |
+    Flag.TargetInfo |
+    Flag.Version |
+    Flag.N128 |
+    Flag.KeyExchange |
+    Flag.N56;
   const header = Buffer.alloc(56);
   header.write('NTLMSSP\0', 0, 'latin1');
   header.writeUInt32LE(2, 8);
@@ -185,7 +214,10 @@ export function challengeMessage(domain: string, computer: string, dnsDomain: st
   header.writeUInt16LE(targetInfo.length, 42);
   header.writeUInt32LE(56 + targetName.length, 44);
   Buffer.from([10, 0, 0x63, 0x45, 0, 0, 0, 15]).copy(header, 48); // Version 10.0.17763, NTLMSSP revision 15
-  return { message: new Uint8Array(Buffer.concat([header, targetName, targetInfo])), serverChallenge: new Uint8Array(serverChallenge) };
+  return {
+    message: new Uint8Array(Buffer.concat([header, targetName, targetInfo])),
+    serverChallenge: new Uint8Array(serverChallenge),
+  };
 }
 
 export interface Authenticate {

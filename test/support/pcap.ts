@@ -86,7 +86,7 @@ function parseLink({ link, data }: { link: number; data: Uint8Array }): Segment 
       return parseIp(data.subarray(20), view.getUint16(0));
     case 12:
     case 101:
-      return parseIp(data, (data[0]! >> 4) === 4 ? 0x0800 : 0x86dd);
+      return parseIp(data, data[0]! >> 4 === 4 ? 0x0800 : 0x86dd);
     default:
       throw new Error(`link type ${link} is not read here`);
   }

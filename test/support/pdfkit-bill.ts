@@ -18,7 +18,8 @@ export async function swissQrBillPdf(data: Data, options: PDFOptions = {}): Prom
   });
   doc.fontSize(16).text('Rechnung 2026-001', 57, 57);
   doc.fontSize(10).moveDown();
-  for (let i = 1; i <= 10; i++) doc.text(`Position ${i}: Gartenarbeit und Entsorgung von Grünmaterial .......... CHF ${(i * 17.35).toFixed(2)}`);
+  for (let i = 1; i <= 10; i++)
+    doc.text(`Position ${i}: Gartenarbeit und Entsorgung von Grünmaterial .......... CHF ${(i * 17.35).toFixed(2)}`);
   // Without coordinates, attachTo puts the payment part at the bottom of the current page (a new page if it lacks room).
   new SwissQRBill(data, { language: 'DE', ...options }).attachTo(doc);
   doc.end();

@@ -14,7 +14,9 @@ function runDetached(file: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { stdio: 'ignore' });
     child.once('error', reject);
-    child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`${file} ${args.join(' ')} failed (${signal ?? code})`))));
+    child.once('exit', (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`${file} ${args.join(' ')} failed (${signal ?? code})`)),
+    );
   });
 }
 
@@ -28,8 +30,11 @@ export interface RunningPostgres {
 /** Where Debian (and the PGBIN variable) keep initdb and pg_ctl; the newest installed major version wins. */
 function findBinaries(): string {
   const candidates = [process.env.PGBIN, ...['17', '16', '15', '14', '13'].map((v) => `/usr/lib/postgresql/${v}/bin`)];
-  for (const dir of candidates) if (dir && existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl'))) return dir;
-  throw new Error('PostgreSQL server binaries (initdb, pg_ctl) not found under /usr/lib/postgresql/*/bin or $PGBIN: install them with `apt-get install -y postgresql` (.ci/run does so).');
+  for (const dir of candidates)
+    if (dir && existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl'))) return dir;
+  throw new Error(
+    'PostgreSQL server binaries (initdb, pg_ctl) not found under /usr/lib/postgresql/*/bin or $PGBIN: install them with `apt-get install -y postgresql` (.ci/run does so).',
+  );
 }
 
 /**
@@ -54,7 +59,18 @@ export async function startPostgres(): Promise<RunningPostgres> {
     }
     await as('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C']);
     const port = await freePort();
-    await as('pg_ctl', ['-D', data, '-l', log, '-w', '-t', '30', '-o', `-p ${port} -k /tmp -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']);
+    await as('pg_ctl', [
+      '-D',
+      data,
+      '-l',
+      log,
+      '-w',
+      '-t',
+      '30',
+      '-o',
+      `-p ${port} -k /tmp -c listen_addresses=127.0.0.1 -c fsync=off`,
+      'start',
+    ]);
     return {
       url: `postgres://postgres@127.0.0.1:${port}/postgres`,
       async stop() {

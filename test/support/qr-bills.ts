@@ -76,10 +76,19 @@ export function billCode(data: Data): Code {
 /** Any text as a QR code (error correction M, the smallest version that holds it), without a Swiss cross. */
 export function textCode(text: string, { eci }: { eci?: number } = {}): Code {
   const segments = qrcodegen.QrSegment.makeSegments(text);
-  const qr = qrcodegen.QrCode.encodeSegments(eci === undefined ? segments : [qrcodegen.QrSegment.makeEci(eci), ...segments], qrcodegen.QrCode.Ecc.MEDIUM, 1, 40, -1, false);
+  const qr = qrcodegen.QrCode.encodeSegments(
+    eci === undefined ? segments : [qrcodegen.QrSegment.makeEci(eci), ...segments],
+    qrcodegen.QrCode.Ecc.MEDIUM,
+    1,
+    40,
+    -1,
+    false,
+  );
   const unit = 1 / qr.size;
   const rects: Rect[] = [];
-  for (let y = 0; y < qr.size; y++) for (let x = 0; x < qr.size; x++) if (qr.getModule(x, y)) rects.push({ x: x * unit, y: y * unit, w: unit, h: unit });
+  for (let y = 0; y < qr.size; y++)
+    for (let x = 0; x < qr.size; x++)
+      if (qr.getModule(x, y)) rects.push({ x: x * unit, y: y * unit, w: unit, h: unit });
   return { modules: qr.size, rects };
 }
 
@@ -87,7 +96,13 @@ export function textCode(text: string, { eci }: { eci?: number } = {}): Code {
 export function spcCode(payload: string): Code {
   const code = textCode(payload, { eci: 26 });
   // IG QR-bill 6.4.2.1: a 7 mm cross (white border) in the middle of the 46 mm code, as swissqrbill draws it.
-  const square = (side: number, white: boolean): Rect => ({ x: 0.5 - side / 92, y: 0.5 - side / 92, w: side / 46, h: side / 46, white });
+  const square = (side: number, white: boolean): Rect => ({
+    x: 0.5 - side / 92,
+    y: 0.5 - side / 92,
+    w: side / 46,
+    h: side / 46,
+    white,
+  });
   const bar = (w: number, h: number): Rect => ({ x: 0.5 - w / 92, y: 0.5 - h / 92, w: w / 46, h: h / 46, white: true });
   code.rects.push(square(7, true), square(6, false), bar(3.89, 1.17), bar(1.17, 3.89));
   return code;
@@ -100,8 +115,23 @@ export function spcCode(payload: string): Code {
 export const SAMPLE_BILL: Data = {
   currency: 'CHF',
   amount: 1949.75,
-  creditor: { account: 'CH44 3199 9123 0008 8901 2', name: 'Robert Schneider AG', address: 'Rue du Lac', buildingNumber: '1268', zip: '2501', city: 'Biel', country: 'CH' },
-  debtor: { name: 'Pia-Maria Rutschmann-Schnyder', address: 'Grosse Marktgasse', buildingNumber: 28, zip: 9400, city: 'Rorschach', country: 'CH' },
+  creditor: {
+    account: 'CH44 3199 9123 0008 8901 2',
+    name: 'Robert Schneider AG',
+    address: 'Rue du Lac',
+    buildingNumber: '1268',
+    zip: '2501',
+    city: 'Biel',
+    country: 'CH',
+  },
+  debtor: {
+    name: 'Pia-Maria Rutschmann-Schnyder',
+    address: 'Grosse Marktgasse',
+    buildingNumber: 28,
+    zip: 9400,
+    city: 'Rorschach',
+    country: 'CH',
+  },
   reference: '21 00000 00003 13947 14300 09017',
   message: 'Auftrag vom 15.06.2020',
 };
@@ -141,13 +171,23 @@ export interface ImageStream {
 
 /** The image XObject as a PDF object. */
 export function imageObject({ width, height, entries, data }: ImageStream): Uint8Array {
-  return concatBytes(enc.encode(`<< /Type /XObject /Subtype /Image /Width ${width} /Height ${height} ${entries} /Length ${data.length} >>\nstream\n`), data, enc.encode('\nendstream'));
+  return concatBytes(
+    enc.encode(
+      `<< /Type /XObject /Subtype /Image /Width ${width} /Height ${height} ${entries} /Length ${data.length} >>\nstream\n`,
+    ),
+    data,
+    enc.encode('\nendstream'),
+  );
 }
 
 /** An A4 PDF of these pages: text, the payment part's separation line, and the codes. Deterministic. */
 export function qrBillPdf(pages: BillPage[]): Uint8Array {
   // 1 catalog, 2 page tree, 3 font; then per page: page, content, images
-  const objects: (string | Uint8Array)[] = ['<< /Type /Catalog /Pages 2 0 R >>', '', '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>'];
+  const objects: (string | Uint8Array)[] = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '',
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+  ];
   const kids: number[] = [];
   for (const [index, page] of pages.entries()) {
     const pageNumber = objects.length + 1;
@@ -156,7 +196,14 @@ export function qrBillPdf(pages: BillPage[]): Uint8Array {
     const images: string[] = [];
     const addImage = (width: number, height: number, gray: Uint8Array): string => {
       const name = `/Im${images.length + 1}`;
-      objects.push(imageObject({ width, height, entries: '/ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode', data: zlibSync(gray, { level: 6 }) }));
+      objects.push(
+        imageObject({
+          width,
+          height,
+          entries: '/ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode',
+          data: zlibSync(gray, { level: 6 }),
+        }),
+      );
       images.push(`${name} ${objects.length} 0 R`);
       return name;
     };
@@ -181,7 +228,8 @@ export function qrBillPdf(pages: BillPage[]): Uint8Array {
       }
     }
     const resources = `/Font << /F1 3 0 R >>${images.length ? ` /XObject << ${images.join(' ')} >>` : ''}`;
-    objects[pageNumber - 1] = `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${n(A4.width)} ${n(A4.height)}] /Resources << ${resources} >> /Contents ${pageNumber + 1} 0 R >>`;
+    objects[pageNumber - 1] =
+      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${n(A4.width)} ${n(A4.height)}] /Resources << ${resources} >> /Contents ${pageNumber + 1} 0 R >>`;
     objects[pageNumber] = `<< /Length ${enc.encode(content).length} >>\nstream\n${content}\nendstream`;
   }
   objects[1] = `<< /Type /Pages /Kids [${kids.map((k) => `${k} 0 R`).join(' ')}] /Count ${kids.length} >>`;
@@ -244,7 +292,8 @@ export function rasterPage(page: BillPage, dpi: number): { width: number; height
   bar(20, 19, 70, 6, 60);
   for (let i = 1; i <= 8; i++) bar(20, 37 + i * 6, 110, 2.5, 110);
   bar(0, 297 - 105, 210, 0.2, 0);
-  for (const placed of page.codes ?? []) paint(gray, width, placed.code, px(placed.x), px(placed.y), px(placed.size ?? 46));
+  for (const placed of page.codes ?? [])
+    paint(gray, width, placed.code, px(placed.x), px(placed.y), px(placed.size ?? 46));
   return { width, height, gray };
 }
 
@@ -276,7 +325,8 @@ export function decodePng(png: Uint8Array): Pixels {
       height = view.getUint32(at + 12);
       const [depth, colorType, , , interlace] = data.subarray(8, 13);
       channels = ({ 0: 1, 2: 3, 4: 2, 6: 4 } as Record<number, number>)[colorType!] ?? 0;
-      if (depth !== 8 || channels === 0 || interlace !== 0) throw new Error(`PNG of bit depth ${depth}, colour type ${colorType}, interlace ${interlace}: not supported`);
+      if (depth !== 8 || channels === 0 || interlace !== 0)
+        throw new Error(`PNG of bit depth ${depth}, colour type ${colorType}, interlace ${interlace}: not supported`);
     } else if (type === 'IDAT') idat.push(data);
     else if (type === 'IEND') break;
     at += 12 + length;
@@ -328,7 +378,11 @@ export function jpegSize(jpeg: Uint8Array): { width: number; height: number; com
     const marker = jpeg[at + 1]!;
     const length = (jpeg[at + 2]! << 8) | jpeg[at + 3]!;
     if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
-      return { height: (jpeg[at + 5]! << 8) | jpeg[at + 6]!, width: (jpeg[at + 7]! << 8) | jpeg[at + 8]!, components: jpeg[at + 9]! };
+      return {
+        height: (jpeg[at + 5]! << 8) | jpeg[at + 6]!,
+        width: (jpeg[at + 7]! << 8) | jpeg[at + 8]!,
+        components: jpeg[at + 9]!,
+      };
     }
     at += 2 + length;
   }
@@ -343,14 +397,25 @@ export function imagePdf(image: { jpeg: Uint8Array } | Pixels): Uint8Array {
   if ('jpeg' in image) {
     const { width, height, components } = jpegSize(image.jpeg);
     const space = components === 1 ? '/DeviceGray' : components === 4 ? '/DeviceCMYK' : '/DeviceRGB';
-    return imageOnlyPdf({ width, height, entries: `/ColorSpace ${space} /BitsPerComponent 8 /Filter /DCTDecode`, data: image.jpeg });
+    return imageOnlyPdf({
+      width,
+      height,
+      entries: `/ColorSpace ${space} /BitsPerComponent 8 /Filter /DCTDecode`,
+      data: image.jpeg,
+    });
   }
   const { width, height } = image;
   // Bills are black on white: grey (BT.601 luma) is all a reader needs, in a third of the bytes.
   const gray = new Uint8Array(width * height);
   const rgba = image.data;
-  for (let i = 0, s = 0; i < gray.length; i++, s += 4) gray[i] = (299 * rgba[s]! + 587 * rgba[s + 1]! + 114 * rgba[s + 2]! + 500) / 1000;
-  return imageOnlyPdf({ width, height, entries: '/ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode', data: zlibSync(gray, { level: 1 }) });
+  for (let i = 0, s = 0; i < gray.length; i++, s += 4)
+    gray[i] = (299 * rgba[s]! + 587 * rgba[s + 1]! + 114 * rgba[s + 2]! + 500) / 1000;
+  return imageOnlyPdf({
+    width,
+    height,
+    entries: '/ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode',
+    data: zlibSync(gray, { level: 1 }),
+  });
 }
 
 /** One page, as wide as A4, as tall as the image's aspect asks, showing the image over the whole page. */
@@ -373,10 +438,35 @@ export function imageOnlyPdf(image: ImageStream): Uint8Array {
  * optional lines): line n of a payload is IG_EXAMPLE_LINES[n - 1], numbered as the IG numbers them.
  */
 export const IG_EXAMPLE_LINES: readonly string[] = [
-  'SPC', '0200', '1', 'CH4431999123000889012',
-  'S', 'Robert Schneider AG', 'Rue du Lac', '1268', '2501', 'Biel', 'CH',
-  '', '', '', '', '', '', '',
-  '1949.75', 'CHF',
-  'S', 'Pia-Maria Rutschmann-Schnyder', 'Grosse Marktgasse', '28', '9400', 'Rorschach', 'CH',
-  'QRR', '210000000003139471430009017', 'Order dated 18.06.2020', 'EPD',
+  'SPC',
+  '0200',
+  '1',
+  'CH4431999123000889012',
+  'S',
+  'Robert Schneider AG',
+  'Rue du Lac',
+  '1268',
+  '2501',
+  'Biel',
+  'CH',
+  '',
+  '',
+  '',
+  '',
+  '',
+  '',
+  '',
+  '1949.75',
+  'CHF',
+  'S',
+  'Pia-Maria Rutschmann-Schnyder',
+  'Grosse Marktgasse',
+  '28',
+  '9400',
+  'Rorschach',
+  'CH',
+  'QRR',
+  '210000000003139471430009017',
+  'Order dated 18.06.2020',
+  'EPD',
 ];

@@ -38,7 +38,12 @@ const REJECTED: Record<string, { index: number; reason: string }[]> = {
 };
 
 /** References of every kind, sent with each request and expected back unchanged. */
-export const referencesFor = (file: string) => [file, 42, { invoice: file.length, paid: false, tags: ['corpus'] }, null];
+export const referencesFor = (file: string) => [
+  file,
+  42,
+  { invoice: file.length, paid: false, tags: ['corpus'] },
+  null,
+];
 
 export function expectNotFound(answer: ExtractAnswer, rejected?: unknown[]): void {
   expect(answer.status).toBe(404);
@@ -56,16 +61,26 @@ export function qrCorpusPdfSuites(send: () => ExtractRequest): void {
     it('lists 25 files, of which 21 hold a bill on their last page', () => {
       expect(files).toHaveLength(25);
       expect(files.filter((f) => f.expectedStatus === 200)).toHaveLength(21);
-      expect(Object.keys(REJECTED).every((file) => files.some((f) => f.file === file && f.expectedStatus === 404))).toBe(true);
+      expect(
+        Object.keys(REJECTED).every((file) => files.some((f) => f.file === file && f.expectedStatus === 404)),
+      ).toBe(true);
     });
 
     it.each(files)('$file', async (entry) => {
       const references = referencesFor(entry.file);
       const answer = await send()(readShared('corpus/qr', entry.file), references);
       if (entry.expectedStatus === 200) {
-        expect({ status: answer.status, contentType: answer.contentType }).toEqual({ status: 200, contentType: 'application/json' });
-        expect(answer.body).toStrictEqual({ references, qrCodeData: entry.qrCodeData, warnings: qrBillWarnings(entry.qrCodeData as QrBill) });
-        if (entry.file === 'generated/12_custom_legacy_K_address.pdf') expect(answer.body.warnings).toMatchObject([{ code: 'combined-address' }]);
+        expect({ status: answer.status, contentType: answer.contentType }).toEqual({
+          status: 200,
+          contentType: 'application/json',
+        });
+        expect(answer.body).toStrictEqual({
+          references,
+          qrCodeData: entry.qrCodeData,
+          warnings: qrBillWarnings(entry.qrCodeData as QrBill),
+        });
+        if (entry.file === 'generated/12_custom_legacy_K_address.pdf')
+          expect(answer.body.warnings).toMatchObject([{ code: 'combined-address' }]);
       } else {
         expectNotFound(answer, REJECTED[entry.file]);
       }
@@ -73,9 +88,9 @@ export function qrCorpusPdfSuites(send: () => ExtractRequest): void {
   });
 
   describe('external PDFs (external-manifest.json)', () => {
-    const files = readSharedJson<{ files: (ExternalPdf | { kind: 'image' })[] }>('corpus/qr/external-manifest.json').files.filter(
-      (f): f is ExternalPdf => f.kind === 'pdf',
-    );
+    const files = readSharedJson<{ files: (ExternalPdf | { kind: 'image' })[] }>(
+      'corpus/qr/external-manifest.json',
+    ).files.filter((f): f is ExternalPdf => f.kind === 'pdf');
 
     it('lists 46 PDFs, 4 of them without a bill', () => {
       expect(files).toHaveLength(46);
@@ -89,12 +104,15 @@ export function qrCorpusPdfSuites(send: () => ExtractRequest): void {
         const reading = readQrBill(entry.decodedPayload!);
         expect(reading.ok, 'the payload decoders agreed on is a valid bill').toBe(true);
         expect(answer.status).toBe(200);
-        expect(answer.body).toStrictEqual({ references, qrCodeData: reading.ok ? reading.bill : undefined, warnings: reading.ok ? qrBillWarnings(reading.bill) : undefined });
+        expect(answer.body).toStrictEqual({
+          references,
+          qrCodeData: reading.ok ? reading.bill : undefined,
+          warnings: reading.ok ? qrBillWarnings(reading.bill) : undefined,
+        });
       } else {
         // The four negatives are invoices without any QR code.
         expectNotFound(answer, []);
       }
     });
   });
-
 }

@@ -22,30 +22,78 @@ export interface TwoBillPage {
 const SMALL = { x: 140, y: 20, size: 26 };
 
 function page(upper: BillData, lower: BillData, scanDpi?: number, size = SMALL.size): Uint8Array {
-  return qrBillPdf([{ raster: scanDpi, codes: [{ code: billCode(upper), ...SMALL, size }, { code: billCode(lower), ...PAYMENT_PART_CODE }] }]);
+  return qrBillPdf([
+    {
+      raster: scanDpi,
+      codes: [
+        { code: billCode(upper), ...SMALL, size },
+        { code: billCode(lower), ...PAYMENT_PART_CODE },
+      ],
+    },
+  ]);
 }
 
 const [CHF, EUR] = [BILLS[0]!, BILLS[1]!];
 
 export const TWO_BILL_PAGES: TwoBillPage[] = [
-  { name: 'vector: a small EUR bill above the CHF bill of the payment part', pdf: page(EUR, CHF), bill: expectedBill(EUR), upper: { size: SMALL.size } },
-  { name: 'vector: a small CHF bill above the EUR bill of the payment part', pdf: page(CHF, EUR), bill: expectedBill(CHF), upper: { size: SMALL.size } },
-  { name: 'scan at 200 dpi: a small EUR bill above the CHF bill', pdf: page(EUR, CHF, 200), bill: expectedBill(EUR), upper: { size: SMALL.size, scanDpi: 200 } },
-  { name: 'scan at 200 dpi: a small CHF bill above the EUR bill', pdf: page(CHF, EUR, 200), bill: expectedBill(CHF), upper: { size: SMALL.size, scanDpi: 200 } },
-  { name: 'scan at 150 dpi: a small EUR bill above the CHF bill', pdf: page(EUR, CHF, 150, 24), bill: expectedBill(EUR), upper: { size: 24, scanDpi: 150 } },
+  {
+    name: 'vector: a small EUR bill above the CHF bill of the payment part',
+    pdf: page(EUR, CHF),
+    bill: expectedBill(EUR),
+    upper: { size: SMALL.size },
+  },
+  {
+    name: 'vector: a small CHF bill above the EUR bill of the payment part',
+    pdf: page(CHF, EUR),
+    bill: expectedBill(CHF),
+    upper: { size: SMALL.size },
+  },
+  {
+    name: 'scan at 200 dpi: a small EUR bill above the CHF bill',
+    pdf: page(EUR, CHF, 200),
+    bill: expectedBill(EUR),
+    upper: { size: SMALL.size, scanDpi: 200 },
+  },
+  {
+    name: 'scan at 200 dpi: a small CHF bill above the EUR bill',
+    pdf: page(CHF, EUR, 200),
+    bill: expectedBill(CHF),
+    upper: { size: SMALL.size, scanDpi: 200 },
+  },
+  {
+    name: 'scan at 150 dpi: a small EUR bill above the CHF bill',
+    pdf: page(EUR, CHF, 150, 24),
+    bill: expectedBill(EUR),
+    upper: { size: 24, scanDpi: 150 },
+  },
 ];
 
 /** The other way round: the upper code read at once, the lower one small. The upper one wins as well. */
 export const UPPER_READ_FIRST: TwoBillPage[] = [
   {
     name: 'vector: a 46 mm EUR bill above a small CHF bill',
-    pdf: qrBillPdf([{ codes: [{ code: billCode(EUR), x: 140, y: 20 }, { code: billCode(CHF), ...PAYMENT_PART_CODE, size: SMALL.size }] }]),
+    pdf: qrBillPdf([
+      {
+        codes: [
+          { code: billCode(EUR), x: 140, y: 20 },
+          { code: billCode(CHF), ...PAYMENT_PART_CODE, size: SMALL.size },
+        ],
+      },
+    ]),
     bill: expectedBill(EUR),
     upper: { size: 46 },
   },
   {
     name: 'scan at 200 dpi: a 46 mm EUR bill above a small CHF bill',
-    pdf: qrBillPdf([{ raster: 200, codes: [{ code: billCode(EUR), x: 140, y: 20 }, { code: billCode(CHF), ...PAYMENT_PART_CODE, size: SMALL.size }] }]),
+    pdf: qrBillPdf([
+      {
+        raster: 200,
+        codes: [
+          { code: billCode(EUR), x: 140, y: 20 },
+          { code: billCode(CHF), ...PAYMENT_PART_CODE, size: SMALL.size },
+        ],
+      },
+    ]),
     bill: expectedBill(EUR),
     upper: { size: 46, scanDpi: 200 },
   },

@@ -31,7 +31,13 @@ export interface RunningS3 {
 export async function startS3rver(buckets: string[]): Promise<RunningS3> {
   const directory = await mkdtemp(join(tmpdir(), 's3rver-'));
   const port = await freePort();
-  const server = new S3rver({ address: '127.0.0.1', port, directory, silent: true, configureBuckets: buckets.map((name) => ({ name })) });
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port,
+    directory,
+    silent: true,
+    configureBuckets: buckets.map((name) => ({ name })),
+  });
   try {
     await server.run();
   } catch (error) {

@@ -85,7 +85,11 @@ export interface SambaDomain {
   caPem: string;
   times: SambaTimes;
   /** kinit `user` into a fresh ccache (FILE:...); `rc4`: with the RC4-only krb5.conf. Throws with kinit's message. */
-  kinit(user: string, password: string, options?: { rc4?: boolean }): Promise<{ ccache: string; env: Record<string, string> }>;
+  kinit(
+    user: string,
+    password: string,
+    options?: { rc4?: boolean },
+  ): Promise<{ ccache: string; env: Record<string, string> }>;
   /** Runs a command with PATH and `env`; resolves with stdout, rejects with stdout+stderr. */
   exec(command: string, args: string[], options?: { env?: Record<string, string>; input?: string }): Promise<string>;
   /** objectSid of the account or group named `sAMAccountName`, read from the DC's database (ldbsearch). */
@@ -112,18 +116,42 @@ export function sambaMissing(): string[] {
     ['ip', 'iproute2'],
   ];
   for (const [tool, pkg] of tools) {
-    if (spawnSync('sh', ['-c', `command -v ${tool}`], { env: { PATH }, stdio: 'ignore' }).status !== 0 && !missing.includes(pkg)) missing.push(pkg);
+    if (
+      spawnSync('sh', ['-c', `command -v ${tool}`], { env: { PATH }, stdio: 'ignore' }).status !== 0 &&
+      !missing.includes(pkg)
+    )
+      missing.push(pkg);
   }
-  if (!['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib'].some((d) => existsSync(join(d, 'libnss_wrapper.so')))) missing.push('libnss-wrapper');
+  if (
+    !['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib'].some((d) =>
+      existsSync(join(d, 'libnss_wrapper.so')),
+    )
+  )
+    missing.push('libnss-wrapper');
   return missing;
 }
 
-function exec(command: string, args: string[], options: { env?: Record<string, string>; input?: string; timeout?: number } = {}): Promise<string> {
+function exec(
+  command: string,
+  args: string[],
+  options: { env?: Record<string, string>; input?: string; timeout?: number } = {},
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = execFile(command, args, { env: { PATH, ...options.env }, timeout: options.timeout ?? 60_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
-      if (error) reject(Object.assign(new Error(`${command} ${args.join(' ')}: ${error.message}\n${stdout}${stderr}`), { stdout, stderr }));
-      else resolve(stdout);
-    });
+    const child = execFile(
+      command,
+      args,
+      { env: { PATH, ...options.env }, timeout: options.timeout ?? 60_000, maxBuffer: 16 << 20 },
+      (error, stdout, stderr) => {
+        if (error)
+          reject(
+            Object.assign(new Error(`${command} ${args.join(' ')}: ${error.message}\n${stdout}${stderr}`), {
+              stdout,
+              stderr,
+            }),
+          );
+        else resolve(stdout);
+      },
+    );
     // A command that exits without reading its input (klist, kvno) must not turn into an unhandled EPIPE.
     child.stdin?.on('error', () => undefined);
     child.stdin?.end(options.input ?? '');
@@ -226,14 +254,24 @@ export async function startSambaDomain(): Promise<SambaDomain> {
     times: { provisionMs: tpl.provisionMs, startMs },
     async kinit(user, password, options = {}) {
       const ccache = `FILE:${join(dir, `ccache-${++ccaches}`)}`;
-      const env = { KRB5_CONFIG: options.rc4 ? join(dir, 'krb5-rc4.conf') : join(dir, 'krb5.conf'), KRB5CCNAME: ccache };
+      const env = {
+        KRB5_CONFIG: options.rc4 ? join(dir, 'krb5-rc4.conf') : join(dir, 'krb5.conf'),
+        KRB5CCNAME: ccache,
+      };
       await exec('kinit', [user], { env, input: `${password}\n` });
       return { ccache, env };
     },
     exec: (command, args, options = {}) => exec(command, args, options),
     async sidOf(name) {
       if (!/^[A-Za-z0-9 ._$-]+$/.test(name)) throw new Error(`unexpected account name ${name}`);
-      const out = await exec('ldbsearch', ['-H', join(dir, 'dc', 'private', 'sam.ldb'), '-b', SAMBA_BASE_DN, `(sAMAccountName=${name})`, 'objectSid']);
+      const out = await exec('ldbsearch', [
+        '-H',
+        join(dir, 'dc', 'private', 'sam.ldb'),
+        '-b',
+        SAMBA_BASE_DN,
+        `(sAMAccountName=${name})`,
+        'objectSid',
+      ]);
       const sid = /^objectSid: (S-[0-9-]+)$/m.exec(out)?.[1];
       if (sid === undefined) throw new Error(`no objectSid for ${name}`);
       return sid;
@@ -263,7 +301,10 @@ export async function startSambaDomain(): Promise<SambaDomain> {
  * here is returned as the reason to skip (and printed; '' when it runs); a domain that started stays in the answer
  * so the suite can stop it.
  */
-export async function startSambaForSuite(suite: string, options: { join?: boolean } = {}): Promise<{ domain?: SambaDomain; member?: SambaMember; unavailable: string }> {
+export async function startSambaForSuite(
+  suite: string,
+  options: { join?: boolean } = {},
+): Promise<{ domain?: SambaDomain; member?: SambaMember; unavailable: string }> {
   let domain: SambaDomain | undefined;
   try {
     domain = await startSambaDomain();

@@ -28,11 +28,14 @@ export async function scanEngines(): Promise<ScanEngines> {
   return {
     engine,
     reader,
-    scan: (pdf) => scanLastPage(pdf, { pages: engine, reader, clock: { now: () => performance.now() }, timeoutMs: 60_000 }),
+    scan: (pdf) =>
+      scanLastPage(pdf, { pages: engine, reader, clock: { now: () => performance.now() }, timeoutMs: 60_000 }),
     imagePixels: (pdf, factor = 1) =>
       onLastPage(pdf, async (page) => {
         const [image] = page.contents().images;
-        return (await page.withImage(image!, async (pixels) => pixels.read(0, 0, pixels.width, pixels.height, factor)))!;
+        return (await page.withImage(image!, async (pixels) =>
+          pixels.read(0, 0, pixels.width, pixels.height, factor),
+        ))!;
       }),
     renderedPage: (pdf, dpi) => onLastPage(pdf, async (page) => page.render('page', dpi).raster),
   };

@@ -21,7 +21,15 @@ import {
   type XmlElement,
   type XmlText,
 } from '../../tcp-bridge/src/binary-xml/index.ts';
-import { ANONYMOUS, CONTRACTS_NS as DC, SER_NS as SER, SOAP_NS as SOAP, WSA_NS as WSA, XSD_NS as XSD, XSI_NS as XSI } from '../../tcp-bridge/src/soap/names.ts';
+import {
+  ANONYMOUS,
+  CONTRACTS_NS as DC,
+  SER_NS as SER,
+  SOAP_NS as SOAP,
+  WSA_NS as WSA,
+  XSD_NS as XSD,
+  XSI_NS as XSI,
+} from '../../tcp-bridge/src/soap/names.ts';
 
 export { ANONYMOUS, DC, SER, SOAP, WSA, XSD, XSI };
 export const TEMPURI = 'http://tempuri.org/';
@@ -43,7 +51,8 @@ const mu = (): XmlAttributeNode => attribute('s', 'mustUnderstand', '1');
 export function request(operation: string, params: XmlContent[], options: RequestOptions = {}): XmlDocument {
   const ns = options.ns ?? TEMPURI;
   const headers: XmlElement[] = [];
-  const action = options.action === undefined ? `${ns}${ns.endsWith('/') ? '' : '/'}IIDBService/${operation}` : options.action;
+  const action =
+    options.action === undefined ? `${ns}${ns.endsWith('/') ? '' : '/'}IIDBService/${operation}` : options.action;
   if (action !== null) headers.push(element('a', 'Action', [mu()], [stringText(action)]));
   const messageId = options.messageId === undefined ? MESSAGE_ID : options.messageId;
   if (messageId !== null) headers.push(element('a', 'MessageID', [], [uniqueIdText(messageId)]));
@@ -51,13 +60,24 @@ export function request(operation: string, params: XmlContent[], options: Reques
   headers.push(element('a', 'To', [mu()], [stringText('net.tcp://localhost:8808/IDBService')]));
   headers.push(...(options.headers ?? []));
   const body = options.body ?? [element('', operation, [xmlns('', ns)], params)];
-  return { children: [element('s', 'Envelope', [xmlns('s', SOAP), xmlns('a', WSA)], [element('s', 'Header', [], headers), element('s', 'Body', [], body)])] };
+  return {
+    children: [
+      element(
+        's',
+        'Envelope',
+        [xmlns('s', SOAP), xmlns('a', WSA)],
+        [element('s', 'Header', [], headers), element('s', 'Body', [], body)],
+      ),
+    ],
+  };
 }
 
 /** A parameter element (in the operation's default namespace). */
-export const param = (name: string, content: XmlContent[] = [], attributes: XmlAttributeNode[] = []): XmlElement => element('', name, attributes, content);
+export const param = (name: string, content: XmlContent[] = [], attributes: XmlAttributeNode[] = []): XmlElement =>
+  element('', name, attributes, content);
 /** A data contract member (prefix b, declared by the contract's root as DataContractSerializer does). */
-export const member = (name: string, content: XmlContent[] = [], attributes: XmlAttributeNode[] = []): XmlElement => element('b', name, attributes, content);
+export const member = (name: string, content: XmlContent[] = [], attributes: XmlAttributeNode[] = []): XmlElement =>
+  element('b', name, attributes, content);
 /** The declarations at the root of a data contract or array: xmlns:b (contracts) and xmlns:i. */
 export const contractRoot = (): XmlAttributeNode[] => [xmlns('b', DC), xmlns('i', XSI)];
 export const nil = (): XmlAttributeNode => attribute('i', 'nil', boolText(true));
@@ -73,7 +93,8 @@ export function wire(document: XmlDocument): XmlDocument {
 
 export function child(parent: XmlElement | XmlDocument, localName: string): XmlElement {
   const found = parent.children.find((c): c is XmlElement => c.kind === 'element' && c.localName === localName);
-  if (!found) throw new Error(`no <${localName}> in ${'localName' in parent ? `<${parent.localName}>` : 'the document'}`);
+  if (!found)
+    throw new Error(`no <${localName}> in ${'localName' in parent ? `<${parent.localName}>` : 'the document'}`);
   return found;
 }
 
@@ -82,7 +103,8 @@ export const path = (root: XmlElement | XmlDocument, ...names: string[]): XmlEle
 
 export const textOf = (e: XmlElement): string => e.children.map((c) => textToString(c as XmlText)).join('');
 
-export const elements = (e: XmlElement): XmlElement[] => e.children.filter((c): c is XmlElement => c.kind === 'element');
+export const elements = (e: XmlElement): XmlElement[] =>
+  e.children.filter((c): c is XmlElement => c.kind === 'element');
 
 /** The tree without the dictionary choices (keys) and the reader's resolved namespaces: what the records say. */
 export function records<T>(node: T): T {
@@ -102,7 +124,8 @@ export function records<T>(node: T): T {
 /** Copies the dictionary keys of `from` onto the same names in `to` (the same shape), to encode with its choices. */
 export function adoptKeys(to: XmlContent, from: XmlContent): void {
   if (to.kind !== from.kind) throw new Error(`${to.kind} ≠ ${from.kind}`);
-  if (to.kind === 'text' && from.kind === 'text' && 'key' in from && from.key !== undefined) (to as { key?: number }).key = from.key;
+  if (to.kind === 'text' && from.kind === 'text' && 'key' in from && from.key !== undefined)
+    (to as { key?: number }).key = from.key;
   if (to.kind !== 'element' || from.kind !== 'element') return;
   if (from.localNameKey !== undefined) to.localNameKey = from.localNameKey;
   to.attributes.forEach((a, i) => {

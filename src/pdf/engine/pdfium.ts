@@ -1,5 +1,19 @@
 import { init, type WrappedPdfiumModule } from '@embedpdf/pdfium';
-import { boxAround, type EngineRefusal, type EngineReport, type GrayRaster, type ImagePixels, type LastPage, type PageBox, type PageContents, type PageImage, type PageRegion, type PageSource, type PdfEngine, type PlacedRaster } from './port.ts';
+import {
+  boxAround,
+  type EngineRefusal,
+  type EngineReport,
+  type GrayRaster,
+  type ImagePixels,
+  type LastPage,
+  type PageBox,
+  type PageContents,
+  type PageImage,
+  type PageRegion,
+  type PageSource,
+  type PdfEngine,
+  type PlacedRaster,
+} from './port.ts';
 
 export interface PdfiumOptions {
   /** The compiled `pdfium.wasm`: each runtime's entry loads it its own way (file, module import). */
@@ -65,7 +79,10 @@ export class PdfiumEngine implements PdfEngine, PageSource {
       const out = m.pdfium.wasmExports.malloc(8);
       try {
         const v = m.FPDF_GetFileVersion(doc, out) ? m.pdfium.getValue(out, 'i32') : 0;
-        const firstAndLastPageLoad = pageCount > 0 && m.FPDF_GetPageSizeByIndexF(doc, 0, out) && m.FPDF_GetPageSizeByIndexF(doc, pageCount - 1, out);
+        const firstAndLastPageLoad =
+          pageCount > 0 &&
+          m.FPDF_GetPageSizeByIndexF(doc, 0, out) &&
+          m.FPDF_GetPageSizeByIndexF(doc, pageCount - 1, out);
         const report: EngineReport = {
           status: 'opened',
           pageCount,
@@ -95,7 +112,10 @@ export class PdfiumEngine implements PdfEngine, PageSource {
   }
 
   /** Runs `use` on the open document, one document at a time; a WebAssembly trap becomes `too-complex`. */
-  private withDocument<T>(pdf: Uint8Array, use: (m: WrappedPdfiumModule, doc: number) => Promise<Open<T>>): Promise<Open<T>> {
+  private withDocument<T>(
+    pdf: Uint8Array,
+    use: (m: WrappedPdfiumModule, doc: number) => Promise<Open<T>>,
+  ): Promise<Open<T>> {
     const run = this.queue.then(async (): Promise<Open<T>> => {
       const m = await this.module();
       try {
@@ -103,7 +123,8 @@ export class PdfiumEngine implements PdfEngine, PageSource {
       } catch (e) {
         this.instance = undefined;
         this.options.onAbort?.();
-        if (e instanceof WebAssembly.RuntimeError) return { status: 'too-complex', reason: 'engine aborted (memory ceiling reached)' };
+        if (e instanceof WebAssembly.RuntimeError)
+          return { status: 'too-complex', reason: 'engine aborted (memory ceiling reached)' };
         throw e;
       } finally {
         this.reading = undefined;
@@ -120,7 +141,11 @@ export class PdfiumEngine implements PdfEngine, PageSource {
    * them and they are copied from `pdf` on demand, so the file never has to fit in (and grow) the WebAssembly heap.
    * Workers forbid compiling WebAssembly at run time, which a JS callback needs; there the file is copied in.
    */
-  private async open<T>(m: WrappedPdfiumModule, pdf: Uint8Array, use: (m: WrappedPdfiumModule, doc: number) => Promise<Open<T>>): Promise<Open<T>> {
+  private async open<T>(
+    m: WrappedPdfiumModule,
+    pdf: Uint8Array,
+    use: (m: WrappedPdfiumModule, doc: number) => Promise<Open<T>>,
+  ): Promise<Open<T>> {
     const reader = this.blockReader(m);
     const size = reader === undefined ? Math.max(1, pdf.length) : FILE_ACCESS_SIZE;
     const ptr = m.pdfium.wasmExports.malloc(size);
@@ -140,7 +165,10 @@ export class PdfiumEngine implements PdfEngine, PageSource {
       if (!doc) {
         const code = m.FPDF_GetLastError();
         if (code === FPDF_ERR_PASSWORD) return { status: 'needs-password' };
-        return { status: 'unreadable', reason: code === FPDF_ERR_SECURITY ? 'unsupported security handler' : `engine error ${code}` };
+        return {
+          status: 'unreadable',
+          reason: code === FPDF_ERR_SECURITY ? 'unsupported security handler' : `engine error ${code}`,
+        };
       }
       try {
         return await use(m, doc);
@@ -163,7 +191,10 @@ export class PdfiumEngine implements PdfEngine, PageSource {
     };
     let pointer: number | undefined;
     try {
-      pointer = (m.pdfium as unknown as { addFunction: (f: typeof read, signature: string) => number }).addFunction(read, 'iiiii');
+      pointer = (m.pdfium as unknown as { addFunction: (f: typeof read, signature: string) => number }).addFunction(
+        read,
+        'iiiii',
+      );
     } catch {
       pointer = undefined; // "Wasm code generation disallowed by embedder" (workerd)
     }
@@ -180,10 +211,13 @@ export class PdfiumEngine implements PdfEngine, PageSource {
     const { wasm, memoryLimitBytes } = this.options;
     const m = await init({
       // Hand over the compiled module: the package would otherwise fetch its .wasm from a CDN.
-      instantiateWasm(imports: WebAssembly.Imports, done: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void) {
+      instantiateWasm(
+        imports: WebAssembly.Imports,
+        done: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void,
+      ) {
         const env = imports.env as Record<string, unknown>;
         const grow = env.emscripten_resize_heap as (bytes: number) => number;
-        env.emscripten_resize_heap = (bytes: number) => ((bytes >>> 0) > memoryLimitBytes ? 0 : grow(bytes));
+        env.emscripten_resize_heap = (bytes: number) => (bytes >>> 0 > memoryLimitBytes ? 0 : grow(bytes));
         void WebAssembly.instantiate(wasm, imports).then((instance) => done(instance, wasm));
         return {};
       },
@@ -215,7 +249,9 @@ class PdfiumPage implements LastPage {
     const media = m.pdfium.wasmExports.malloc(16);
     try {
       const has = m.FPDFPage_GetMediaBox(page, media, media + 4, media + 8, media + 12);
-      [this.left, this.top] = has ? [m.pdfium.getValue(media, 'float'), m.pdfium.getValue(media + 12, 'float')] : [0, this.height];
+      [this.left, this.top] = has
+        ? [m.pdfium.getValue(media, 'float'), m.pdfium.getValue(media + 12, 'float')]
+        : [0, this.height];
     } finally {
       m.pdfium.wasmExports.free(media);
     }
@@ -227,7 +263,16 @@ class PdfiumPage implements LastPage {
     const fullW = Math.max(1, Math.round(this.width * scale));
     const fullH = Math.max(1, Math.round(this.height * scale));
     const box: PageBox =
-      region === 'page' ? { x: 0, y: 0, w: 1, h: 1 } : region === 'payment-part' ? { x: 0, y: Math.max(0, 1 - PAYMENT_PART_PT / this.height), w: 1, h: Math.min(1, PAYMENT_PART_PT / this.height) } : region;
+      region === 'page'
+        ? { x: 0, y: 0, w: 1, h: 1 }
+        : region === 'payment-part'
+          ? {
+              x: 0,
+              y: Math.max(0, 1 - PAYMENT_PART_PT / this.height),
+              w: 1,
+              h: Math.min(1, PAYMENT_PART_PT / this.height),
+            }
+          : region;
     // Whole pixels of the full-page raster, so a box's raster lines up with the page's.
     const x0 = Math.max(0, Math.floor(box.x * fullW));
     const y0 = Math.max(0, Math.floor(box.y * fullH));
@@ -239,7 +284,16 @@ class PdfiumPage implements LastPage {
     try {
       m.FPDFBitmap_FillRect(bitmap, 0, 0, w, h, 0xffffffff);
       // Drawing the whole page shifted clips it to the box; (4 - /Rotate) undoes the page's rotation.
-      m.FPDF_RenderPageBitmap(bitmap, this.page, -x0, -y0, fullW, fullH, (4 - this.rotation) % 4, FPDF_ANNOT | FPDF_PRINTING);
+      m.FPDF_RenderPageBitmap(
+        bitmap,
+        this.page,
+        -x0,
+        -y0,
+        fullW,
+        fullH,
+        (4 - this.rotation) % 4,
+        FPDF_ANNOT | FPDF_PRINTING,
+      );
       const raster = grayOfBitmap(m, bitmap, { x: 0, y: 0, w, h }, 1);
       return { raster, box: { x: x0 / fullW, y: y0 / fullH, w: w / fullW, h: h / fullH } };
     } finally {
@@ -273,11 +327,21 @@ class PdfiumPage implements LastPage {
           continue;
         }
         const [width, height] = [m.pdfium.getValue(out, 'i32'), m.pdfium.getValue(out + 4, 'i32')];
-        const [a, b, c, d, e, f] = [0, 1, 2, 3, 4, 5].map((i) => m.pdfium.getValue(out + 8 + 4 * i, 'float')) as [number, number, number, number, number, number];
+        const [a, b, c, d, e, f] = [0, 1, 2, 3, 4, 5].map((i) => m.pdfium.getValue(out + 8 + 4 * i, 'float')) as [
+          number,
+          number,
+          number,
+          number,
+          number,
+          number,
+        ];
         // A stencil mask or an image with a soft mask shows more (or less) than its pixels: the render must see it too.
         if (this.hasMask(obj)) drawsMore = true;
         // The image's unit square: its first row at the top (v = 0 is y = 1 in image space).
-        const toPage = (u: number, v: number) => ({ x: (a * u + c * (1 - v) + e - this.left) / this.width, y: (this.top - (b * u + d * (1 - v) + f)) / this.height });
+        const toPage = (u: number, v: number) => ({
+          x: (a * u + c * (1 - v) + e - this.left) / this.width,
+          y: (this.top - (b * u + d * (1 - v) + f)) / this.height,
+        });
         const box = boxAround([toPage(0, 0), toPage(1, 0), toPage(0, 1), toPage(1, 1)]);
         images.push({ index, width, height, box, toPage });
       }
@@ -313,7 +377,9 @@ class PdfiumPage implements LastPage {
     try {
       for (let i = 0; i < m.FPDFImageObj_GetImageFilterCount(obj); i++) {
         const length = m.FPDFImageObj_GetImageFilter(obj, i, buffer, 64);
-        names.push(length > 1 && length <= 64 ? String.fromCharCode(...heapOf(m).subarray(buffer, buffer + length - 1)) : '');
+        names.push(
+          length > 1 && length <= 64 ? String.fromCharCode(...heapOf(m).subarray(buffer, buffer + length - 1)) : '',
+        );
       }
     } finally {
       m.pdfium.wasmExports.free(buffer);
@@ -333,7 +399,12 @@ class PdfiumPage implements LastPage {
         read: (x, y, w, h, factor) => {
           const x0 = Math.max(0, Math.min(width, Math.round(x)));
           const y0 = Math.max(0, Math.min(height, Math.round(y)));
-          return grayOfBitmap(m, bitmap, { x: x0, y: y0, w: Math.min(width - x0, Math.round(w)), h: Math.min(height - y0, Math.round(h)) }, Math.max(1, Math.floor(factor)));
+          return grayOfBitmap(
+            m,
+            bitmap,
+            { x: x0, y: y0, w: Math.min(width - x0, Math.round(w)), h: Math.min(height - y0, Math.round(h)) },
+            Math.max(1, Math.floor(factor)),
+          );
         },
       });
     } finally {
@@ -347,7 +418,12 @@ class PdfiumPage implements LastPage {
  * onto white), each `factor` × `factor` square averaged into one pixel. Read straight from the WebAssembly heap: a
  * 12-megapixel photo is never copied whole.
  */
-function grayOfBitmap(m: WrappedPdfiumModule, bitmap: number, rect: { x: number; y: number; w: number; h: number }, factor: number): GrayRaster {
+function grayOfBitmap(
+  m: WrappedPdfiumModule,
+  bitmap: number,
+  rect: { x: number; y: number; w: number; h: number },
+  factor: number,
+): GrayRaster {
   const format = m.FPDFBitmap_GetFormat(bitmap);
   const stride = m.FPDFBitmap_GetStride(bitmap);
   const bpp = format === FPDFBitmap_Gray ? 1 : format === FPDFBitmap_BGR ? 3 : 4;
@@ -363,7 +439,9 @@ function grayOfBitmap(m: WrappedPdfiumModule, bitmap: number, rect: { x: number;
       let p = buffer + (rect.y + y) * stride + rect.x * bpp;
       const row = y * width;
       if (bpp === 1) data.set(heap.subarray(p, p + width), row);
-      else for (let x = 0; x < width; x++, p += bpp) data[row + x] = (heap[p]! * 29 + heap[p + 1]! * 150 + heap[p + 2]! * 77) >> 8;
+      else
+        for (let x = 0; x < width; x++, p += bpp)
+          data[row + x] = (heap[p]! * 29 + heap[p + 1]! * 150 + heap[p + 2]! * 77) >> 8;
     }
     return { width, height, data };
   }

@@ -1,6 +1,12 @@
 /** What a PDF engine reports about a document it was asked to open. */
 export type EngineReport =
-  | { status: 'opened'; pageCount: number; version: string | undefined; attachmentCount: number; firstAndLastPageLoad: boolean }
+  | {
+      status: 'opened';
+      pageCount: number;
+      version: string | undefined;
+      attachmentCount: number;
+      firstAndLastPageLoad: boolean;
+    }
   | EngineRefusal;
 
 /** Why an engine could not work on a document. */
@@ -105,5 +111,8 @@ export interface LastPage {
 
 /** Access to the last page of a document, for as long as `use` runs. */
 export interface PageSource {
-  withLastPage<T>(pdf: Uint8Array, use: (page: LastPage) => Promise<T>): Promise<{ status: 'opened'; value: T } | EngineRefusal>;
+  withLastPage<T>(
+    pdf: Uint8Array,
+    use: (page: LastPage) => Promise<T>,
+  ): Promise<{ status: 'opened'; value: T } | EngineRefusal>;
 }

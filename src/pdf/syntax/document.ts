@@ -3,7 +3,9 @@ import { PdfParser, indexOf, isDigit, lastIndexOf } from './parser.ts';
 import { PdfRef, PdfStream, PdfSyntaxError, isDict, isName, type PdfDict, type PdfValue } from './objects.ts';
 
 /** Where an object lives: at a byte offset, or as the n-th object of an object stream. */
-type XrefEntry = { kind: 'offset'; offset: number; gen: number } | { kind: 'compressed'; stream: number; index: number };
+type XrefEntry =
+  | { kind: 'offset'; offset: number; gen: number }
+  | { kind: 'compressed'; stream: number; index: number };
 
 export interface ReadLimits {
   /** Largest decoded size of one object or cross-reference stream. */
@@ -205,7 +207,8 @@ export class PdfDocument {
   private readXrefStream(stream: PdfStream): void {
     const widths = stream.dict.get('W');
     const size = stream.dict.get('Size');
-    if (!Array.isArray(widths) || widths.length < 3 || typeof size !== 'number') throw new PdfSyntaxError('invalid', 'bad xref stream');
+    if (!Array.isArray(widths) || widths.length < 3 || typeof size !== 'number')
+      throw new PdfSyntaxError('invalid', 'bad xref stream');
     const w = widths.slice(0, 3).map((x) => (typeof x === 'number' && x >= 0 && x <= 8 ? x : NaN));
     if (w.some(Number.isNaN)) throw new PdfSyntaxError('invalid', 'bad xref stream widths');
     const index = stream.dict.get('Index');
@@ -264,7 +267,11 @@ export class PdfDocument {
   private rebuild(): PdfDict {
     for (const [num, entry] of this.scan()) this.xref.set(num, entry);
     let trailer: PdfDict | undefined;
-    for (let at = lastIndexOf(this.bytes, TRAILER); at >= 0 && !trailer; at = at > 0 ? lastIndexOf(this.bytes, TRAILER, at - 1) : -1) {
+    for (
+      let at = lastIndexOf(this.bytes, TRAILER);
+      at >= 0 && !trailer;
+      at = at > 0 ? lastIndexOf(this.bytes, TRAILER, at - 1) : -1
+    ) {
       try {
         const p = this.parser(at + TRAILER.length);
         const dict = p.readObject();

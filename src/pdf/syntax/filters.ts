@@ -11,7 +11,8 @@ export function decodeStream(stream: PdfStream, maxBytes: number): Uint8Array {
   let data = stream.data;
   filters.forEach((filter, i) => {
     if (!(filter instanceof PdfName)) throw new PdfSyntaxError('invalid', 'filter is not a name');
-    if (filter.value !== 'FlateDecode' && filter.value !== 'Fl') throw new PdfSyntaxError('unsupported', `filter ${filter.value}`);
+    if (filter.value !== 'FlateDecode' && filter.value !== 'Fl')
+      throw new PdfSyntaxError('unsupported', `filter ${filter.value}`);
     data = inflateCapped(data, maxBytes);
     const p = params[i];
     if (isDict(p)) data = unpredict(data, p);
@@ -74,12 +75,23 @@ function unpredict(data: Uint8Array, params: PdfDict): Uint8Array {
       const upLeft = i >= bpp ? prev[i - bpp]! : 0;
       const x = src[i]!;
       switch (type) {
-        case 0: row[i] = x; break;
-        case 1: row[i] = x + left; break;
-        case 2: row[i] = x + up; break;
-        case 3: row[i] = x + ((left + up) >> 1); break;
-        case 4: row[i] = x + paeth(left, up, upLeft); break;
-        default: throw new PdfSyntaxError('invalid', `PNG filter type ${type}`);
+        case 0:
+          row[i] = x;
+          break;
+        case 1:
+          row[i] = x + left;
+          break;
+        case 2:
+          row[i] = x + up;
+          break;
+        case 3:
+          row[i] = x + ((left + up) >> 1);
+          break;
+        case 4:
+          row[i] = x + paeth(left, up, upLeft);
+          break;
+        default:
+          throw new PdfSyntaxError('invalid', `PNG filter type ${type}`);
       }
     }
     prev = row;
@@ -89,7 +101,9 @@ function unpredict(data: Uint8Array, params: PdfDict): Uint8Array {
 
 function paeth(a: number, b: number, c: number): number {
   const p = a + b - c;
-  const pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
+  const pa = Math.abs(p - a),
+    pb = Math.abs(p - b),
+    pc = Math.abs(p - c);
   return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
 }
 

@@ -31,16 +31,7 @@ export class PdfStream {
   ) {}
 }
 
-export type PdfValue =
-  | null
-  | boolean
-  | number
-  | PdfName
-  | PdfRef
-  | PdfString
-  | PdfValue[]
-  | PdfDict
-  | PdfStream;
+export type PdfValue = null | boolean | number | PdfName | PdfRef | PdfString | PdfValue[] | PdfDict | PdfStream;
 
 export const isDict = (v: PdfValue | undefined): v is PdfDict => v instanceof Map;
 export const isName = (v: PdfValue | undefined, name?: string): v is PdfName =>

@@ -80,7 +80,8 @@ export class PdfParser {
       if (c === 0x5d /* ] */ || (c === 0x3e && this.bytes[this.pos + 1] === 0x3e)) {
         const frame = stack.pop();
         const closesArray = c === 0x5d;
-        if (!frame || (frame.kind === 'array') !== closesArray) throw new PdfSyntaxError('invalid', 'unbalanced brackets');
+        if (!frame || (frame.kind === 'array') !== closesArray)
+          throw new PdfSyntaxError('invalid', 'unbalanced brackets');
         this.pos += closesArray ? 1 : 2;
         value = frame.kind === 'array' ? frame.items : toDict(frame.items);
       } else {
@@ -114,7 +115,11 @@ export class PdfParser {
     while (end < b.length && isRegular(b[end]!)) end++;
     const raw = latin1(b, this.pos, end);
     this.pos = end;
-    return new PdfName(raw.includes('#') ? raw.replace(/#([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))) : raw);
+    return new PdfName(
+      raw.includes('#')
+        ? raw.replace(/#([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
+        : raw,
+    );
   }
 
   private readLiteralString(): PdfString {
@@ -149,8 +154,12 @@ export class PdfParser {
     if (b[this.pos] === 0x0a) this.pos++;
     const dataStart = this.pos;
     const declared = dict.get('Length');
-    const length = typeof declared === 'number' ? declared : declared instanceof PdfRef ? this.resolveLength?.(declared) : undefined;
-    let end = length !== undefined && Number.isInteger(length) && length >= 0 && dataStart + length <= b.length ? dataStart + length : -1;
+    const length =
+      typeof declared === 'number' ? declared : declared instanceof PdfRef ? this.resolveLength?.(declared) : undefined;
+    let end =
+      length !== undefined && Number.isInteger(length) && length >= 0 && dataStart + length <= b.length
+        ? dataStart + length
+        : -1;
     if (end < 0 || !startsWithKeyword(b, skipEol(b, end), 'endstream')) {
       // A wrong /Length is common in repaired files: fall back to the `endstream` keyword, as every reader does.
       end = indexOf(b, ENDSTREAM, dataStart);
@@ -168,7 +177,14 @@ const ENDSTREAM = new TextEncoder().encode('endstream');
 function popReference(items: PdfValue[]): PdfRef {
   const gen = items.pop();
   const num = items.pop();
-  if (typeof num !== 'number' || typeof gen !== 'number' || !Number.isInteger(num) || !Number.isInteger(gen) || num < 0 || gen < 0)
+  if (
+    typeof num !== 'number' ||
+    typeof gen !== 'number' ||
+    !Number.isInteger(num) ||
+    !Number.isInteger(gen) ||
+    num < 0 ||
+    gen < 0
+  )
     throw new PdfSyntaxError('invalid', 'malformed reference');
   return new PdfRef(num, gen);
 }
@@ -196,7 +212,11 @@ function startsWithKeyword(b: Uint8Array, pos: number, keyword: string): boolean
 
 export function indexOf(haystack: Uint8Array, needle: Uint8Array, from = 0): number {
   const first = needle[0]!;
-  outer: for (let i = haystack.indexOf(first, from); i >= 0 && i + needle.length <= haystack.length; i = haystack.indexOf(first, i + 1)) {
+  outer: for (
+    let i = haystack.indexOf(first, from);
+    i >= 0 && i + needle.length <= haystack.length;
+    i = haystack.indexOf(first, i + 1)
+  ) {
     for (let j = 1; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer;
     return i;
   }

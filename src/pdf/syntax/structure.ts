@@ -79,7 +79,8 @@ function countPages(doc: PdfDocument, pagesRef: PdfValue | undefined, limits: Re
     const node = doc.resolveDict(next);
     if (!node) continue;
     const childKids = node.get('Kids');
-    const isTreeNode = isName(node.get('Type'), 'Pages') || (!isName(node.get('Type'), 'Page') && Array.isArray(childKids));
+    const isTreeNode =
+      isName(node.get('Type'), 'Pages') || (!isName(node.get('Type'), 'Page') && Array.isArray(childKids));
     if (isTreeNode) {
       const resolvedKids = doc.resolve(childKids);
       if (Array.isArray(resolvedKids)) stack.push([...resolvedKids]);

@@ -21,7 +21,10 @@ const server = Bun.serve({
   // Deno, so it is left open; Bun streams request bodies, so nothing is buffered past what the app reads.
   maxRequestBodySize: Number.MAX_SAFE_INTEGER,
 });
-deps.logger.log('info', 'listening', { url: `http://${server.hostname}:${server.port}`, runtime: `bun ${Bun.version}` });
+deps.logger.log('info', 'listening', {
+  url: `http://${server.hostname}:${server.port}`,
+  runtime: `bun ${Bun.version}`,
+});
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {

@@ -17,7 +17,8 @@ const server = Deno.serve(
   {
     port: config.port,
     hostname: config.host,
-    onListen: ({ hostname, port }) => deps.logger.log('info', 'listening', { url: `http://${hostname}:${port}`, runtime: `deno ${Deno.version.deno}` }),
+    onListen: ({ hostname, port }) =>
+      deps.logger.log('info', 'listening', { url: `http://${hostname}:${port}`, runtime: `deno ${Deno.version.deno}` }),
   },
   app.fetch,
 );

@@ -102,7 +102,8 @@ function parseCommandLine(argv: string[]): Options | 'help' {
     } catch {
       // not JSON: reported below
     }
-    if (!Array.isArray(value)) throw new UsageError(`--references must be a JSON array, as in --references '["INV-1"]'.`);
+    if (!Array.isArray(value))
+      throw new UsageError(`--references must be a JSON array, as in --references '["INV-1"]'.`);
     // Sent compact (so the echo fits on one line) but otherwise as written: big numbers keep their digits.
     references = layoutJson(values.references);
   } else if (command === 'extract') references = '[]';
@@ -266,7 +267,15 @@ async function main(argv: string[]): Promise<number> {
   try {
     // PORT and HOST mean nothing here, nor who may call: the app runs in this process for this user alone. A stray
     // value must not stop the tool.
-    const serviceOnly = { PORT: undefined, HOST: undefined, API_KEYS_FILE: undefined, API_KEYS: undefined, AUTH_JWKS_URL: undefined, AUTH_JWT_ISSUER: undefined, AUTH_JWT_AUDIENCE: undefined };
+    const serviceOnly = {
+      PORT: undefined,
+      HOST: undefined,
+      API_KEYS_FILE: undefined,
+      API_KEYS: undefined,
+      AUTH_JWKS_URL: undefined,
+      AUTH_JWT_ISSUER: undefined,
+      AUTH_JWT_AUDIENCE: undefined,
+    };
     config = readHttpConfig({ ...process.env, ...serviceOnly, AUTH: 'none' });
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
@@ -277,12 +286,18 @@ async function main(argv: string[]): Promise<number> {
   const { inputs, errors } = await listInputs(options.paths, options.recursive);
   if (errors.length > 0) return usageError(`cannot read:\n${errors.map((e) => `  ${e}\n`).join('')}`.trimEnd());
   if (inputs.length === 0) return usageError(`no PDF files in ${options.paths.join(', ')}.`);
-  if (options.pretty && inputs.length > 1) return usageError(`--pretty prints one file's result; ${inputs.length} files were found.`);
+  if (options.pretty && inputs.length > 1)
+    return usageError(`--pretty prints one file's result; ${inputs.length} files were found.`);
 
-  const logger: Logger = config.logLevel === 'debug' ? jsonLogger('debug', (line) => process.stderr.write(line + '\n')) : { log: () => {} };
+  const logger: Logger =
+    config.logLevel === 'debug' ? jsonLogger('debug', (line) => process.stderr.write(line + '\n')) : { log: () => {} };
   // The CLI only validates and extracts, so the bridge's settings (published in the WSDL) do not apply to it, nor
   // metrics: nothing scrapes them here.
-  const app = createApp({ ...serverDeps(config, readEndpointConfig({}), await inProcessEngines(config)), logger, metrics: undefined });
+  const app = createApp({
+    ...serverDeps(config, readEndpointConfig({}), await inProcessEngines(config)),
+    logger,
+    metrics: undefined,
+  });
 
   let exit: number = EXIT.ok;
   for (const input of inputs) {

@@ -4,11 +4,27 @@ import { nodeService } from './deps.ts';
 import { serveNode } from './serve.ts';
 
 const config = readHttpConfig(process.env);
-const { app, deps, engine } = await nodeService(config, readEndpointConfig(process.env), Number(process.env.PDF_WORKERS) || undefined);
+const { app, deps, engine } = await nodeService(
+  config,
+  readEndpointConfig(process.env),
+  Number(process.env.PDF_WORKERS) || undefined,
+);
 
-const server = serveNode({ fetch: app.fetch, port: config.port, hostname: config.host, budget: deps.budget, maxBodyBytes: config.maxBodyBytes }, (info) => {
-  deps.logger.log('info', 'listening', { url: `http://${info.address}:${info.port}`, runtime: `node ${process.version}` });
-});
+const server = serveNode(
+  {
+    fetch: app.fetch,
+    port: config.port,
+    hostname: config.host,
+    budget: deps.budget,
+    maxBodyBytes: config.maxBodyBytes,
+  },
+  (info) => {
+    deps.logger.log('info', 'listening', {
+      url: `http://${info.address}:${info.port}`,
+      runtime: `node ${process.version}`,
+    });
+  },
+);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {

@@ -12,14 +12,21 @@ const WARM_UP_PDF =
   '3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 9 9]/Contents 4 0 R>>endobj ' +
   '4 0 obj<</Length 12>>stream\n1 1 2 2 re f\nendstream endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n';
 
-const { modules, memoryLimitBytes, timeoutMs } = workerData as { modules: EngineModules; memoryLimitBytes: number; timeoutMs: number };
+const { modules, memoryLimitBytes, timeoutMs } = workerData as {
+  modules: EngineModules;
+  memoryLimitBytes: number;
+  timeoutMs: number;
+};
 const engine = new PdfiumEngine({ wasm: modules.pdfium, memoryLimitBytes });
 const reader = new ZxingReader(modules.zxing);
 const clock = { now: () => performance.now() };
 
 parentPort!.on('message', async ({ kind, pdf }: EngineJob) => {
   try {
-    const result = kind === 'inspect' ? await engine.inspect(pdf) : await scanLastPage(pdf, { pages: engine, reader, clock, timeoutMs });
+    const result =
+      kind === 'inspect'
+        ? await engine.inspect(pdf)
+        : await scanLastPage(pdf, { pages: engine, reader, clock, timeoutMs });
     parentPort!.postMessage({ result });
   } catch (e) {
     parentPort!.postMessage({ error: (e as Error).message });

@@ -18,7 +18,11 @@ export interface WorkerEngineOptions {
 /** What a worker is asked: the job kinds map to the PdfEngine and QrExtractor methods. */
 export type EngineJob = { kind: 'inspect' | 'scan'; pdf: Uint8Array };
 type Outcome = EngineReport | ScanOutcome;
-type Job = EngineJob & { resolve: (r: Outcome) => void; reject: (e: Error) => void; queueTimer?: ReturnType<typeof setTimeout> };
+type Job = EngineJob & {
+  resolve: (r: Outcome) => void;
+  reject: (e: Error) => void;
+  queueTimer?: ReturnType<typeof setTimeout>;
+};
 
 /**
  * Runs PDFium in worker threads so a document can be stopped: WebAssembly cannot be interrupted from inside, but a
@@ -33,7 +37,10 @@ export class WorkerPdfEngine implements PdfEngine, QrExtractor, EngineStats {
   private restartCount = 0;
 
   constructor(private readonly options: WorkerEngineOptions) {
-    this.all = Array.from({ length: Math.max(1, options.workers) }, () => new EngineWorker(options, () => this.restartCount++));
+    this.all = Array.from(
+      { length: Math.max(1, options.workers) },
+      () => new EngineWorker(options, () => this.restartCount++),
+    );
     this.idle.push(...this.all);
   }
 
@@ -104,7 +111,10 @@ class EngineWorker {
   async run(job: Job, timeoutMs: number): Promise<void> {
     await this.ready;
     return new Promise<void>((done) => {
-      const timer = setTimeout(() => this.finish({ status: 'too-complex', reason: `time limit of ${timeoutMs} ms reached` }, true), timeoutMs);
+      const timer = setTimeout(
+        () => this.finish({ status: 'too-complex', reason: `time limit of ${timeoutMs} ms reached` }, true),
+        timeoutMs,
+      );
       this.current = { job, timer, done };
       // The buffer under the bytes is transferred, not copied (the engine port allows it): for a request, that is the
       // body the document was decoded in, so the document crosses to the worker without a copy.
@@ -135,7 +145,11 @@ class EngineWorker {
 
   private spawn(): void {
     const worker = new Worker(new URL('./pdf-worker.mjs', import.meta.url), {
-      workerData: { modules: this.options.modules, memoryLimitBytes: this.options.memoryLimitBytes, timeoutMs: this.options.timeoutMs },
+      workerData: {
+        modules: this.options.modules,
+        memoryLimitBytes: this.options.memoryLimitBytes,
+        timeoutMs: this.options.timeoutMs,
+      },
       resourceLimits: { maxOldGenerationSizeMb: 256 },
     });
     worker.unref();

@@ -28,7 +28,10 @@ export interface EngineModules {
 
 export async function loadEngineModules(): Promise<EngineModules> {
   const compile = async (specifier: string) => WebAssembly.compile(await readFile(require.resolve(specifier)));
-  const [pdfium, zxing] = await Promise.all([compile('@embedpdf/pdfium/pdfium.wasm'), compile('zxing-wasm/reader/zxing_reader.wasm')]);
+  const [pdfium, zxing] = await Promise.all([
+    compile('@embedpdf/pdfium/pdfium.wasm'),
+    compile('zxing-wasm/reader/zxing_reader.wasm'),
+  ]);
   return { pdfium, zxing };
 }
 
@@ -41,8 +44,23 @@ const clock: Clock = { now: () => performance.now() };
 export async function inProcessEngines(config: HttpConfig): Promise<Pick<AppDeps, 'engine' | 'qr' | 'engineStats'>> {
   const modules = await loadEngineModules();
   const queue = new EngineQueue(config.queueTimeoutMs);
-  const engine = new PdfiumEngine({ wasm: modules.pdfium, memoryLimitBytes: config.pdfEngineMemoryBytes, onAbort: () => queue.restarted() });
-  return { ...queue.wrap({ engine, qr: localQrExtractor({ pages: engine, reader: new ZxingReader(modules.zxing), clock, timeoutMs: config.pdfTimeoutMs }) }), engineStats: queue };
+  const engine = new PdfiumEngine({
+    wasm: modules.pdfium,
+    memoryLimitBytes: config.pdfEngineMemoryBytes,
+    onAbort: () => queue.restarted(),
+  });
+  return {
+    ...queue.wrap({
+      engine,
+      qr: localQrExtractor({
+        pages: engine,
+        reader: new ZxingReader(modules.zxing),
+        clock,
+        timeoutMs: config.pdfTimeoutMs,
+      }),
+    }),
+    engineStats: queue,
+  };
 }
 
 /** API_KEYS_FILE read from the file system (or API_KEYS as given), parsed by the core; a file that cannot be read stops the service. */
@@ -54,12 +72,18 @@ function loadApiKeys(config: HttpConfig): ApiKey[] | undefined {
   try {
     text = readFileSync(source.path, 'utf8');
   } catch (e) {
-    throw new ConfigError(`API_KEYS_FILE ${source.path} cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new ConfigError(
+      `API_KEYS_FILE ${source.path} cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
   return parseApiKeys(text, `API_KEYS_FILE ${source.path}`);
 }
 
-export function serverDeps(config: HttpConfig, endpoint: EndpointConfig, engines: Pick<AppDeps, 'engine' | 'qr' | 'engineStats'>): AppDeps & { metrics: PromMetricsRegistry } {
+export function serverDeps(
+  config: HttpConfig,
+  endpoint: EndpointConfig,
+  engines: Pick<AppDeps, 'engine' | 'qr' | 'engineStats'>,
+): AppDeps & { metrics: PromMetricsRegistry } {
   let docsScript: Promise<string> | undefined;
   const apiKeys = loadApiKeys(config);
   return {

@@ -16,21 +16,52 @@ export class PromMetricsRegistry implements MetricsRegistry {
   readonly registry = new Registry();
 
   counter(o: { name: string; help: string; labelNames?: readonly string[] }): CounterMetric {
-    const counter = new Counter({ name: o.name, help: o.help, labelNames: [...(o.labelNames ?? [])], registers: [this.registry] });
+    const counter = new Counter({
+      name: o.name,
+      help: o.help,
+      labelNames: [...(o.labelNames ?? [])],
+      registers: [this.registry],
+    });
     return { inc: (labels: Labels = {}, by = 1) => counter.inc(labels, by) };
   }
 
-  histogram(o: { name: string; help: string; labelNames?: readonly string[]; buckets: readonly number[] }): HistogramMetric {
-    const histogram = new Histogram({ name: o.name, help: o.help, labelNames: [...(o.labelNames ?? [])], buckets: [...o.buckets], registers: [this.registry] });
+  histogram(o: {
+    name: string;
+    help: string;
+    labelNames?: readonly string[];
+    buckets: readonly number[];
+  }): HistogramMetric {
+    const histogram = new Histogram({
+      name: o.name,
+      help: o.help,
+      labelNames: [...(o.labelNames ?? [])],
+      buckets: [...o.buckets],
+      registers: [this.registry],
+    });
     return { observe: (labels: Labels, value: number) => histogram.observe(labels, value) };
   }
 
   collected(o: { name: string; help: string; type: 'gauge' | 'counter'; read: () => number }): void {
     const { read } = o;
     if (o.type === 'gauge') {
-      new Gauge({ name: o.name, help: o.help, registers: [this.registry], collect() { this.set(read()); } });
+      new Gauge({
+        name: o.name,
+        help: o.help,
+        registers: [this.registry],
+        collect() {
+          this.set(read());
+        },
+      });
     } else {
-      new Counter({ name: o.name, help: o.help, registers: [this.registry], collect() { this.reset(); this.inc(read()); } });
+      new Counter({
+        name: o.name,
+        help: o.help,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          this.inc(read());
+        },
+      });
     }
   }
 

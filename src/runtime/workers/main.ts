@@ -36,11 +36,18 @@ let app: App | undefined;
 
 function build(env: Environment): App {
   const config = readHttpConfig(env, { pdfEngineMemoryBytes: 96 * 1024 * 1024, host: '0.0.0.0' });
-  if (config.auth.apiKeys?.from === 'file') throw new ConfigError('API_KEYS_FILE cannot be read on Workers (no file system): put the same lines in the API_KEYS secret');
+  if (config.auth.apiKeys?.from === 'file')
+    throw new ConfigError(
+      'API_KEYS_FILE cannot be read on Workers (no file system): put the same lines in the API_KEYS secret',
+    );
   const apiKeys = config.auth.apiKeys && parseApiKeys(config.auth.apiKeys.text, 'API_KEYS');
   // One document at a time in this isolate, the others waiting at most QUEUE_TIMEOUT_MS.
   const queue = new EngineQueue(config.queueTimeoutMs);
-  const pdfium = new PdfiumEngine({ wasm: pdfiumWasm, memoryLimitBytes: config.pdfEngineMemoryBytes, onAbort: () => queue.restarted() });
+  const pdfium = new PdfiumEngine({
+    wasm: pdfiumWasm,
+    memoryLimitBytes: config.pdfEngineMemoryBytes,
+    onAbort: () => queue.restarted(),
+  });
   // In workerd, performance.now() (like Date.now()) only advances when the isolate does I/O, a guard against timing
   // side channels. Durations in the logs and the PDF time budget therefore count from the last I/O; that is
   // acceptable here because the platform's own CPU limit bounds a request's computation.
@@ -52,7 +59,12 @@ function build(env: Environment): App {
       engine: pdfium,
       // The package types its .wasm export as a file path (for bundlers' file loaders); wrangler's CompiledWasm rule
       // makes it the compiled module.
-      qr: localQrExtractor({ pages: pdfium, reader: new ZxingReader(zxingWasm as unknown as WebAssembly.Module), clock, timeoutMs: config.pdfTimeoutMs }),
+      qr: localQrExtractor({
+        pages: pdfium,
+        reader: new ZxingReader(zxingWasm as unknown as WebAssembly.Module),
+        clock,
+        timeoutMs: config.pdfTimeoutMs,
+      }),
     }),
     engineStats: queue,
     ...(apiKeys && { apiKeys }),

@@ -85,7 +85,11 @@ export class ReaderSession implements SessionStrings {
     const start = header.size;
     const end = start + header.value;
     if (end > payload.length) {
-      throw new BinaryXmlError('InvalidSession', `a string table of ${header.value} bytes in a ${payload.length}-byte envelope`, 0);
+      throw new BinaryXmlError(
+        'InvalidSession',
+        `a string table of ${header.value} bytes in a ${payload.length}-byte envelope`,
+        0,
+      );
     }
     if (header.value > this.maxSize - this.used) {
       throw new BinaryXmlError(
@@ -156,7 +160,10 @@ export class WriterSession implements SessionStrings {
   add(value: string): number {
     const size = tableEntrySize(value);
     if (size > this.remaining) {
-      throw new BinaryXmlError('SessionQuotaExceeded', `session string ${JSON.stringify(value)} does not fit the session`);
+      throw new BinaryXmlError(
+        'SessionQuotaExceeded',
+        `session string ${JSON.stringify(value)} does not fit the session`,
+      );
     }
     return this.append(value, size);
   }

@@ -22,7 +22,11 @@ export function decodeEnvelope(
   options: Omit<DecodeOptions, 'session'> = {},
 ): DecodedEnvelope {
   const { strings, documentOffset } = session.readTable(payload);
-  const document = decodeDocument(payload.subarray(documentOffset), { ...options, session, offsetBase: documentOffset });
+  const document = decodeDocument(payload.subarray(documentOffset), {
+    ...options,
+    session,
+    offsetBase: documentOffset,
+  });
   return { strings, document };
 }
 
@@ -37,7 +41,11 @@ export interface EncodeEnvelopeOptions {
 }
 
 /** Writes one envelope payload with this side's session (one WriterSession per connection direction). */
-export function encodeEnvelope(document: XmlDocument, session: WriterSession, options: EncodeEnvelopeOptions = {}): Uint8Array {
+export function encodeEnvelope(
+  document: XmlDocument,
+  session: WriterSession,
+  options: EncodeEnvelopeOptions = {},
+): Uint8Array {
   for (const value of options.strings ?? []) session.add(value);
   const body = encodeDocument(document, {
     session,
@@ -47,5 +55,9 @@ export function encodeEnvelope(document: XmlDocument, session: WriterSession, op
   // Strings added for an envelope that then failed to encode were never sent; they go out here, ids unchanged.
   for (const value of session.takeNew()) table.string(value);
   const tableBytes = table.finish();
-  return new ByteWriter(tableBytes.length + body.length + 5).int31(tableBytes.length).bytes(tableBytes).bytes(body).finish();
+  return new ByteWriter(tableBytes.length + body.length + 5)
+    .int31(tableBytes.length)
+    .bytes(tableBytes)
+    .bytes(body)
+    .finish();
 }

@@ -141,7 +141,11 @@ export function stringText(value: string): XmlText {
   const utf8Length = new TextEncoder().encode(value).length;
   if (utf8Length / 2 > value.length) {
     const bytes = value.length * 2;
-    return { kind: 'text', type: bytes < 0x100 ? 'UnicodeChars8' : bytes < 0x10000 ? 'UnicodeChars16' : 'UnicodeChars32', value };
+    return {
+      kind: 'text',
+      type: bytes < 0x100 ? 'UnicodeChars8' : bytes < 0x10000 ? 'UnicodeChars16' : 'UnicodeChars32',
+      value,
+    };
   }
   return { kind: 'text', type: utf8Length < 0x100 ? 'Chars8' : utf8Length < 0x10000 ? 'Chars16' : 'Chars32', value };
 }
@@ -179,10 +183,24 @@ export function bytesText(value: Uint8Array): XmlText {
 
 export const decimalText = (value: string): XmlText => ({ kind: 'text', type: 'Decimal', value });
 export const uuidText = (value: string): XmlText => ({ kind: 'text', type: 'Uuid', value: value.toLowerCase() });
-export const uniqueIdText = (value: string): XmlText => ({ kind: 'text', type: 'UniqueId', value: value.toLowerCase() });
+export const uniqueIdText = (value: string): XmlText => ({
+  kind: 'text',
+  type: 'UniqueId',
+  value: value.toLowerCase(),
+});
 export const timeSpanText = (ticks: bigint): XmlText => ({ kind: 'text', type: 'TimeSpan', value: ticks });
-export const dateTimeText = (ticks: bigint, dateKind: DateTimeKind): XmlText => ({ kind: 'text', type: 'DateTime', ticks, dateKind });
+export const dateTimeText = (ticks: bigint, dateKind: DateTimeKind): XmlText => ({
+  kind: 'text',
+  type: 'DateTime',
+  ticks,
+  dateKind,
+});
 /** A dictionary string as text; the writer finds its key (or falls back to Chars when no dictionary holds it). */
 export const dictionaryText = (value: string): XmlText => ({ kind: 'text', type: 'Dictionary', value });
 /** `prefix:localName` as a QNameDictionary record when a dictionary holds localName, else as Chars. */
-export const qnameText = (prefix: string, localName: string): XmlText => ({ kind: 'text', type: 'QNameDictionary', prefix, localName });
+export const qnameText = (prefix: string, localName: string): XmlText => ({
+  kind: 'text',
+  type: 'QNameDictionary',
+  prefix,
+  localName,
+});

@@ -113,7 +113,11 @@ class Reader {
         if (even === Record.StartListText && type === even) {
           children.push(this.list());
         } else if (even === Record.StartListText || even === Record.EndListText) {
-          throw this.fail('InvalidRecord', `record 0x${hex(type)}: lists have no WithEndElement form, EndListText no list to end`, start);
+          throw this.fail(
+            'InvalidRecord',
+            `record 0x${hex(type)}: lists have no WithEndElement form, EndListText no list to end`,
+            start,
+          );
         } else {
           children.push(this.text(even, start));
           if (type !== even) this.close(true, start);
@@ -151,7 +155,8 @@ class Reader {
     try {
       element.namespace = this.lookup(element.prefix, start) ?? '';
       for (const attribute of element.attributes) {
-        if (attribute.kind === 'attribute') attribute.namespace = attribute.prefix === '' ? '' : this.lookup(attribute.prefix, start);
+        if (attribute.kind === 'attribute')
+          attribute.namespace = attribute.prefix === '' ? '' : this.lookup(attribute.prefix, start);
       }
     } catch (error) {
       this.unbind(declared);
@@ -218,7 +223,11 @@ class Reader {
     this.count(1);
     if (type === Record.StartListText) return this.list();
     if (type < MIN_TEXT || type > MAX_TEXT || (type & 1) !== 0 || type === Record.EndListText) {
-      throw this.fail('InvalidRecord', `record 0x${hex(type)} as the value of the attribute at ${attributeStart}`, start);
+      throw this.fail(
+        'InvalidRecord',
+        `record 0x${hex(type)} as the value of the attribute at ${attributeStart}`,
+        start,
+      );
     }
     return this.text(type, start);
   }
@@ -392,7 +401,8 @@ class Reader {
   /** Advances over n bytes and returns where they start; Truncated when fewer remain. */
   private take(n: number): number {
     const at = this.at;
-    if (n > this.bytes.length - at) throw this.fail('Truncated', `${n} bytes needed, ${this.bytes.length - at} left`, at);
+    if (n > this.bytes.length - at)
+      throw this.fail('Truncated', `${n} bytes needed, ${this.bytes.length - at} left`, at);
     this.at = at + n;
     return at;
   }

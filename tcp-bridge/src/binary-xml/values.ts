@@ -12,8 +12,26 @@ const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'
 export function guidFromBytes(b: Uint8Array, at = 0): string {
   const h = (i: number): string => HEX[b[at + i]!]!;
   return (
-    h(3) + h(2) + h(1) + h(0) + '-' + h(5) + h(4) + '-' + h(7) + h(6) + '-' + h(8) + h(9) + '-' +
-    h(10) + h(11) + h(12) + h(13) + h(14) + h(15)
+    h(3) +
+    h(2) +
+    h(1) +
+    h(0) +
+    '-' +
+    h(5) +
+    h(4) +
+    '-' +
+    h(7) +
+    h(6) +
+    '-' +
+    h(8) +
+    h(9) +
+    '-' +
+    h(10) +
+    h(11) +
+    h(12) +
+    h(13) +
+    h(14) +
+    h(15)
   );
 }
 

@@ -11,8 +11,24 @@
 
 import { ByteWriter, encodeUtf8, INT31_MAX } from '../bytes.ts';
 import { resolveKey, staticKey, type WriterSession } from './dictionary.ts';
-import type { XmlArray, XmlAttribute, XmlAttributeNode, XmlContent, XmlDocument, XmlElement, XmlText } from './nodes.ts';
-import { ARRAY_ITEMS, ATTRIBUTE_RECORDS, ELEMENT_RECORDS, letterPrefixIndex, Record, TEXT_RECORDS, type NameRecords } from './records.ts';
+import type {
+  XmlArray,
+  XmlAttribute,
+  XmlAttributeNode,
+  XmlContent,
+  XmlDocument,
+  XmlElement,
+  XmlText,
+} from './nodes.ts';
+import {
+  ARRAY_ITEMS,
+  ATTRIBUTE_RECORDS,
+  ELEMENT_RECORDS,
+  letterPrefixIndex,
+  Record,
+  TEXT_RECORDS,
+  type NameRecords,
+} from './records.ts';
 import { decimalToBytes, guidToBytes, invalidDocument, UNIQUE_ID_PREFIX } from './values.ts';
 
 export interface EncodeOptions {
@@ -62,7 +78,9 @@ class Writer {
     const last = children[children.length - 1];
     const foldable = last?.kind === 'text' && last.type !== 'List';
     if (element.foldEnd === true && !foldable) {
-      throw invalidDocument(`<${element.localName}> cannot end with its last text record: it has none that can carry the end`);
+      throw invalidDocument(
+        `<${element.localName}> cannot end with its last text record: it has none that can carry the end`,
+      );
     }
     const fold = foldable && element.foldEnd !== false;
     for (let i = 0; i < children.length; i++) {
@@ -210,7 +228,9 @@ class Writer {
         return;
       }
       case 'UniqueId': {
-        const bytes = text.value.startsWith(UNIQUE_ID_PREFIX) ? guidToBytes(text.value.slice(UNIQUE_ID_PREFIX.length)) : undefined;
+        const bytes = text.value.startsWith(UNIQUE_ID_PREFIX)
+          ? guidToBytes(text.value.slice(UNIQUE_ID_PREFIX.length))
+          : undefined;
         if (!bytes) throw invalidDocument(`UniqueId ${JSON.stringify(text.value)} is not urn:uuid:<guid>`);
         record(text.type).bytes(bytes);
         return;

@@ -120,7 +120,9 @@ export class ServerFramingDecoder {
   /** The envelope being received, between its size and its last byte: its declared size and the bytes so far. */
   get partialEnvelope(): { size: number; received: number } | undefined {
     const step = this.step;
-    return step.kind === 'data' && step.field === 'envelope' ? { size: step.buffer.length, received: step.received } : undefined;
+    return step.kind === 'data' && step.field === 'envelope'
+      ? { size: step.buffer.length, received: step.received }
+      : undefined;
   }
 
   /** Bytes consumed so far (what FramingFault.position counts). */
@@ -255,7 +257,8 @@ export class ServerFramingDecoder {
         return;
       case 'encoding':
         if (type === RecordType.KnownEncoding) this.step = { kind: 'knownEncodingValue' };
-        else if (type === RecordType.ExtensibleEncoding) this.step = { kind: 'size', field: 'contentType', value: 0, count: 0 };
+        else if (type === RecordType.ExtensibleEncoding)
+          this.step = { kind: 'size', field: 'contentType', value: 0, count: 0 };
         else throw this.unexpected(type, 'KnownEncoding or ExtensibleEncoding');
         return;
       case 'upgradeOrPreambleEnd':
@@ -263,7 +266,10 @@ export class ServerFramingDecoder {
           this.step = { kind: 'size', field: 'upgrade', value: 0, count: 0 };
         } else if (type === RecordType.PreambleEnd) {
           if (this.options.requireUpgrade && !this.upgraded) {
-            throw this.refuse('UpgradeInvalid', 'this endpoint requires an upgrade (transport security) before PreambleEnd');
+            throw this.refuse(
+              'UpgradeInvalid',
+              'this endpoint requires an upgrade (transport security) before PreambleEnd',
+            );
           }
           events.push({ type: 'preambleEnd' });
           this.enter('envelopes');
@@ -291,17 +297,24 @@ export class ServerFramingDecoder {
   private checkSize(field: Field, size: number): void {
     switch (field) {
       case 'via':
-        if (size > this.maxViaLength) throw this.refuse('ViaTooLong', `via of ${size} bytes (at most ${this.maxViaLength})`);
+        if (size > this.maxViaLength)
+          throw this.refuse('ViaTooLong', `via of ${size} bytes (at most ${this.maxViaLength})`);
         return;
       case 'contentType':
       case 'upgrade':
         if (size > this.maxContentTypeLength) {
-          throw this.refuse('ContentTypeTooLong', `content type of ${size} bytes (at most ${this.maxContentTypeLength})`);
+          throw this.refuse(
+            'ContentTypeTooLong',
+            `content type of ${size} bytes (at most ${this.maxContentTypeLength})`,
+          );
         }
         return;
       case 'envelope':
         if (size > this.maxMessageSize) {
-          throw this.refuse('MaxMessageSizeExceededFault', `envelope of ${size} bytes (at most ${this.maxMessageSize})`);
+          throw this.refuse(
+            'MaxMessageSizeExceededFault',
+            `envelope of ${size} bytes (at most ${this.maxMessageSize})`,
+          );
         }
         return;
     }
@@ -329,7 +342,8 @@ export class ServerFramingDecoder {
         this.enter('upgradeOrPreambleEnd');
         return;
       case 'upgrade':
-        if (!this.options.acceptUpgrade?.(value)) throw this.refuse('UpgradeInvalid', `upgrade ${value} is not offered`);
+        if (!this.options.acceptUpgrade?.(value))
+          throw this.refuse('UpgradeInvalid', `upgrade ${value} is not offered`);
         events.push({ type: 'upgradeRequest', contentType: value, rest: new Uint8Array(0) });
         this.phase = 'upgrading';
         this.step = RECORD_TYPE;
@@ -348,7 +362,10 @@ export class ServerFramingDecoder {
   }
 
   private unexpected(type: number, wanted: string): FramingFault {
-    return this.refuse('UnexpectedRecord', `record type 0x${type.toString(16).padStart(2, '0')} where ${wanted} belongs`);
+    return this.refuse(
+      'UnexpectedRecord',
+      `record type 0x${type.toString(16).padStart(2, '0')} where ${wanted} belongs`,
+    );
   }
 
   private refuse(code: FramingFaultCode, message: string): FramingFault {

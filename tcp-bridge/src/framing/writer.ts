@@ -5,7 +5,13 @@
 
 import { ByteWriter } from '../bytes.ts';
 import { framingFaultString, type FramingFaultName } from './faults.ts';
-import { BINARY_SESSION_ENCODING, FRAMING_MAJOR_VERSION, FRAMING_MINOR_VERSION, FramingMode, RecordType } from './records.ts';
+import {
+  BINARY_SESSION_ENCODING,
+  FRAMING_MAJOR_VERSION,
+  FRAMING_MINOR_VERSION,
+  FramingMode,
+  RecordType,
+} from './records.ts';
 
 export class FramingWriter {
   private readonly out = new ByteWriter();

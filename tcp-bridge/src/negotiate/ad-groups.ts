@@ -92,39 +92,71 @@ export interface Resolution {
 }
 
 /** Connects, binds, resolves `names` once, unbinds. Throws AdGroupsError (names of another domain, LDAP failures). */
-export async function resolveGroups(options: Omit<AdGroupResolverOptions, 'refreshMs' | 'logger'>): Promise<Resolution> {
+export async function resolveGroups(
+  options: Omit<AdGroupResolverOptions, 'refreshMs' | 'logger'>,
+): Promise<Resolution> {
   const url = new URL(options.url);
   if (url.protocol !== 'ldaps:' && !(url.protocol === 'ldap:' && options.startTls)) {
-    throw new AdGroupsError(`${options.url}: use ldaps://, or ldap:// with StartTLS: a simple bind must not cross the network in clear`);
+    throw new AdGroupsError(
+      `${options.url}: use ldaps://, or ldap:// with StartTLS: a simple bind must not cross the network in clear`,
+    );
   }
   const timeout = options.timeoutMs ?? 10_000;
   // tlsOptions go to the constructor for ldaps:// only: ldapts 8 given them with ldap:// breaks the StartTLS upgrade
   // (the DC resets the connection).
-  const client = new Client({ url: options.url, timeout, connectTimeout: timeout, ...(url.protocol === 'ldaps:' ? { tlsOptions: options.tlsOptions } : {}) });
+  const client = new Client({
+    url: options.url,
+    timeout,
+    connectTimeout: timeout,
+    ...(url.protocol === 'ldaps:' ? { tlsOptions: options.tlsOptions } : {}),
+  });
   const step = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
     try {
       return await run();
     } catch (error) {
-      throw new AdGroupsError(`${options.url}: ${what}: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
+      throw new AdGroupsError(
+        `${options.url}: ${what}: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`,
+      );
     }
   };
   try {
     if (url.protocol === 'ldap:') await step('StartTLS', () => client.startTLS(options.tlsOptions ?? {}));
     await step(`bind as ${options.bindDn}`, () => client.bind(options.bindDn, options.password));
-    const root = await step('RootDSE', () => client.search('', { scope: 'base', filter: '(objectClass=*)', attributes: ['defaultNamingContext', 'configurationNamingContext'] }));
+    const root = await step('RootDSE', () =>
+      client.search('', {
+        scope: 'base',
+        filter: '(objectClass=*)',
+        attributes: ['defaultNamingContext', 'configurationNamingContext'],
+      }),
+    );
     const baseDn = options.baseDn ?? first(root.searchEntries[0], 'defaultNamingContext');
     const configDn = first(root.searchEntries[0], 'configurationNamingContext');
-    if (!baseDn || !configDn) throw new AdGroupsError(`${options.url}: the RootDSE names no default or configuration naming context (not Active Directory?)`);
+    if (!baseDn || !configDn)
+      throw new AdGroupsError(
+        `${options.url}: the RootDSE names no default or configuration naming context (not Active Directory?)`,
+      );
     const partitions = await step('crossRef', () =>
       client.search(`CN=Partitions,${configDn}`, {
         scope: 'one',
-        filter: new AndFilter({ filters: [new EqualityFilter({ attribute: 'objectClass', value: 'crossRef' }), new EqualityFilter({ attribute: 'nCName', value: baseDn })] }),
+        filter: new AndFilter({
+          filters: [
+            new EqualityFilter({ attribute: 'objectClass', value: 'crossRef' }),
+            new EqualityFilter({ attribute: 'nCName', value: baseDn }),
+          ],
+        }),
         attributes: ['nETBIOSName'],
       }),
     );
     const netbiosDomain = first(partitions.searchEntries[0], 'nETBIOSName');
     if (!netbiosDomain) throw new AdGroupsError(`${options.url}: no NetBIOS name for ${baseDn}`);
-    const domain = await step('domain SID', () => client.search(baseDn, { scope: 'base', filter: '(objectClass=*)', attributes: ['objectSid'], explicitBufferAttributes: ['objectSid'] }));
+    const domain = await step('domain SID', () =>
+      client.search(baseDn, {
+        scope: 'base',
+        filter: '(objectClass=*)',
+        attributes: ['objectSid'],
+        explicitBufferAttributes: ['objectSid'],
+      }),
+    );
     const domainSid = sidOf(domain.searchEntries[0]);
     if (!domainSid) throw new AdGroupsError(`${options.url}: ${baseDn} has no objectSid`);
 
@@ -138,7 +170,9 @@ export async function resolveGroups(options: Omit<AdGroupResolverOptions, 'refre
           foreign.push(key);
           continue;
         }
-        throw new AdGroupsError(`"${name}": the bind account's domain is ${netbiosDomain}; groups of other domains are not resolved (write their SID)`);
+        throw new AdGroupsError(
+          `"${name}": the bind account's domain is ${netbiosDomain}; groups of other domains are not resolved (write their SID)`,
+        );
       }
       wanted.set(group, key);
     }
@@ -151,8 +185,15 @@ export async function resolveGroups(options: Omit<AdGroupResolverOptions, 'refre
           scope: 'sub',
           filter: new AndFilter({
             filters: [
-              new OrFilter({ filters: [new EqualityFilter({ attribute: 'objectClass', value: 'group' }), new EqualityFilter({ attribute: 'objectClass', value: 'user' })] }),
-              new OrFilter({ filters: chunk.map((g) => new EqualityFilter({ attribute: 'sAMAccountName', value: g })) }),
+              new OrFilter({
+                filters: [
+                  new EqualityFilter({ attribute: 'objectClass', value: 'group' }),
+                  new EqualityFilter({ attribute: 'objectClass', value: 'user' }),
+                ],
+              }),
+              new OrFilter({
+                filters: chunk.map((g) => new EqualityFilter({ attribute: 'sAMAccountName', value: g })),
+              }),
             ],
           }),
           attributes: ['sAMAccountName', 'objectSid'],
@@ -167,7 +208,14 @@ export async function resolveGroups(options: Omit<AdGroupResolverOptions, 'refre
         if (key !== undefined && sid !== undefined) sids.set(key, sid);
       }
     }
-    return { netbiosDomain, domainSid, baseDn, sids, missing: [...wanted.values()].filter((k) => !sids.has(k)), foreign };
+    return {
+      netbiosDomain,
+      domainSid,
+      baseDn,
+      sids,
+      missing: [...wanted.values()].filter((k) => !sids.has(k)),
+      foreign,
+    };
   } finally {
     await client.unbind().catch(() => undefined);
   }
@@ -196,7 +244,9 @@ export class AdGroupResolver {
   static async start(options: AdGroupResolverOptions): Promise<AdGroupResolver> {
     const resolution = await resolveGroups(options);
     if (resolution.missing.length > 0) {
-      throw new AdGroupsError(`no group or user ${resolution.missing.map((k) => `"${k}"`).join(', ')} in ${resolution.netbiosDomain} (${resolution.baseDn})`);
+      throw new AdGroupsError(
+        `no group or user ${resolution.missing.map((k) => `"${k}"`).join(', ')} in ${resolution.netbiosDomain} (${resolution.baseDn})`,
+      );
     }
     return new AdGroupResolver(options, resolution);
   }
@@ -233,15 +283,19 @@ export class AdGroupResolver {
       try {
         const next = await resolveGroups(this.options);
         for (const key of next.missing) {
-          if (this.current.sids.has(key)) this.options.logger?.warn('ad-groups.gone', { group: key, was: this.current.sids.get(key) });
+          if (this.current.sids.has(key))
+            this.options.logger?.warn('ad-groups.gone', { group: key, was: this.current.sids.get(key) });
         }
         for (const [key, sid] of next.sids) {
           const was = this.current.sids.get(key);
-          if (was !== undefined && was !== sid) this.options.logger?.warn('ad-groups.changed', { group: key, was, now: sid });
+          if (was !== undefined && was !== sid)
+            this.options.logger?.warn('ad-groups.changed', { group: key, was, now: sid });
         }
         if (!this.closed) this.current = next;
       } catch (error) {
-        this.options.logger?.warn('ad-groups.refresh-failed', { error: error instanceof Error ? error.message : String(error) });
+        this.options.logger?.warn('ad-groups.refresh-failed', {
+          error: error instanceof Error ? error.message : String(error),
+        });
       } finally {
         this.refreshing = undefined;
       }

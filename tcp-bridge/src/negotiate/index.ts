@@ -4,4 +4,10 @@ export * from './spnego.ts';
 export * from './ntlm/index.ts';
 export * from './gssapi/index.ts';
 export * from './stream.ts';
-export { WinbindAuthenticator, WinbindError, type DomainLogon, type DomainLogonRequest, type WinbindOptions } from './winbind.ts';
+export {
+  WinbindAuthenticator,
+  WinbindError,
+  type DomainLogon,
+  type DomainLogonRequest,
+  type WinbindOptions,
+} from './winbind.ts';

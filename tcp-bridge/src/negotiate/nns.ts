@@ -196,7 +196,8 @@ export function errorStatus(payload: Uint8Array): { bigEndian: number; littleEnd
 }
 
 export function dataFrame(payload: Uint8Array): Uint8Array {
-  if (payload.length === 0 || payload.length > MAX_DATA_SEND) throw new RangeError(`data frame payload of ${payload.length} bytes`);
+  if (payload.length === 0 || payload.length > MAX_DATA_SEND)
+    throw new RangeError(`data frame payload of ${payload.length} bytes`);
   const frame = new Uint8Array(4 + payload.length);
   new DataView(frame.buffer).setUint32(0, payload.length, true);
   frame.set(payload, 4);

@@ -136,7 +136,8 @@ export function parsePac(bytes: Uint8Array): PacBuffer[] {
   const count = view.getUint32(0, true);
   const version = view.getUint32(4, true);
   if (version !== 0) throw new PacError(`PAC: version ${version}, expected 0`);
-  if (count === 0 || count > 64 || 8 + 16 * count > bytes.length) throw new PacError(`PAC: ${count} buffers do not fit`);
+  if (count === 0 || count > 64 || 8 + 16 * count > bytes.length)
+    throw new PacError(`PAC: ${count} buffers do not fit`);
   const buffers: PacBuffer[] = [];
   for (let i = 0; i < count; i++) {
     const at = 8 + 16 * i;
@@ -217,7 +218,8 @@ class NdrReader {
   }
 
   count(value: number, what: string, entrySize: number): number {
-    if (value > MAX_ENTRIES || value * entrySize > this.end - this.offset) throw new PacError(`logon info: ${what} count ${value} does not fit`);
+    if (value > MAX_ENTRIES || value * entrySize > this.end - this.offset)
+      throw new PacError(`logon info: ${what} count ${value} does not fit`);
     return value;
   }
 
@@ -230,7 +232,13 @@ class NdrReader {
     const max = this.u32();
     const first = this.u32();
     const actual = this.u32();
-    if (first !== 0 || actual > max || header.length % 2 !== 0 || header.length / 2 > actual || header.maximumLength / 2 > max) {
+    if (
+      first !== 0 ||
+      actual > max ||
+      header.length % 2 !== 0 ||
+      header.length / 2 > actual ||
+      header.maximumLength / 2 > max
+    ) {
       throw new PacError(`logon info: ${what} is malformed`);
     }
     this.count(actual, what, 2);
@@ -245,7 +253,8 @@ class NdrReader {
     const max = this.u32();
     if (max > 15) throw new PacError(`logon info: ${what} has ${max} sub-authorities`);
     this.need(8 + 4 * max);
-    if (this.bytes[this.offset + 1] !== max) throw new PacError(`logon info: ${what} sub-authority count disagrees with its array`);
+    if (this.bytes[this.offset + 1] !== max)
+      throw new PacError(`logon info: ${what} sub-authority count disagrees with its array`);
     let result: { sid: string; length: number };
     try {
       result = readSid(this.bytes.subarray(0, this.end), this.offset);
@@ -280,10 +289,12 @@ export function decodeLogonInfo(bytes: Uint8Array): KerbValidationInfo {
   if (bytes.length < 20) throw new PacError('logon info: shorter than its headers');
   const view = dataView(bytes);
   // Common type header: version 1, little-endian (0x10), header length 8, filler 0xcccccccc.
-  if (bytes[0] !== 1 || bytes[1] !== 0x10 || view.getUint16(2, true) !== 8) throw new PacError('logon info: not an NDR type serialization v1 little-endian stream');
+  if (bytes[0] !== 1 || bytes[1] !== 0x10 || view.getUint16(2, true) !== 8)
+    throw new PacError('logon info: not an NDR type serialization v1 little-endian stream');
   // Private header: the length of the serialized object (a multiple of 8), filler.
   const objectLength = view.getUint32(8, true);
-  if (objectLength % 8 !== 0 || 16 + objectLength > bytes.length) throw new PacError(`logon info: object length ${objectLength} does not fit ${bytes.length} bytes`);
+  if (objectLength % 8 !== 0 || 16 + objectLength > bytes.length)
+    throw new PacError(`logon info: object length ${objectLength} does not fit ${bytes.length} bytes`);
   const r = new NdrReader(bytes, 16, 16 + objectLength);
   if (r.pointer() === 0) throw new PacError('logon info: NULL top-level pointer');
 
@@ -357,7 +368,8 @@ export function decodeLogonInfo(bytes: Uint8Array): KerbValidationInfo {
   }
   if (resourceDomainPointer !== 0) info.resourceGroupDomainSid = r.sid('ResourceGroupDomainSid');
   info.resourceGroupIds = groupMemberships(r, resourceGroupIdsPointer, resourceGroupCount, 'ResourceGroupIds');
-  if (info.resourceGroupIds.length > 0 && info.resourceGroupDomainSid === undefined) throw new PacError('logon info: resource groups without ResourceGroupDomainSid');
+  if (info.resourceGroupIds.length > 0 && info.resourceGroupDomainSid === undefined)
+    throw new PacError('logon info: resource groups without ResourceGroupDomainSid');
   return info;
 }
 
@@ -381,11 +393,16 @@ export function decodeUpnDnsInfo(bytes: Uint8Array): UpnDnsInfo {
   const field = (at: number, what: string): string => {
     const length = view.getUint16(at, true);
     const offset = view.getUint16(at + 2, true);
-    if (length % 2 !== 0 || offset + length > bytes.length) throw new PacError(`UPN_DNS_INFO: ${what} lies outside the buffer`);
+    if (length % 2 !== 0 || offset + length > bytes.length)
+      throw new PacError(`UPN_DNS_INFO: ${what} lies outside the buffer`);
     return new TextDecoder('utf-16le').decode(bytes.subarray(offset, offset + length));
   };
   const flags = view.getUint32(8, true);
-  const info: UpnDnsInfo = { upn: field(0, 'Upn'), dnsDomainName: field(4, 'DnsDomainName'), upnConstructed: (flags & 1) !== 0 };
+  const info: UpnDnsInfo = {
+    upn: field(0, 'Upn'),
+    dnsDomainName: field(4, 'DnsDomainName'),
+    upnConstructed: (flags & 1) !== 0,
+  };
   if ((flags & 2) !== 0) {
     if (bytes.length < 20) throw new PacError('UPN_DNS_INFO: S flag without SamName and Sid');
     info.samName = field(12, 'SamName');
@@ -433,7 +450,8 @@ export function pacIdentity(info: KerbValidationInfo): PacIdentity {
   // The primary group is a member in Windows' token whether or not GroupIds repeats it.
   if (!disabled.has(primaryGroupSid)) enabled.add(primaryGroupSid);
   for (const sid of enabled) disabled.delete(sid);
-  if (info.effectiveName === '' || info.logonDomainName === '') throw new PacError('logon info: no account or domain name');
+  if (info.effectiveName === '' || info.logonDomainName === '')
+    throw new PacError('logon info: no account or domain name');
   return {
     account: `${info.logonDomainName.toUpperCase()}\\${info.effectiveName}`,
     userName: info.effectiveName,

@@ -17,7 +17,9 @@ export function checkSecretFile(path: string, setting: string, holds: string): v
     mode = stat.mode;
     accessSync(path, constants.R_OK);
   } catch (error) {
-    throw new ConfigError(`${setting}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    throw new ConfigError(
+      `${setting}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+    );
   }
   if ((mode & 0o077) !== 0) {
     throw new ConfigError(

@@ -31,7 +31,11 @@ export function readSid(bytes: Uint8Array, offset = 0): { sid: string; length: n
   let authority = 0n;
   for (let i = 0; i < 6; i++) authority = (authority << 8n) | BigInt(bytes[offset + 2 + i]!);
   const view = new DataView(bytes.buffer, bytes.byteOffset + offset, length);
-  const parts = ['S', '1', authority < 2n ** 32n ? authority.toString() : `0x${authority.toString(16).toUpperCase().padStart(12, '0')}`];
+  const parts = [
+    'S',
+    '1',
+    authority < 2n ** 32n ? authority.toString() : `0x${authority.toString(16).toUpperCase().padStart(12, '0')}`,
+  ];
   for (let i = 0; i < count; i++) parts.push(String(view.getUint32(8 + 4 * i, true)));
   return { sid: parts.join('-'), length };
 }

@@ -29,7 +29,16 @@
  *   at sequence number 0 there.
  */
 
-import { BitString, Constructed, Enumerated, fromBER, ObjectIdentifier, OctetString, Sequence, type AsnType } from 'asn1js';
+import {
+  BitString,
+  Constructed,
+  Enumerated,
+  fromBER,
+  ObjectIdentifier,
+  OctetString,
+  Sequence,
+  type AsnType,
+} from 'asn1js';
 import {
   IntegrityError,
   NegotiateError,
@@ -86,7 +95,8 @@ const NTLMSSP = [0x4e, 0x54, 0x4c, 0x4d, 0x53, 0x53, 0x50, 0x00];
 export function readInitialContextToken(token: Uint8Array): { mechanism: string; inner: Uint8Array } {
   if (token[0] !== 0x60) throw new SpnegoError('not an initial context token (tag 0x60)');
   const length = readLength(token, 1);
-  if (length.value !== token.length - length.next) throw new SpnegoError('the initial context token length does not match');
+  if (length.value !== token.length - length.next)
+    throw new SpnegoError('the initial context token length does not match');
   const { offset, result } = fromBER(token.subarray(length.next));
   if (offset === -1 || result.error !== '' || !isTag(result, UNIVERSAL, TAG.oid) || result.lenBlock.isIndefiniteForm) {
     throw new SpnegoError('the initial context token does not start with a mechanism OID');
@@ -133,7 +143,8 @@ export function decodeNegTokenInit(token: Uint8Array): NegTokenInit {
   const reqFlags = fields.get(1);
   if (reqFlags !== undefined) {
     const bits = explicitContent(reqFlags, 1, 'reqFlags');
-    if (!isTag(bits, UNIVERSAL, TAG.bitString) || bits.idBlock.isConstructed) throw new SpnegoError('reqFlags is not a BIT STRING');
+    if (!isTag(bits, UNIVERSAL, TAG.bitString) || bits.idBlock.isConstructed)
+      throw new SpnegoError('reqFlags is not a BIT STRING');
     out.reqFlags = (bits as BitString).valueBlock.valueHexView.slice();
   }
   const mechToken = fields.get(2);
@@ -152,7 +163,8 @@ export function decodeNegTokenResp(token: Uint8Array): NegTokenResp {
   const negState = fields.get(0);
   if (negState !== undefined) {
     const value = explicitContent(negState, 0, 'negState');
-    if (!isTag(value, UNIVERSAL, TAG.enumerated) || value.idBlock.isConstructed) throw new SpnegoError('negState is not an ENUMERATED');
+    if (!isTag(value, UNIVERSAL, TAG.enumerated) || value.idBlock.isConstructed)
+      throw new SpnegoError('negState is not an ENUMERATED');
     const state = (value as Enumerated).valueBlock.valueDec;
     if (state < 0 || state > 3) throw new SpnegoError(`negState ${state}`);
     out.negState = state as NegStateValue;
@@ -160,7 +172,8 @@ export function decodeNegTokenResp(token: Uint8Array): NegTokenResp {
   const mech = fields.get(1);
   if (mech !== undefined) out.supportedMech = oidValue(explicitContent(mech, 1, 'supportedMech'), 'supportedMech');
   const responseToken = fields.get(2);
-  if (responseToken !== undefined) out.responseToken = octets(explicitContent(responseToken, 2, 'responseToken'), 'responseToken');
+  if (responseToken !== undefined)
+    out.responseToken = octets(explicitContent(responseToken, 2, 'responseToken'), 'responseToken');
   const mic = fields.get(3);
   if (mic !== undefined) out.mechListMIC = octets(explicitContent(mic, 3, 'mechListMIC'), 'mechListMIC');
   return out;
@@ -190,7 +203,8 @@ function children(node: AsnType): AsnType[] {
 
 /** The single element inside an explicit context tag `[n]`. */
 function explicitContent(node: AsnType, tagNumber: number, what: string): AsnType {
-  if (!isTag(node, CONTEXT, tagNumber) || !node.idBlock.isConstructed) throw new SpnegoError(`${what}: [${tagNumber}] expected`);
+  if (!isTag(node, CONTEXT, tagNumber) || !node.idBlock.isConstructed)
+    throw new SpnegoError(`${what}: [${tagNumber}] expected`);
   const inner = children(node);
   if (inner.length !== 1) throw new SpnegoError(`${what}: one element expected inside [${tagNumber}]`);
   return inner[0]!;
@@ -203,7 +217,8 @@ function sequenceFields(node: AsnType, what: string, max: number): Map<number, A
   let last = -1;
   for (const field of children(node)) {
     const tag = field.idBlock.tagNumber;
-    if (field.idBlock.tagClass !== CONTEXT || tag > max || tag <= last) throw new SpnegoError(`${what}: unexpected field [${tag}]`);
+    if (field.idBlock.tagClass !== CONTEXT || tag > max || tag <= last)
+      throw new SpnegoError(`${what}: unexpected field [${tag}]`);
     fields.set(tag, field);
     last = tag;
   }
@@ -211,18 +226,21 @@ function sequenceFields(node: AsnType, what: string, max: number): Map<number, A
 }
 
 function oidValue(node: AsnType, what: string): string {
-  if (!isTag(node, UNIVERSAL, TAG.oid) || node.idBlock.isConstructed) throw new SpnegoError(`${what}: OBJECT IDENTIFIER expected`);
+  if (!isTag(node, UNIVERSAL, TAG.oid) || node.idBlock.isConstructed)
+    throw new SpnegoError(`${what}: OBJECT IDENTIFIER expected`);
   return (node as ObjectIdentifier).valueBlock.toString();
 }
 
 function octets(node: AsnType, what: string): Uint8Array {
-  if (!isTag(node, UNIVERSAL, TAG.octetString) || node.idBlock.isConstructed) throw new SpnegoError(`${what}: OCTET STRING expected`);
+  if (!isTag(node, UNIVERSAL, TAG.octetString) || node.idBlock.isConstructed)
+    throw new SpnegoError(`${what}: OCTET STRING expected`);
   return (node as OctetString).valueBlock.valueHexView.slice();
 }
 
 // ---- writing ----
 
-const tagged = (tagNumber: number, value: AsnType): Constructed => new Constructed({ idBlock: { tagClass: CONTEXT, tagNumber }, value: [value] });
+const tagged = (tagNumber: number, value: AsnType): Constructed =>
+  new Constructed({ idBlock: { tagClass: CONTEXT, tagNumber }, value: [value] });
 const octetString = (bytes: Uint8Array): OctetString => new OctetString({ valueHex: bytes.slice() });
 
 export function encodeNegTokenResp(resp: Omit<NegTokenResp, 'kind'>): Uint8Array {
@@ -240,8 +258,14 @@ export function encodeMechTypes(mechTypes: readonly string[]): Uint8Array {
 }
 
 /** An initiator's first token (for tests and tools: the bridge only reads these). */
-export function encodeNegTokenInit(init: { mechTypes: readonly string[]; mechToken?: Uint8Array; mechListMIC?: Uint8Array }): Uint8Array {
-  const fields: AsnType[] = [tagged(0, new Sequence({ value: init.mechTypes.map((oid) => new ObjectIdentifier({ value: oid })) }))];
+export function encodeNegTokenInit(init: {
+  mechTypes: readonly string[];
+  mechToken?: Uint8Array;
+  mechListMIC?: Uint8Array;
+}): Uint8Array {
+  const fields: AsnType[] = [
+    tagged(0, new Sequence({ value: init.mechTypes.map((oid) => new ObjectIdentifier({ value: oid })) })),
+  ];
   if (init.mechToken !== undefined) fields.push(tagged(2, octetString(init.mechToken)));
   if (init.mechListMIC !== undefined) fields.push(tagged(3, octetString(init.mechListMIC)));
   const token = new Constructed({
@@ -338,26 +362,52 @@ export class SpnegoAcceptor implements SecurityContext {
     this.state = 'mech';
     if (!isPreferred || init.mechToken === undefined) {
       // The optimistic token (if any) was for another mechanism: ask for this one's first token.
-      return { token: encodeNegTokenResp({ negState: isPreferred ? NegState.AcceptIncomplete : NegState.RequestMic, supportedMech: chosen }), done: false };
+      return {
+        token: encodeNegTokenResp({
+          negState: isPreferred ? NegState.AcceptIncomplete : NegState.RequestMic,
+          supportedMech: chosen,
+        }),
+        done: false,
+      };
     }
     const result = await this.mech.step(init.mechToken);
     if (result.done) return this.complete(result.token, init.mechListMIC, chosen);
-    if (init.mechListMIC !== undefined) throw new NegotiateError('spnego.early-mic', 'mechListMIC before the mechanism completed');
-    return { token: encodeNegTokenResp({ negState: NegState.AcceptIncomplete, supportedMech: chosen, responseToken: result.token ?? new Uint8Array(0) }), done: false };
+    if (init.mechListMIC !== undefined)
+      throw new NegotiateError('spnego.early-mic', 'mechListMIC before the mechanism completed');
+    return {
+      token: encodeNegTokenResp({
+        negState: NegState.AcceptIncomplete,
+        supportedMech: chosen,
+        responseToken: result.token ?? new Uint8Array(0),
+      }),
+      done: false,
+    };
   }
 
   private async next(resp: NegTokenResp): Promise<StepResult> {
     if (resp.negState === NegState.Reject) throw new NegotiateError('spnego.client-reject');
-    if (resp.supportedMech !== undefined) throw new NegotiateError('spnego.malformed', 'supportedMech from the initiator');
+    if (resp.supportedMech !== undefined)
+      throw new NegotiateError('spnego.malformed', 'supportedMech from the initiator');
     if (resp.responseToken === undefined) throw new NegotiateError('spnego.malformed', 'no responseToken');
     const result = await this.mech!.step(resp.responseToken);
     if (result.done) return this.complete(result.token, resp.mechListMIC);
-    if (resp.mechListMIC !== undefined) throw new NegotiateError('spnego.early-mic', 'mechListMIC before the mechanism completed');
-    return { token: encodeNegTokenResp({ negState: NegState.AcceptIncomplete, responseToken: result.token ?? new Uint8Array(0) }), done: false };
+    if (resp.mechListMIC !== undefined)
+      throw new NegotiateError('spnego.early-mic', 'mechListMIC before the mechanism completed');
+    return {
+      token: encodeNegTokenResp({
+        negState: NegState.AcceptIncomplete,
+        responseToken: result.token ?? new Uint8Array(0),
+      }),
+      done: false,
+    };
   }
 
   /** The mechanism is established on this side; settle the mechListMICs. */
-  private complete(mechToken: Uint8Array | undefined, clientMic: Uint8Array | undefined, supportedMech?: string): StepResult {
+  private complete(
+    mechToken: Uint8Array | undefined,
+    clientMic: Uint8Array | undefined,
+    supportedMech?: string,
+  ): StepResult {
     const mech = this.mech!;
     const micOptions: MicOptions = { mechListMic: true };
     if (clientMic !== undefined) {
@@ -369,18 +419,33 @@ export class SpnegoAcceptor implements SecurityContext {
       }
       // The client still has to process our token (Kerberos mutual authentication): send our MIC, await theirs.
       this.state = 'mic';
-      const token = encodeNegTokenResp({ negState: NegState.AcceptIncomplete, supportedMech, responseToken: mechToken, mechListMIC: mech.getMic(this.mechTypesDer!, micOptions) });
+      const token = encodeNegTokenResp({
+        negState: NegState.AcceptIncomplete,
+        supportedMech,
+        responseToken: mechToken,
+        mechListMIC: mech.getMic(this.mechTypesDer!, micOptions),
+      });
       return { token, done: false };
     }
-    const ourMic = clientMic !== undefined || this.micRequired ? mech.getMic(this.mechTypesDer!, micOptions) : undefined;
+    const ourMic =
+      clientMic !== undefined || this.micRequired ? mech.getMic(this.mechTypesDer!, micOptions) : undefined;
     this.state = 'done';
-    return { token: encodeNegTokenResp({ negState: NegState.AcceptCompleted, supportedMech, responseToken: mechToken, mechListMIC: ourMic }), done: true };
+    return {
+      token: encodeNegTokenResp({
+        negState: NegState.AcceptCompleted,
+        supportedMech,
+        responseToken: mechToken,
+        mechListMIC: ourMic,
+      }),
+      done: true,
+    };
   }
 
   /** After we sent our mechListMIC ahead of the client's: the client's alone completes the exchange. */
   private lastMic(resp: NegTokenResp): StepResult {
     if (resp.negState === NegState.Reject) throw new NegotiateError('spnego.client-reject');
-    if (resp.mechListMIC === undefined || resp.responseToken !== undefined) throw new NegotiateError('spnego.mic-missing', 'the final token holds no mechListMIC');
+    if (resp.mechListMIC === undefined || resp.responseToken !== undefined)
+      throw new NegotiateError('spnego.mic-missing', 'the final token holds no mechListMIC');
     this.mech!.verifyMic(this.mechTypesDer!, resp.mechListMIC, { mechListMic: true });
     this.state = 'done';
     return { done: true };
@@ -416,7 +481,11 @@ export class SpnegoAcceptor implements SecurityContext {
  * The acceptor for a client's first token: SPNEGO, or a raw NTLM or Kerberos token handed straight to a backend
  * offering that mechanism. Throws NegotiateError for anything else.
  */
-export function createAcceptor(firstToken: Uint8Array, backends: readonly SecurityBackend[], info: AcceptorInfo): SecurityContext {
+export function createAcceptor(
+  firstToken: Uint8Array,
+  backends: readonly SecurityBackend[],
+  info: AcceptorInfo,
+): SecurityContext {
   if (isNtlmToken(firstToken)) {
     const backend = backendFor(backends, OID.ntlm);
     if (backend === undefined) throw new NegotiateError('raw.unsupported', 'raw NTLM, and no backend offers NTLM');
@@ -430,6 +499,7 @@ export function createAcceptor(firstToken: Uint8Array, backends: readonly Securi
   }
   if (mechanism === OID.spnego) return new SpnegoAcceptor(backends, info);
   const backend = backendFor(backends, mechanism);
-  if (backend === undefined) throw new NegotiateError('raw.unsupported', `raw ${mechanism} token, and no backend offers it`);
+  if (backend === undefined)
+    throw new NegotiateError('raw.unsupported', `raw ${mechanism} token, and no backend offers it`);
   return backend.createContext(mechanism, info);
 }

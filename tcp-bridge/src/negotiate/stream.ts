@@ -30,7 +30,18 @@
 import type { Logger } from '#idb';
 import { NEGOTIATE_UPGRADE } from '../framing/index.ts';
 import type { ByteStream, StreamUpgradeAcceptor } from '../streams.ts';
-import { dataFrame, errorFrame, errorStatus, HandshakeId, handshakeFrame, MAX_DATA_SEND, MAX_HANDSHAKE_PAYLOAD, NnsDecoder, NnsError, type NnsFrame } from './nns.ts';
+import {
+  dataFrame,
+  errorFrame,
+  errorStatus,
+  HandshakeId,
+  handshakeFrame,
+  MAX_DATA_SEND,
+  MAX_HANDSHAKE_PAYLOAD,
+  NnsDecoder,
+  NnsError,
+  type NnsFrame,
+} from './nns.ts';
 import { createAcceptor, SpnegoAcceptor } from './spnego.ts';
 import {
   IntegrityError,
@@ -88,7 +99,9 @@ export interface NegotiateStreamEvents {
 export type NegotiateStreamState = 'handshake' | 'established' | 'failed' | 'closed';
 
 /** NegotiateStream as the stream upgrade of `application/negotiate`, for every connection of a server. */
-export function negotiateUpgrade(options: Omit<NegotiateStreamOptions, 'remoteAddress' | 'connectionId' | 'logger'>): StreamUpgradeAcceptor {
+export function negotiateUpgrade(
+  options: Omit<NegotiateStreamOptions, 'remoteAddress' | 'connectionId' | 'logger'>,
+): StreamUpgradeAcceptor {
   return {
     contentType: NEGOTIATE_UPGRADE,
     accept: (raw, site, events) => new NegotiateStreamServer(raw, { ...options, ...site }, events),
@@ -156,7 +169,10 @@ export class NegotiateStreamServer {
   private handshake(id: number, token: Uint8Array): void {
     if (id === HandshakeId.Error) {
       const status = errorStatus(token);
-      this.options.logger?.log('info', 'negotiate: the client gave up', { remoteAddress: this.options.remoteAddress, status: status?.littleEndian ?? status?.bigEndian });
+      this.options.logger?.log('info', 'negotiate: the client gave up', {
+        remoteAddress: this.options.remoteAddress,
+        status: status?.littleEndian ?? status?.bigEndian,
+      });
       this.phase = 'failed';
       this.context?.dispose();
       this.transport.end();
@@ -170,7 +186,11 @@ export class NegotiateStreamServer {
     const clientDone = id === HandshakeId.Done;
     try {
       if (this.context === undefined) {
-        this.context = createAcceptor(token, this.options.backends, { remoteAddress: this.options.remoteAddress, protectionLevel: this.options.protectionLevel, connectionId: this.options.connectionId });
+        this.context = createAcceptor(token, this.options.backends, {
+          remoteAddress: this.options.remoteAddress,
+          protectionLevel: this.options.protectionLevel,
+          connectionId: this.options.connectionId,
+        });
         this.spnego = this.context instanceof SpnegoAcceptor;
       }
     } catch (error) {
@@ -183,9 +203,17 @@ export class NegotiateStreamServer {
         this.stepping = false;
         if (this.phase !== 'handshake') return;
         if (result.done) this.complete(result.token);
-        else if (clientDone) this.refuse(new NegotiateError('nns.client-done-early', 'the client finished while the server context was not established'));
-        else if (result.token === undefined || result.token.length === 0) this.refuse(new NegotiateError('nns.no-token', 'the context continues without a token'));
-        else if (result.token.length > MAX_HANDSHAKE_PAYLOAD) this.refuse(new NegotiateError('nns.token-too-large', `a ${result.token.length}-byte token`));
+        else if (clientDone)
+          this.refuse(
+            new NegotiateError(
+              'nns.client-done-early',
+              'the client finished while the server context was not established',
+            ),
+          );
+        else if (result.token === undefined || result.token.length === 0)
+          this.refuse(new NegotiateError('nns.no-token', 'the context continues without a token'));
+        else if (result.token.length > MAX_HANDSHAKE_PAYLOAD)
+          this.refuse(new NegotiateError('nns.token-too-large', `a ${result.token.length}-byte token`));
         else this.transport.write(handshakeFrame(HandshakeId.InProgress, result.token));
         this.pump();
       },
@@ -198,9 +226,21 @@ export class NegotiateStreamServer {
 
   private complete(token: Uint8Array | undefined): void {
     const context = this.context!;
-    const achieved: ProtectionLevel | undefined = context.confidentiality ? 'EncryptAndSign' : context.integrity ? 'Sign' : undefined;
-    if (achieved === undefined || (this.options.protectionLevel === 'EncryptAndSign' && achieved !== 'EncryptAndSign')) {
-      this.refuse(new NegotiateError('nns.protection-level', `the context provides ${achieved ?? 'no protection'}, ${this.options.protectionLevel} is required`));
+    const achieved: ProtectionLevel | undefined = context.confidentiality
+      ? 'EncryptAndSign'
+      : context.integrity
+        ? 'Sign'
+        : undefined;
+    if (
+      achieved === undefined ||
+      (this.options.protectionLevel === 'EncryptAndSign' && achieved !== 'EncryptAndSign')
+    ) {
+      this.refuse(
+        new NegotiateError(
+          'nns.protection-level',
+          `the context provides ${achieved ?? 'no protection'}, ${this.options.protectionLevel} is required`,
+        ),
+      );
       return;
     }
     const name = context.peerName;
@@ -217,8 +257,21 @@ export class NegotiateStreamServer {
     this.decoder.startData();
     this.phase = 'established';
     const mechanism = context.mechanism ?? OID.spnego;
-    const peer: NegotiatedPeer = { name, sids: context.peerSids ?? [], mechanism, mechanismName: mechanismName(mechanism), spnego: this.spnego, protectionLevel: achieved };
-    this.options.logger?.log('info', 'negotiate: authenticated', { peer: name, mechanism: peer.mechanismName, spnego: peer.spnego, protection: achieved, remoteAddress: this.options.remoteAddress });
+    const peer: NegotiatedPeer = {
+      name,
+      sids: context.peerSids ?? [],
+      mechanism,
+      mechanismName: mechanismName(mechanism),
+      spnego: this.spnego,
+      protectionLevel: achieved,
+    };
+    this.options.logger?.log('info', 'negotiate: authenticated', {
+      peer: name,
+      mechanism: peer.mechanismName,
+      spnego: peer.spnego,
+      protection: achieved,
+      remoteAddress: this.options.remoteAddress,
+    });
     this.events.established(peer, {
       write: (bytes) => this.send(bytes),
       end: () => this.close(false),

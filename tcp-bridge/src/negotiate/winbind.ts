@@ -143,7 +143,8 @@ export class WinbindAuthenticator {
   readonly domain: string;
 
   constructor(private readonly options: WinbindOptions) {
-    if (!/^[A-Za-z0-9][A-Za-z0-9.-]{0,14}$/.test(options.domain)) throw new WinbindError('winbind.config', `"${options.domain}" is not a NetBIOS domain name`);
+    if (!/^[A-Za-z0-9][A-Za-z0-9.-]{0,14}$/.test(options.domain))
+      throw new WinbindError('winbind.config', `"${options.domain}" is not a NetBIOS domain name`);
     this.domain = options.domain.toUpperCase();
     this.timeoutMs = options.timeoutMs ?? 15_000;
   }
@@ -164,14 +165,23 @@ export class WinbindAuthenticator {
     const read = (parameter: string): Promise<string> =>
       new Promise((resolve, reject) => {
         const args = ['-s', `--parameter-name=${parameter}`, ...(this.options.config ? [this.options.config] : [])];
-        execFile(this.options.testparm ?? 'testparm', args, { env: this.env(), timeout: this.timeoutMs }, (error, stdout) => {
-          if (error) reject(new WinbindError('winbind.config', `testparm ${parameter}: ${error.message}`));
-          else resolve(stdout.trim().toUpperCase());
-        });
+        execFile(
+          this.options.testparm ?? 'testparm',
+          args,
+          { env: this.env(), timeout: this.timeoutMs },
+          (error, stdout) => {
+            if (error) reject(new WinbindError('winbind.config', `testparm ${parameter}: ${error.message}`));
+            else resolve(stdout.trim().toUpperCase());
+          },
+        );
       });
     const computer = await read('netbios name');
     const domain = await read('workgroup');
-    if (domain !== this.domain) throw new WinbindError('winbind.config', `smb.conf's workgroup is ${domain}, not ${this.domain} (BRIDGE_NTLM_DOMAIN)`);
+    if (domain !== this.domain)
+      throw new WinbindError(
+        'winbind.config',
+        `smb.conf's workgroup is ${domain}, not ${this.domain} (BRIDGE_NTLM_DOMAIN)`,
+      );
     return { computer, domain };
   }
 
@@ -190,7 +200,8 @@ export class WinbindAuthenticator {
     }
     if (serverChallenge.length !== 8) throw new WinbindError('winbind.refused', 'the server challenge must be 8 bytes');
     // NTProofStr (16) + the blob's fixed part (28) + at least the MsvAvEOL pair (4): anything shorter is no NTLMv2.
-    if (ntResponse.length < 48 || ntResponse.length > 4096) throw new WinbindError('winbind.refused', `an NT response of ${ntResponse.length} bytes is no NTLMv2 response`);
+    if (ntResponse.length < 48 || ntResponse.length > 4096)
+      throw new WinbindError('winbind.refused', `an NT response of ${ntResponse.length} bytes is no NTLMv2 response`);
     const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
     const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
     const answer = await this.exchange([
@@ -212,7 +223,8 @@ export class WinbindAuthenticator {
       throw new WinbindError(REASONS.find(([pattern]) => pattern.test(text))?.[1] ?? 'winbind.refused', text);
     }
     const key = fields.get('user-session-key');
-    if (key === undefined || !/^[0-9a-fA-F]{32}$/.test(key)) throw new WinbindError('winbind.no-session-key', 'ntlm_auth gave no user session key');
+    if (key === undefined || !/^[0-9a-fA-F]{32}$/.test(key))
+      throw new WinbindError('winbind.no-session-key', 'ntlm_auth gave no user session key');
 
     // The account as the domain knows it, and its groups.
     const typed = request.domain === '' && user.includes('@') ? user : `${domain}\\${user}`;
@@ -222,7 +234,8 @@ export class WinbindAuthenticator {
     // "DOMAIN\user 1" (the last word is the SID type).
     const account = named.replace(/\s+\d+$/, '');
     const [accountDomain] = account.split('\\');
-    if (accountDomain?.toUpperCase() !== this.domain) throw new WinbindError('winbind.other-domain', `${account} is not an account of ${this.domain}`);
+    if (accountDomain?.toUpperCase() !== this.domain)
+      throw new WinbindError('winbind.other-domain', `${account} is not an account of ${this.domain}`);
     const ownSid = normalizeSid(userSid);
     const groupSids = (await this.wbinfo(['--user-sids', userSid]))
       .split('\n')
@@ -230,7 +243,12 @@ export class WinbindAuthenticator {
       .filter((l) => l !== '' && isSid(l))
       .map(normalizeSid)
       .filter((sid) => sid !== ownSid);
-    return { sessionBaseKey: new Uint8Array(Buffer.from(key, 'hex')), account, userSid: ownSid, groupSids: [...new Set(groupSids)] };
+    return {
+      sessionBaseKey: new Uint8Array(Buffer.from(key, 'hex')),
+      account,
+      userSid: ownSid,
+      groupSids: [...new Set(groupSids)],
+    };
   }
 
   private exchange(lines: string[]): Promise<string[]> {
@@ -242,7 +260,13 @@ export class WinbindAuthenticator {
         reject(error instanceof WinbindError ? error : new WinbindError('winbind.unavailable', String(error)));
         return;
       }
-      const timer = setTimeout(() => this.stopHelper(new WinbindError('winbind.unavailable', `ntlm_auth did not answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+      const timer = setTimeout(
+        () =>
+          this.stopHelper(
+            new WinbindError('winbind.unavailable', `ntlm_auth did not answer within ${this.timeoutMs} ms`),
+          ),
+        this.timeoutMs,
+      );
       this.pending = { lines: [], resolve, reject, timer };
       helper.stdin.write(`${lines.join('\n')}\n`);
     });
@@ -250,8 +274,14 @@ export class WinbindAuthenticator {
 
   private ensureHelper(): ChildProcessWithoutNullStreams {
     if (this.helper) return this.helper;
-    const args = ['--helper-protocol=ntlm-server-1', ...(this.options.config ? [`--configfile=${this.options.config}`] : [])];
-    const helper = spawn(this.options.ntlmAuth ?? 'ntlm_auth', args, { env: this.env(), stdio: ['pipe', 'pipe', 'pipe'] });
+    const args = [
+      '--helper-protocol=ntlm-server-1',
+      ...(this.options.config ? [`--configfile=${this.options.config}`] : []),
+    ];
+    const helper = spawn(this.options.ntlmAuth ?? 'ntlm_auth', args, {
+      env: this.env(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     this.helper = helper;
     this.buffered = '';
     let stderr = '';
@@ -283,10 +313,14 @@ export class WinbindAuthenticator {
     helper.stderr.setEncoding('utf8');
     helper.stderr.on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-2000)));
     helper.on('error', (error) => {
-      if (this.helper === helper) this.stopHelper(new WinbindError('winbind.unavailable', `ntlm_auth: ${error.message}`));
+      if (this.helper === helper)
+        this.stopHelper(new WinbindError('winbind.unavailable', `ntlm_auth: ${error.message}`));
     });
     helper.on('exit', (code, signal) => {
-      if (this.helper === helper) this.stopHelper(new WinbindError('winbind.unavailable', `ntlm_auth exited (${signal ?? code}): ${stderr.trim()}`));
+      if (this.helper === helper)
+        this.stopHelper(
+          new WinbindError('winbind.unavailable', `ntlm_auth exited (${signal ?? code}): ${stderr.trim()}`),
+        );
     });
     return helper;
   }
@@ -306,10 +340,21 @@ export class WinbindAuthenticator {
   private wbinfo(args: string[]): Promise<string> {
     // wbinfo reads no smb.conf (its -s is --sid-to-name): it only talks to winbindd's socket.
     return new Promise((resolve, reject) => {
-      execFile(this.options.wbinfo ?? 'wbinfo', args, { env: this.env(), timeout: this.timeoutMs }, (error, stdout, stderr) => {
-        if (error) reject(new WinbindError('winbind.unavailable', `wbinfo ${args.join(' ')}: ${(stderr || stdout || error.message).trim()}`));
-        else resolve(stdout);
-      });
+      execFile(
+        this.options.wbinfo ?? 'wbinfo',
+        args,
+        { env: this.env(), timeout: this.timeoutMs },
+        (error, stdout, stderr) => {
+          if (error)
+            reject(
+              new WinbindError(
+                'winbind.unavailable',
+                `wbinfo ${args.join(' ')}: ${(stderr || stdout || error.message).trim()}`,
+              ),
+            );
+          else resolve(stdout);
+        },
+      );
     });
   }
 

@@ -12,7 +12,15 @@
  * package considered, gives neither namespaces nor decoded entities, and the only XML parser already installed
  * (fast-xml-parser) is a development-only dependency of s3rver, so nothing is added to the dependencies.
  */
-import { attribute, element, stringText, xmlns, type XmlAttributeNode, type XmlContent, type XmlElement } from '../binary-xml/index.ts';
+import {
+  attribute,
+  element,
+  stringText,
+  xmlns,
+  type XmlAttributeNode,
+  type XmlContent,
+  type XmlElement,
+} from '../binary-xml/index.ts';
 import { XML_NS } from './names.ts';
 
 export class DataTableXmlError extends Error {
@@ -74,7 +82,8 @@ export function dataTableContent(xml: string): XmlContent[] {
       scope = stack.length ? stack[stack.length - 1]!.scope : new Map([['xml', XML_NS]]);
       continue;
     }
-    if (xml[at] === '!' || xml[at] === '?') fail('comments, CDATA, declarations and processing instructions are not expected');
+    if (xml[at] === '!' || xml[at] === '?')
+      fail('comments, CDATA, declarations and processing instructions are not expected');
     const qname = name();
     const attributes: [string, string][] = [];
     for (;;) {

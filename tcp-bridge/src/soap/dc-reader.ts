@@ -17,10 +17,30 @@
  */
 import { textToString, type XmlElement } from '../binary-xml/index.ts';
 import type { ClrValue, ClrValueType } from '#idb';
-import { CLASSES, DEFAULTS, isArray, isClass, isValueType, itemOf, type DcType, type Members } from './contract-types.ts';
+import {
+  CLASSES,
+  DEFAULTS,
+  isArray,
+  isClass,
+  isValueType,
+  itemOf,
+  type DcType,
+  type Members,
+} from './contract-types.ts';
 import { CONTRACTS_NS, XSI_NS } from './names.ts';
 import { SIMPLE_TYPES, simpleTypeNamed } from './simple-types.ts';
-import { attributeText, childElements, enterScope, invalid, is, isNil, nameOf, qnameValue, textRecords, type Scope } from './tree.ts';
+import {
+  attributeText,
+  childElements,
+  enterScope,
+  invalid,
+  is,
+  isNil,
+  nameOf,
+  qnameValue,
+  textRecords,
+  type Scope,
+} from './tree.ts';
 
 /** A value of `type` from `element`; `scope` is the one inside the element (enterScope). */
 export function readValue(type: DcType, element: XmlElement, scope: Scope): unknown {
@@ -35,7 +55,8 @@ export function readValue(type: DcType, element: XmlElement, scope: Scope): unkn
     const item = itemOf(type);
     return childElements(element).map((child) => {
       const inner = enterScope(scope, child);
-      if (!is(child, inner, CONTRACTS_NS, item)) throw invalid(`<${element.localName}> holds <${child.localName}> where ${item} items belong.`);
+      if (!is(child, inner, CONTRACTS_NS, item))
+        throw invalid(`<${element.localName}> holds <${child.localName}> where ${item} items belong.`);
       const value = readValue(item, child, inner);
       if (value === null) throw invalid(`An item of <${element.localName}> is nil.`);
       return value;
@@ -45,7 +66,12 @@ export function readValue(type: DcType, element: XmlElement, scope: Scope): unkn
 }
 
 /** The members of a data contract, or the parameters of an operation, by name (see the decisions above). */
-export function readMembers(members: Members, element: XmlElement, scope: Scope, namespace: string): Record<string, unknown> {
+export function readMembers(
+  members: Members,
+  element: XmlElement,
+  scope: Scope,
+  namespace: string,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const child of childElements(element)) {
     const inner = enterScope(scope, child);
@@ -64,6 +90,9 @@ function readObject(element: XmlElement, scope: Scope): ClrValue {
   if (typeText === undefined) throw invalid(`<${element.localName}> is an object without i:type.`);
   const qname = qnameValue(textToString(typeText), scope);
   const type = simpleTypeNamed(qname.name, qname.namespace);
-  if (type === undefined) throw invalid(`i:type '{${qname.namespace}}${qname.name}' of <${element.localName}> is not a type IIDBService accepts.`);
+  if (type === undefined)
+    throw invalid(
+      `i:type '{${qname.namespace}}${qname.name}' of <${element.localName}> is not a type IIDBService accepts.`,
+    );
   return { type, value: SIMPLE_TYPES[type].read(textRecords(element)) } as ClrValue;
 }

@@ -8,7 +8,16 @@
  * - null is `i:nil="true"` (a True record); members are in alphabetical order, prefixed; array items are named after
  *   their contract; a DataTable is its inline schema and diffgram.
  */
-import { attribute, boolText, element, qnameText, xmlns, type XmlAttributeNode, type XmlContent, type XmlElement } from '../binary-xml/index.ts';
+import {
+  attribute,
+  boolText,
+  element,
+  qnameText,
+  xmlns,
+  type XmlAttributeNode,
+  type XmlContent,
+  type XmlElement,
+} from '../binary-xml/index.ts';
 import type { ClrValue, ClrValueType, DataTableResult } from '#idb';
 import { CLASSES, isArray, isClass, isValueType, itemOf, type DcType } from './contract-types.ts';
 import { dataTableContent } from './datatable-xml.ts';
@@ -22,13 +31,21 @@ const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
  * The element `prefix:localName` holding `value` of `type`. `scope` holds the prefixes declared around it; `root`
  * marks the top of a serialized value (an operation's result), where DataContractSerializer declares namespaces.
  */
-export function writeValue(type: DcType, prefix: string, localName: string, value: unknown, scope: Scope, root: boolean): XmlElement {
+export function writeValue(
+  type: DcType,
+  prefix: string,
+  localName: string,
+  value: unknown,
+  scope: Scope,
+  root: boolean,
+): XmlElement {
   const attributes: XmlAttributeNode[] = [];
   const declarations: XmlAttributeNode[] = [];
   let declared: Map<string, string> | undefined;
   /** The prefix bound to `namespace` in scope, else `wanted` or the first free letter, declared here. */
   const prefixOf = (namespace: string, wanted?: string): string => {
-    for (const [p, uri] of declared ?? scope) if (uri === namespace && p !== '' && (wanted === undefined || p === wanted)) return p;
+    for (const [p, uri] of declared ?? scope)
+      if (uri === namespace && p !== '' && (wanted === undefined || p === wanted)) return p;
     const inner = (declared ??= new Map(scope));
     const chosen = wanted ?? [...LETTERS].find((letter) => !inner.has(letter))!;
     inner.set(chosen, namespace);
@@ -41,7 +58,8 @@ export function writeValue(type: DcType, prefix: string, localName: string, valu
     prefixOf(CONTRACTS_NS);
     prefixOf(XSI_NS, 'i');
   }
-  const done = (children: XmlContent[]): XmlElement => element(prefix, localName, [...attributes, ...declarations], children);
+  const done = (children: XmlContent[]): XmlElement =>
+    element(prefix, localName, [...attributes, ...declarations], children);
 
   if (value === null || value === undefined) {
     if (isValueType(type)) throw new TypeError(`${localName} (${type}) cannot be null`);
@@ -63,7 +81,11 @@ export function writeValue(type: DcType, prefix: string, localName: string, valu
   if (isClass(type)) {
     const members = prefixOf(CONTRACTS_NS);
     const record = value as Record<string, unknown>;
-    return done(CLASSES[type].map(([name, memberType]) => writeValue(memberType, members, name, record[name], declared ?? scope, false)));
+    return done(
+      CLASSES[type].map(([name, memberType]) =>
+        writeValue(memberType, members, name, record[name], declared ?? scope, false),
+      ),
+    );
   }
   return done((SIMPLE_TYPES[type as ClrValueType] as SimpleType<ClrValueType>).write(value as never));
 }

@@ -4,7 +4,16 @@
  * anonymous (EndpointAddress.ApplyTo clears To for an anonymous address under WS-Addressing 1.0; the Mono capture
  * has no To either).
  */
-import { attribute, element, stringText, uniqueIdText, xmlns, type XmlContent, type XmlDocument, type XmlElement } from '../binary-xml/index.ts';
+import {
+  attribute,
+  element,
+  stringText,
+  uniqueIdText,
+  xmlns,
+  type XmlContent,
+  type XmlDocument,
+  type XmlElement,
+} from '../binary-xml/index.ts';
 import type { ReplyAddressing } from './fault.ts';
 import { ANONYMOUS, SOAP_NS, WSA_NS } from './names.ts';
 
@@ -19,15 +28,29 @@ const mustUnderstand = () => attribute('s', 'mustUnderstand', '1');
 /** A GUID-based id exactly as .NET's UniqueId prints it goes back as a UniqueId record, anything else as text. */
 const UNIQUE_ID = /^urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-export function replyEnvelope(action: string, request: ReplyAddressing | undefined, extraHeaders: XmlElement[], body: XmlContent[]): XmlDocument {
+export function replyEnvelope(
+  action: string,
+  request: ReplyAddressing | undefined,
+  extraHeaders: XmlElement[],
+  body: XmlContent[],
+): XmlDocument {
   const headers = [element('a', 'Action', [mustUnderstand()], [stringText(action)]), ...extraHeaders];
   const messageId = request?.messageId;
-  if (messageId !== undefined) headers.push(element('a', 'RelatesTo', [], [UNIQUE_ID.test(messageId) ? uniqueIdText(messageId) : stringText(messageId)]));
+  if (messageId !== undefined)
+    headers.push(
+      element('a', 'RelatesTo', [], [UNIQUE_ID.test(messageId) ? uniqueIdText(messageId) : stringText(messageId)]),
+    );
   const replyTo = request?.replyTo;
-  if (replyTo !== undefined && replyTo !== ANONYMOUS) headers.push(element('a', 'To', [mustUnderstand()], [stringText(replyTo)]));
+  if (replyTo !== undefined && replyTo !== ANONYMOUS)
+    headers.push(element('a', 'To', [mustUnderstand()], [stringText(replyTo)]));
   return {
     children: [
-      element('s', 'Envelope', [xmlns('s', SOAP_NS), xmlns('a', WSA_NS)], [element('s', 'Header', [], headers), element('s', 'Body', [], body)]),
+      element(
+        's',
+        'Envelope',
+        [xmlns('s', SOAP_NS), xmlns('a', WSA_NS)],
+        [element('s', 'Header', [], headers), element('s', 'Body', [], body)],
+      ),
     ],
   };
 }

@@ -23,17 +23,37 @@ import { ENVELOPE_SCOPE, replyEnvelope } from './envelope.ts';
 import { contractFault, SoapFault, type FaultSubcode, type QualifiedName, type ReplyAddressing } from './fault.ts';
 import { FAULT_ACTION, SOAP_NS, type SoapOptions } from './names.ts';
 
-export function writeFault(request: ReplyAddressing | undefined, fault: IdbFault | SoapFault, options: SoapOptions): XmlDocument {
+export function writeFault(
+  request: ReplyAddressing | undefined,
+  fault: IdbFault | SoapFault,
+  options: SoapOptions,
+): XmlDocument {
   const soap = fault instanceof SoapFault ? fault : contractFault(fault, options.serviceNamespace);
   const headers = soap.notUnderstood.map(notUnderstood);
   return replyEnvelope(FAULT_ACTION, request ?? soap.addressing, headers, [faultElement(soap)]);
 }
 
 function faultElement(fault: SoapFault): XmlElement {
-  const code: FaultSubcode = { name: fault.code, namespace: SOAP_NS, ...(fault.subcode ? { subcode: fault.subcode } : {}) };
+  const code: FaultSubcode = {
+    name: fault.code,
+    namespace: SOAP_NS,
+    ...(fault.subcode ? { subcode: fault.subcode } : {}),
+  };
   const parts = [
     element('s', 'Code', [], codeParts(code)),
-    element('s', 'Reason', [], [element('s', 'Text', [attribute('xml', 'lang', 'en-US')], fault.reason === '' ? [] : [stringText(fault.reason)])]),
+    element(
+      's',
+      'Reason',
+      [],
+      [
+        element(
+          's',
+          'Text',
+          [attribute('xml', 'lang', 'en-US')],
+          fault.reason === '' ? [] : [stringText(fault.reason)],
+        ),
+      ],
+    ),
   ];
   if (fault.problemHeader) {
     const { text, declarations } = qualified(fault.problemHeader, 'a');

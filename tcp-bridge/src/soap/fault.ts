@@ -116,7 +116,12 @@ export function addressingHeaderRequired(header: 'Action' | 'MessageID', address
 }
 
 /** The same fault for a header that came twice or cannot be read: Sender / wsa:InvalidAddressingHeader. */
-export function invalidAddressingHeader(header: string, reason: string, addressing: ReplyAddressing, duplicate: boolean): SoapFault {
+export function invalidAddressingHeader(
+  header: string,
+  reason: string,
+  addressing: ReplyAddressing,
+  duplicate: boolean,
+): SoapFault {
   return new SoapFault({
     code: 'Sender',
     subcode: {

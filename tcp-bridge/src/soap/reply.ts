@@ -10,9 +10,19 @@ import { ENVELOPE_SCOPE, replyEnvelope } from './envelope.ts';
 import type { ReplyAddressing } from './fault.ts';
 import { replyActionOf, type SoapOptions } from './names.ts';
 
-export function writeReply<K extends OperationName>(request: ReplyAddressing, operation: K, result: Operations[K]['result'], options: SoapOptions): XmlDocument {
+export function writeReply<K extends OperationName>(
+  request: ReplyAddressing,
+  operation: K,
+  result: Operations[K]['result'],
+  options: SoapOptions,
+): XmlDocument {
   const ns = options.serviceNamespace;
   const scope = new Map([...ENVELOPE_SCOPE, ['', ns]]);
   const value = writeValue(SIGNATURES[operation].result, '', `${operation}Result`, result, scope, true);
-  return replyEnvelope(replyActionOf(ns, operation), request, [], [element('', `${operation}Response`, [xmlns('', ns)], [value])]);
+  return replyEnvelope(
+    replyActionOf(ns, operation),
+    request,
+    [],
+    [element('', `${operation}Response`, [xmlns('', ns)], [value])],
+  );
 }

@@ -25,7 +25,18 @@ import {
   type QualifiedName,
 } from './fault.ts';
 import { actionPrefix, OUR_ROLES, SOAP_NS, WSA_NS, type SoapOptions } from './names.ts';
-import { attributeText, childElements, enterScope, invalid, is, nameOf, ROOT_SCOPE, textContent, xsBoolean, type Scope } from './tree.ts';
+import {
+  attributeText,
+  childElements,
+  enterScope,
+  invalid,
+  is,
+  nameOf,
+  ROOT_SCOPE,
+  textContent,
+  xsBoolean,
+  type Scope,
+} from './tree.ts';
 
 export interface SoapRequest<K extends OperationName = OperationName> {
   action: string;
@@ -99,16 +110,23 @@ function readHeaders(header: Scoped, addressing: Addressing): QualifiedName[] {
   for (const element of childElements(header.element)) {
     const scope = enterScope(header.scope, element);
     const name = nameOf(element, scope);
-    const understood = name.namespace === WSA_NS && Object.hasOwn(UNDERSTOOD, name.name) ? (name.name as Understood) : undefined;
+    const understood =
+      name.namespace === WSA_NS && Object.hasOwn(UNDERSTOOD, name.name) ? (name.name as Understood) : undefined;
     if (understood === undefined) {
       if (mustBeUnderstood(element, scope)) notUnderstood.push(name);
       continue;
     }
     if (addressing[UNDERSTOOD[understood]] !== undefined) {
-      throw invalidAddressingHeader(understood, `Multiple headers with name '${understood}' and namespace '${WSA_NS}' found.`, addressing, true);
+      throw invalidAddressingHeader(
+        understood,
+        `Multiple headers with name '${understood}' and namespace '${WSA_NS}' found.`,
+        addressing,
+        true,
+      );
     }
     const value = understood === 'ReplyTo' ? replyAddress(element, scope, addressing) : textContent(element).trim();
-    if (value === '') throw invalidAddressingHeader(understood, `The ${understood} header is empty.`, addressing, false);
+    if (value === '')
+      throw invalidAddressingHeader(understood, `The ${understood} header is empty.`, addressing, false);
     addressing[UNDERSTOOD[understood]] = value;
   }
   return notUnderstood;
@@ -118,7 +136,8 @@ function mustBeUnderstood(element: XmlElement, scope: Scope): boolean {
   const flag = attributeText(element, scope, SOAP_NS, 'mustUnderstand');
   if (flag === undefined) return false;
   const must = xsBoolean(textToString(flag));
-  if (must === undefined) throw invalid(`mustUnderstand="${textToString(flag)}" on header ${element.localName} is not a boolean.`);
+  if (must === undefined)
+    throw invalid(`mustUnderstand="${textToString(flag)}" on header ${element.localName} is not a boolean.`);
   const role = attributeText(element, scope, SOAP_NS, 'role');
   return must && (role === undefined || OUR_ROLES.has(textToString(role).trim()));
 }
@@ -131,13 +150,20 @@ function replyAddress(element: XmlElement, scope: Scope, addressing: Addressing)
   throw invalidAddressingHeader('ReplyTo', 'The ReplyTo header has no Address.', addressing, false);
 }
 
-function readArguments<K extends OperationName>(operation: K, body: Scoped, serviceNamespace: string): Operations[K]['args'] {
+function readArguments<K extends OperationName>(
+  operation: K,
+  body: Scoped,
+  serviceNamespace: string,
+): Operations[K]['args'] {
   const wrapper = childElements(body.element)[0];
-  if (wrapper === undefined) throw invalid(`The Body is empty; <${operation}> in namespace '${serviceNamespace}' was expected.`);
+  if (wrapper === undefined)
+    throw invalid(`The Body is empty; <${operation}> in namespace '${serviceNamespace}' was expected.`);
   const scope = enterScope(body.scope, wrapper);
   if (!is(wrapper, scope, serviceNamespace, operation)) {
     const found = nameOf(wrapper, scope);
-    throw invalid(`The Body holds <${found.name}> in namespace '${found.namespace}', not <${operation}> in '${serviceNamespace}'.`);
+    throw invalid(
+      `The Body holds <${found.name}> in namespace '${found.namespace}', not <${operation}> in '${serviceNamespace}'.`,
+    );
   }
   return readMembers(SIGNATURES[operation].params, wrapper, scope, serviceNamespace) as Operations[K]['args'];
 }

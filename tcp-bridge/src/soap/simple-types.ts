@@ -21,7 +21,15 @@ import {
 import type { ClrValue, ClrValueType } from '#idb';
 import { SER_NS, XSD_NS } from './names.ts';
 import { invalid, xsBoolean } from './tree.ts';
-import { DATE_TIME_TICKS_END, parseBase64, parseDateTime, parseDecimal, parseDouble, parseGuid, parseInteger } from './xsd.ts';
+import {
+  DATE_TIME_TICKS_END,
+  parseBase64,
+  parseDateTime,
+  parseDecimal,
+  parseDouble,
+  parseGuid,
+  parseInteger,
+} from './xsd.ts';
 
 type ValueOf<T extends ClrValueType> = Extract<ClrValue, { type: T }>['value'];
 
@@ -55,13 +63,15 @@ function integer<T extends 'int' | 'short'>(type: T, bits: number): SimpleType<T
 
 /** XmlBinaryWriter.WriteFloatText: an integral value in the Int64 range as an integer record, else Float. */
 function floatText(value: number): XmlText {
-  if (Number.isInteger(value) && !Object.is(value, -0) && value >= -(2 ** 63) && value < 2 ** 63) return intText(BigInt(value));
+  if (Number.isInteger(value) && !Object.is(value, -0) && value >= -(2 ** 63) && value < 2 ** 63)
+    return intText(BigInt(value));
   return { kind: 'text', type: 'Float', value };
 }
 
 function dateTimeRecord(value: string): XmlText {
   const parsedValue = parseDateTime(value);
-  if (parsedValue === undefined || parsedValue.ticks < 0n || parsedValue.ticks >= DATE_TIME_TICKS_END) return stringText(value);
+  if (parsedValue === undefined || parsedValue.ticks < 0n || parsedValue.ticks >= DATE_TIME_TICKS_END)
+    return stringText(value);
   return dateTimeText(parsedValue.ticks, parsedValue.dateKind);
 }
 

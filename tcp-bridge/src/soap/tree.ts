@@ -44,10 +44,16 @@ export function is(element: XmlElement, scope: Scope, namespace: string, localNa
 }
 
 /** The text of an attribute by expanded name (an unprefixed attribute has no namespace). */
-export function attributeText(element: XmlElement, scope: Scope, namespace: string, localName: string): XmlText | undefined {
+export function attributeText(
+  element: XmlElement,
+  scope: Scope,
+  namespace: string,
+  localName: string,
+): XmlText | undefined {
   for (const node of element.attributes) {
     if (node.kind !== 'attribute' || node.localName !== localName) continue;
-    if ((node.prefix === '' ? '' : resolve(scope, node.prefix, `attribute ${node.localName}`)) === namespace) return node.value;
+    if ((node.prefix === '' ? '' : resolve(scope, node.prefix, `attribute ${node.localName}`)) === namespace)
+      return node.value;
   }
   return undefined;
 }
@@ -57,7 +63,10 @@ export function childElements(element: XmlElement): XmlElement[] {
   const out: XmlElement[] = [];
   for (const child of element.children) {
     if (child.kind === 'element') out.push(child);
-    else if (!ignorable(child)) throw invalid(`<${element.localName}> holds ${child.kind === 'array' ? 'an array record' : 'text'} where elements belong.`);
+    else if (!ignorable(child))
+      throw invalid(
+        `<${element.localName}> holds ${child.kind === 'array' ? 'an array record' : 'text'} where elements belong.`,
+      );
   }
   return out;
 }
@@ -71,7 +80,10 @@ export function textRecords(element: XmlElement): XmlText[] {
   const out: XmlText[] = [];
   for (const child of element.children) {
     if (child.kind === 'text') out.push(child);
-    else if (child.kind !== 'comment') throw invalid(`<${element.localName}> holds ${child.kind === 'array' ? 'an array record' : 'an element'} where text belongs.`);
+    else if (child.kind !== 'comment')
+      throw invalid(
+        `<${element.localName}> holds ${child.kind === 'array' ? 'an array record' : 'an element'} where text belongs.`,
+      );
   }
   return out;
 }

@@ -81,12 +81,30 @@ const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(
 export function parseDateTime(text: string): DateTimeValue | undefined {
   const m = DATE_TIME.exec(text.trim());
   if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const date = new Date(0);
   date.setUTCFullYear(year, month - 1, day);
-  if (year < 1 || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) return undefined;
+  if (
+    year < 1 ||
+    date.getUTCMonth() !== month - 1 ||
+    date.getUTCDate() !== day ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59
+  )
+    return undefined;
   const days = BigInt(Math.round(date.getTime() / 86_400_000)) + DAYS_TO_1970;
-  let ticks = days * TICKS_PER_DAY + BigInt((hour * 60 + minute) * 60 + second) * TICKS_PER_SECOND + BigInt((m[7] ?? '').slice(0, 7).padEnd(7, '0'));
+  let ticks =
+    days * TICKS_PER_DAY +
+    BigInt((hour * 60 + minute) * 60 + second) * TICKS_PER_SECOND +
+    BigInt((m[7] ?? '').slice(0, 7).padEnd(7, '0'));
   const zone = m[8];
   let dateKind: DateTimeKind = 0;
   if (zone === 'Z') dateKind = 1;

@@ -106,7 +106,11 @@ describe('MC-NBFX records, byte for byte', () => {
     ['EmptyText', text('Empty', {}), ''],
     ['DictionaryText', text('Dictionary', { value: 'Envelope', key: 2 }), '02'],
     ['DictionaryText (session)', text('Dictionary', { value: 'sql', key: 5 }), '05'],
-    ['UniqueIdText', text('UniqueId', { value: 'urn:uuid:97e5954d-ddfb-4040-9aa3-bcb40df0750b' }), '4d95e597fbdd40409aa3bcb40df0750b'],
+    [
+      'UniqueIdText',
+      text('UniqueId', { value: 'urn:uuid:97e5954d-ddfb-4040-9aa3-bcb40df0750b' }),
+      '4d95e597fbdd40409aa3bcb40df0750b',
+    ],
     ['TimeSpanText', text('TimeSpan', { value: 36_000_000_000n }), '0068c46108000000'],
     ['UuidText', text('Uuid', { value: '97e5954d-ddfb-4040-9aa3-bcb40df0750b' }), '4d95e597fbdd40409aa3bcb40df0750b'],
     ['UInt64Text', text('UInt64', { value: 2n ** 64n - 1n }), 'ffffffffffffffff'],
@@ -117,10 +121,35 @@ describe('MC-NBFX records, byte for byte', () => {
     ['QNameDictionaryText', text('QNameDictionary', { prefix: 'b', localName: 'Envelope', key: 2 }), '01 02'],
   ];
   const recordOf: Record<string, number> = {
-    Zero: 0x80, One: 0x82, False: 0x84, True: 0x86, Int8: 0x88, Int16: 0x8a, Int32: 0x8c, Int64: 0x8e, Float: 0x90,
-    Double: 0x92, Decimal: 0x94, DateTime: 0x96, Chars8: 0x98, Chars16: 0x9a, Chars32: 0x9c, Bytes8: 0x9e, Bytes16: 0xa0,
-    Bytes32: 0xa2, Empty: 0xa8, Dictionary: 0xaa, UniqueId: 0xac, TimeSpan: 0xae, Uuid: 0xb0, UInt64: 0xb2, Bool: 0xb4,
-    UnicodeChars8: 0xb6, UnicodeChars16: 0xb8, UnicodeChars32: 0xba, QNameDictionary: 0xbc,
+    Zero: 0x80,
+    One: 0x82,
+    False: 0x84,
+    True: 0x86,
+    Int8: 0x88,
+    Int16: 0x8a,
+    Int32: 0x8c,
+    Int64: 0x8e,
+    Float: 0x90,
+    Double: 0x92,
+    Decimal: 0x94,
+    DateTime: 0x96,
+    Chars8: 0x98,
+    Chars16: 0x9a,
+    Chars32: 0x9c,
+    Bytes8: 0x9e,
+    Bytes16: 0xa0,
+    Bytes32: 0xa2,
+    Empty: 0xa8,
+    Dictionary: 0xaa,
+    UniqueId: 0xac,
+    TimeSpan: 0xae,
+    Uuid: 0xb0,
+    UInt64: 0xb2,
+    Bool: 0xb4,
+    UnicodeChars8: 0xb6,
+    UnicodeChars16: 0xb8,
+    UnicodeChars32: 0xba,
+    QNameDictionary: 0xbc,
   };
 
   it.each(texts)('%s and its WithEndElement form', (_, node, value) => {
@@ -138,7 +167,10 @@ describe('MC-NBFX records, byte for byte', () => {
     const list = text('List', { items: [text('True', {}), text('False', {}), text('Zero', {}), text('One', {})] });
     roundTrip(inX(list, false), '400178 a4 86 84 80 82 a6 01');
     expect(textToString(list)).toBe('true false 0 1');
-    roundTrip({ children: [element('', 'x', [attribute('', 'a', list)])] }, `400178 0401${ascii('a')} a4 86 84 80 82 a6 01`);
+    roundTrip(
+      { children: [element('', 'x', [attribute('', 'a', list)])] },
+      `400178 0401${ascii('a')} a4 86 84 80 82 a6 01`,
+    );
     expect(() => encodeDocument(inX(list, true))).toThrow(BinaryXmlError);
   });
 
@@ -149,13 +181,19 @@ describe('MC-NBFX records, byte for byte', () => {
       [{ ...element('pre', 'x', [u]) }, `41 ${str('pre')} ${str('x')} 09 ${str('pre')} ${str('u')} 01`],
       [{ ...element('', 'Envelope'), localNameKey: 2 }, '42 02 01'],
       [{ ...element('pre', 'Envelope', [u]), localNameKey: 2 }, `43 ${str('pre')} 02 09 ${str('pre')} ${str('u')} 01`],
-      [{ ...element('s', 'Envelope', [{ ...xmlns('s', STATIC_DICTIONARY[2]!), uriKey: 4 }]), localNameKey: 2 }, '56 02 0b 0173 04 01'],
+      [
+        { ...element('s', 'Envelope', [{ ...xmlns('s', STATIC_DICTIONARY[2]!), uriKey: 4 }]), localNameKey: 2 },
+        '56 02 0b 0173 04 01',
+      ],
       [{ ...element('a', 'Body', [xmlns('a', 'u')]), localNameKey: 0x0e }, `44 0e 09 ${str('a')} ${str('u')} 01`],
       [element('z', 'x', [xmlns('z', 'u')]), `77 ${str('x')} 09 ${str('z')} ${str('u')} 01`],
       [element('a', 'x', [xmlns('a', 'u')]), `5e ${str('x')} 09 ${str('a')} ${str('u')} 01`],
       // Long forms a writer may choose though a shorter record exists.
       [{ ...element('', 'x'), longForm: true }, `41 00 ${str('x')} 01`],
-      [{ ...element('a', 'x', [xmlns('a', 'u')]), longForm: true }, `41 ${str('a')} ${str('x')} 09 ${str('a')} ${str('u')} 01`],
+      [
+        { ...element('a', 'x', [xmlns('a', 'u')]), longForm: true },
+        `41 ${str('a')} ${str('x')} 09 ${str('a')} ${str('u')} 01`,
+      ],
       [{ ...element('', 'Envelope'), localNameKey: 2, longForm: true }, '43 00 02 01'],
     ];
     for (const [node, bytes] of cases) roundTrip({ children: [{ ...node, foldEnd: false }] }, bytes);
@@ -170,8 +208,17 @@ describe('MC-NBFX records, byte for byte', () => {
       [[decl, attribute('pre', 'a', one)], `${declHex} 05 ${str('pre')} ${str('a')} 82`],
       [[{ ...attribute('', 'mustUnderstand', one), localNameKey: 0 }], '06 00 82'],
       [[decl, { ...attribute('pre', 'mustUnderstand', one), localNameKey: 0 }], `${declHex} 07 ${str('pre')} 00 82`],
-      [[xmlns('a', 'u'), { ...attribute('a', 'mustUnderstand', one), localNameKey: 0 }], `09 ${str('a')} ${str('u')} 0c 00 82`],
-      [[{ ...xmlns('s', STATIC_DICTIONARY[2]!), uriKey: 4 }, { ...attribute('s', 'mustUnderstand', one), localNameKey: 0 }], '0b 0173 04 1e 00 82'],
+      [
+        [xmlns('a', 'u'), { ...attribute('a', 'mustUnderstand', one), localNameKey: 0 }],
+        `09 ${str('a')} ${str('u')} 0c 00 82`,
+      ],
+      [
+        [
+          { ...xmlns('s', STATIC_DICTIONARY[2]!), uriKey: 4 },
+          { ...attribute('s', 'mustUnderstand', one), localNameKey: 0 },
+        ],
+        '0b 0173 04 1e 00 82',
+      ],
       [[xmlns('z', 'u'), { ...attribute('z', 'Id', one), localNameKey: 0x1c }], `09 ${str('z')} ${str('u')} 25 1c 82`],
       [[xmlns('a', 'u'), attribute('a', 'b', one)], `09 ${str('a')} ${str('u')} 26 ${str('b')} 82`],
       [[xmlns('z', 'u'), attribute('z', 'b', one)], `09 ${str('z')} ${str('u')} 3f ${str('b')} 82`],
@@ -182,7 +229,10 @@ describe('MC-NBFX records, byte for byte', () => {
       [[{ ...xmlns('', 'u'), longForm: true }], `09 00 ${str('u')}`],
       [[{ ...xmlns('', STATIC_DICTIONARY[3]!), uriKey: 6, longForm: true }], '0b 00 06'],
       [[{ ...attribute('', 'a', one), longForm: true }], `05 00 ${str('a')} 82`],
-      [[xmlns('a', 'u'), { ...attribute('a', 'b', one), longForm: true }], `09 ${str('a')} ${str('u')} 05 ${str('a')} ${str('b')} 82`],
+      [
+        [xmlns('a', 'u'), { ...attribute('a', 'b', one), longForm: true }],
+        `09 ${str('a')} ${str('u')} 05 ${str('a')} ${str('b')} 82`,
+      ],
     ];
     for (const [attributes, bytes] of cases) {
       roundTrip({ children: [{ ...element('', 'x', attributes), foldEnd: false }] }, `40 ${str('x')} ${bytes} 01`);
@@ -201,10 +251,19 @@ describe('MC-NBFX records, byte for byte', () => {
       [{ kind: 'array', element: element('', 'a'), itemType: 'Int64', items: [1n] }, '8f 01 0100000000000000'],
       [{ kind: 'array', element: element('', 'a'), itemType: 'Float', items: [1.5] }, '91 01 0000c03f'],
       [{ kind: 'array', element: element('', 'a'), itemType: 'Double', items: [3.14] }, '93 01 1f85eb51b81e0940'],
-      [{ kind: 'array', element: element('', 'a'), itemType: 'Decimal', items: ['1'] }, '95 01 00000000 00000000 0100000000000000'],
-      [{ kind: 'array', element: element('', 'a'), itemType: 'DateTime', items: [{ ticks: 1n, dateKind: 1 }] }, '97 01 0100000000000040'],
+      [
+        { kind: 'array', element: element('', 'a'), itemType: 'Decimal', items: ['1'] },
+        '95 01 00000000 00000000 0100000000000000',
+      ],
+      [
+        { kind: 'array', element: element('', 'a'), itemType: 'DateTime', items: [{ ticks: 1n, dateKind: 1 }] },
+        '97 01 0100000000000040',
+      ],
       [{ kind: 'array', element: element('', 'a'), itemType: 'TimeSpan', items: [-1n] }, 'af 01 ffffffffffffffff'],
-      [{ kind: 'array', element: element('', 'a'), itemType: 'Uuid', items: ['00000000-0000-0000-0000-000000000001'] }, `b1 01 ${'00'.repeat(15)}01`],
+      [
+        { kind: 'array', element: element('', 'a'), itemType: 'Uuid', items: ['00000000-0000-0000-0000-000000000001'] },
+        `b1 01 ${'00'.repeat(15)}01`,
+      ],
     ];
     for (const [node, tail] of items) roundTrip({ children: [node] }, `03 40 ${str('a')} 01 ${tail}`);
   });
@@ -272,7 +331,8 @@ describe('MC-NBFX reader refusals', () => {
 });
 
 describe('MC-NBFSE session dictionary', () => {
-  const table = (...strings: string[]): Uint8Array => encodeEnvelope({ children: [] }, new WriterSession(4096), { strings });
+  const table = (...strings: string[]): Uint8Array =>
+    encodeEnvelope({ children: [] }, new WriterSession(4096), { strings });
 
   it('reads the table before the document and keeps counting ids across envelopes', () => {
     const session = new ReaderSession();
@@ -329,14 +389,39 @@ describe('MC-NBFSE session dictionary', () => {
   it('writes replies with the static dictionary and session strings, announcing each string once', () => {
     const reply = (result: string): XmlDocument => ({
       children: [
-        element('s', 'Envelope', [xmlns('s', 'http://www.w3.org/2003/05/soap-envelope'), xmlns('a', 'http://www.w3.org/2005/08/addressing')], [
-          element('s', 'Header', [], [
-            element('a', 'Action', [attribute('s', 'mustUnderstand', intText(1))], [stringText('http://tempuri.org/IIDBService/HeartbeatResponse')]),
-          ]),
-          element('s', 'Body', [], [
-            element('', 'HeartbeatResponse', [xmlns('', 'http://tempuri.org/')], [element('', 'HeartbeatResult', [], [stringText(result)])]),
-          ]),
-        ]),
+        element(
+          's',
+          'Envelope',
+          [xmlns('s', 'http://www.w3.org/2003/05/soap-envelope'), xmlns('a', 'http://www.w3.org/2005/08/addressing')],
+          [
+            element(
+              's',
+              'Header',
+              [],
+              [
+                element(
+                  'a',
+                  'Action',
+                  [attribute('s', 'mustUnderstand', intText(1))],
+                  [stringText('http://tempuri.org/IIDBService/HeartbeatResponse')],
+                ),
+              ],
+            ),
+            element(
+              's',
+              'Body',
+              [],
+              [
+                element(
+                  '',
+                  'HeartbeatResponse',
+                  [xmlns('', 'http://tempuri.org/')],
+                  [element('', 'HeartbeatResult', [], [stringText(result)])],
+                ),
+              ],
+            ),
+          ],
+        ),
       ],
     });
     const out = new WriterSession();
@@ -351,8 +436,12 @@ describe('MC-NBFSE session dictionary', () => {
     expect(second[0]).toBe(0); // nothing new to announce
     expect(first[0]).toBe(54);
     expect(second.length).toBe(first.length - 54);
-    const body = (d: XmlDocument): XmlElement => ((d.children[0] as XmlElement).children[1] as XmlElement).children[0] as XmlElement;
-    expect(body(decodeEnvelope(second, into).document)).toMatchObject({ localName: 'HeartbeatResponse', namespace: 'http://tempuri.org/' });
+    const body = (d: XmlDocument): XmlElement =>
+      ((d.children[0] as XmlElement).children[1] as XmlElement).children[0] as XmlElement;
+    expect(body(decodeEnvelope(second, into).document)).toMatchObject({
+      localName: 'HeartbeatResponse',
+      namespace: 'http://tempuri.org/',
+    });
     expect(textToString((body(decoded.document).children[0] as XmlElement).children[0] as XmlText)).toBe('alive');
 
     // Without dictionaries: literal names, empty table.
@@ -364,10 +453,15 @@ describe('MC-NBFSE session dictionary', () => {
   it('falls back to literal text when no dictionary holds a Dictionary or QName text', () => {
     const doc: XmlDocument = {
       children: [
-        element('', 'x', [xmlns('b', 'urn:b')], [
-          { kind: 'text', type: 'QNameDictionary', prefix: 'b', localName: 'myType' },
-          { kind: 'text', type: 'Dictionary', value: 'Envelope' },
-        ]),
+        element(
+          '',
+          'x',
+          [xmlns('b', 'urn:b')],
+          [
+            { kind: 'text', type: 'QNameDictionary', prefix: 'b', localName: 'myType' },
+            { kind: 'text', type: 'Dictionary', value: 'Envelope' },
+          ],
+        ),
       ],
     };
     const literal = decodeDocument(encodeDocument(doc, { useDictionaries: false }));
@@ -399,7 +493,8 @@ describe('MC-NBFSE session dictionary', () => {
       { children: [{ ...element('', 'x', [], [element('', 'y')]), foldEnd: true }] },
       { children: [{ kind: 'array', element: element('', 'a'), itemType: 'Int32', items: [] }] },
     ];
-    for (const doc of bad) expect(() => encodeDocument(doc)).toThrow(expect.objectContaining({ code: 'InvalidDocument' }));
+    for (const doc of bad)
+      expect(() => encodeDocument(doc)).toThrow(expect.objectContaining({ code: 'InvalidDocument' }));
   });
 });
 
@@ -410,9 +505,22 @@ describe('text values', () => {
     expect(stringText('alive')).toEqual({ kind: 'text', type: 'Chars8', value: 'alive' });
     expect(stringText('x'.repeat(256)).type).toBe('Chars16');
     expect(stringText('日本語').type).toBe('UnicodeChars8');
-    expect([0, 1, 42, -129, 40000, 2 ** 40].map((n) => intText(n).type)).toEqual(['Zero', 'One', 'Int8', 'Int16', 'Int32', 'Int64']);
+    expect([0, 1, 42, -129, 40000, 2 ** 40].map((n) => intText(n).type)).toEqual([
+      'Zero',
+      'One',
+      'Int8',
+      'Int16',
+      'Int32',
+      'Int64',
+    ]);
     expect(intText(2n ** 64n - 1n).type).toBe('UInt64');
-    expect([1.0, 1.5, 0.1, Number.NaN, Infinity].map((n) => doubleText(n).type)).toEqual(['One', 'Float', 'Double', 'Double', 'Float']);
+    expect([1.0, 1.5, 0.1, Number.NaN, Infinity].map((n) => doubleText(n).type)).toEqual([
+      'One',
+      'Float',
+      'Double',
+      'Double',
+      'Float',
+    ]);
     expect(bytesText(new Uint8Array(0)).type).toBe('Empty');
     expect(bytesText(new Uint8Array(300)).type).toBe('Bytes16');
   });

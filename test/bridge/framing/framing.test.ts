@@ -37,7 +37,11 @@ function refusal(bytes: Uint8Array | readonly number[], options?: ServerDecoderO
   throw new Error('the decoder accepted the stream');
 }
 
-function expectRefusal(bytes: Uint8Array | readonly number[], code: FramingFaultCode, options?: ServerDecoderOptions): FramingFault {
+function expectRefusal(
+  bytes: Uint8Array | readonly number[],
+  code: FramingFaultCode,
+  options?: ServerDecoderOptions,
+): FramingFault {
   const fault = refusal(bytes, options);
   expect(fault.code).toBe(code);
   return fault;
@@ -60,9 +64,9 @@ describe('MultiByteInt31', () => {
     expect([...encodeInt31(0x0fffffff)]).toEqual([0xff, 0xff, 0xff, 0x7f]);
     expect([...encodeInt31(0x10000000)]).toEqual([0x80, 0x80, 0x80, 0x80, 0x01]);
     expect([...encodeInt31(0x7fffffff)]).toEqual([0xff, 0xff, 0xff, 0xff, 0x07]);
-    expect([0, 0x7f, 0x80, 0x3fff, 0x4000, 0x1fffff, 0x200000, 0xfffffff, 0x10000000, 0x7fffffff].map(int31Size)).toEqual([
-      1, 1, 2, 2, 3, 3, 4, 4, 5, 5,
-    ]);
+    expect(
+      [0, 0x7f, 0x80, 0x3fff, 0x4000, 0x1fffff, 0x200000, 0xfffffff, 0x10000000, 0x7fffffff].map(int31Size),
+    ).toEqual([1, 1, 2, 2, 3, 3, 4, 4, 5, 5]);
   });
 
   it('refuses values outside 0..2^31-1 on the writing side', () => {
@@ -109,9 +113,18 @@ describe('framing record writer', () => {
 describe('framing faults', () => {
   it('carry the standard fault strings', () => {
     const names = [
-      'ContentTypeInvalid', 'ContentTypeTooLong', 'ConnectionDispatchFailed', 'EndpointNotFound', 'EndpointUnavailable',
-      'MaxMessageSizeExceededFault', 'ServerTooBusy', 'ServiceActivationFailed', 'UnsupportedMode', 'UnsupportedVersion',
-      'UpgradeInvalid', 'ViaTooLong',
+      'ContentTypeInvalid',
+      'ContentTypeTooLong',
+      'ConnectionDispatchFailed',
+      'EndpointNotFound',
+      'EndpointUnavailable',
+      'MaxMessageSizeExceededFault',
+      'ServerTooBusy',
+      'ServiceActivationFailed',
+      'UnsupportedMode',
+      'UnsupportedVersion',
+      'UpgradeInvalid',
+      'ViaTooLong',
     ] as const;
     for (const name of names) {
       expect(new FramingFault(name, '', 0).faultString).toBe(FAULTS + name);
@@ -150,14 +163,23 @@ describe('ServerFramingDecoder', () => {
   });
 
   it('accepts the binary session encoding as an extensible encoding, and any minor version', () => {
-    const stream = framing().version(1, 7).mode().via(VIA).extensibleEncoding('application/soap+msbinsession1').preambleEnd().finish();
+    const stream = framing()
+      .version(1, 7)
+      .mode()
+      .via(VIA)
+      .extensibleEncoding('application/soap+msbinsession1')
+      .preambleEnd()
+      .finish();
     const events = decodeInChunks(stream, [3]);
     expect(events[0]).toEqual({ type: 'version', major: 1, minor: 7 });
     expect(events[3]).toEqual({ type: 'encoding', contentType: 'application/soap+msbinsession1' });
   });
 
   it('reads a new preamble after End on the same stream (a pooled .NET connection)', () => {
-    const stream = new ByteWriter().bytes(session(Uint8Array.of(1))).bytes(session(Uint8Array.of(2))).finish();
+    const stream = new ByteWriter()
+      .bytes(session(Uint8Array.of(1)))
+      .bytes(session(Uint8Array.of(2)))
+      .finish();
     const events = decodeInChunks(stream, [5]);
     expect(events.map((e) => e.type)).toEqual([
       ...['version', 'mode', 'via', 'encoding', 'preambleEnd', 'sizedEnvelope', 'end'],
@@ -168,7 +190,10 @@ describe('ServerFramingDecoder', () => {
   it('stops at an upgrade request and hands the rest of the chunk to the upgrade', () => {
     const nnsHandshake = Uint8Array.of(0x16, 0x01, 0x00, 0x00, 0x4a, 0x60);
     const stream = new ByteWriter().bytes(clientPreamble(VIA, 'application/negotiate')).bytes(nnsHandshake).finish();
-    const decoder = new ServerFramingDecoder({ acceptUpgrade: (c) => c === 'application/negotiate', requireUpgrade: true });
+    const decoder = new ServerFramingDecoder({
+      acceptUpgrade: (c) => c === 'application/negotiate',
+      requireUpgrade: true,
+    });
     const events = decoder.push(stream);
     const last = events[events.length - 1]!;
     expect(last).toEqual({ type: 'upgradeRequest', contentType: 'application/negotiate', rest: nnsHandshake });
@@ -218,7 +243,9 @@ describe('framing refusals', () => {
   it('ViaTooLong as soon as the length is read, before the via arrives', () => {
     const stream = framing().version().mode().raw([0x02, 0x81, 0x10]).finish(); // 2049 bytes announced, none sent
     expect(expectRefusal(stream, 'ViaTooLong').faultString).toBe(`${FAULTS}ViaTooLong`);
-    expect(() => new ServerFramingDecoder().push(framing().version().mode().via('x'.repeat(2048)).finish())).not.toThrow();
+    expect(() =>
+      new ServerFramingDecoder().push(framing().version().mode().via('x'.repeat(2048)).finish()),
+    ).not.toThrow();
     expectRefusal(framing().version().mode().via('x'.repeat(11)).finish(), 'ViaTooLong', { maxViaLength: 10 });
   });
 
@@ -241,9 +268,10 @@ describe('framing refusals', () => {
 
   it('ContentTypeTooLong for an extensible encoding or an upgrade over 256 bytes', () => {
     const long = 'a'.repeat(257);
-    expect(expectRefusal(framing().version().mode().via(VIA).extensibleEncoding(long).finish(), 'ContentTypeTooLong').faultString).toBe(
-      `${FAULTS}ContentTypeTooLong`,
-    );
+    expect(
+      expectRefusal(framing().version().mode().via(VIA).extensibleEncoding(long).finish(), 'ContentTypeTooLong')
+        .faultString,
+    ).toBe(`${FAULTS}ContentTypeTooLong`);
     expectRefusal(preamble().upgradeRequest(long).finish(), 'ContentTypeTooLong', { acceptUpgrade: () => true });
   });
 
@@ -268,7 +296,13 @@ describe('framing refusals', () => {
 
   it('grows an envelope with the bytes received, not with the size announced', () => {
     const decoder = new ServerFramingDecoder();
-    decoder.push(new ByteWriter().bytes(clientPreamble(VIA)).u8(0x06).int31(60 * 1024 * 1024).finish());
+    decoder.push(
+      new ByteWriter()
+        .bytes(clientPreamble(VIA))
+        .u8(0x06)
+        .int31(60 * 1024 * 1024)
+        .finish(),
+    );
     const before = process.memoryUsage().arrayBuffers;
     for (let i = 0; i < 10; i++) expect(decoder.push(new Uint8Array(1024))).toEqual([]);
     expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(8 * 1024 * 1024);
@@ -300,7 +334,9 @@ describe('framing refusals', () => {
 
   it('stays closed after a refusal', () => {
     const decoder = new ServerFramingDecoder();
-    expect(() => decoder.push(Uint8Array.of(0x00, 0x09))).toThrow(expect.objectContaining({ code: 'UnsupportedVersion' }));
+    expect(() => decoder.push(Uint8Array.of(0x00, 0x09))).toThrow(
+      expect.objectContaining({ code: 'UnsupportedVersion' }),
+    );
     expect(() => decoder.push(clientPreamble(VIA))).toThrow(expect.objectContaining({ code: 'UnsupportedVersion' }));
     expect(() => decoder.end()).not.toThrow();
   });

@@ -28,7 +28,12 @@ import {
   sessionBaseKey,
 } from '../../../tcp-bridge/src/negotiate/ntlm/index.ts';
 import { OID } from '../../../tcp-bridge/src/negotiate/security-context.ts';
-import { decodeNegTokenInit, decodeNegTokenResp, encodeNegTokenResp, NegState } from '../../../tcp-bridge/src/negotiate/spnego.ts';
+import {
+  decodeNegTokenInit,
+  decodeNegTokenResp,
+  encodeNegTokenResp,
+  NegState,
+} from '../../../tcp-bridge/src/negotiate/spnego.ts';
 import { describeShared, readShared } from '../../support/corpus.ts';
 import { chunked, readTcpConversation } from '../../support/pcap.ts';
 
@@ -85,16 +90,25 @@ describeShared('NegotiateStream on the captured SPNEGO/NTLM session', () => {
       ['data', 0, 0xb1],
       ['data', 0, 0x11],
     ]);
-    const byByte = nnsFrames([...client].map((b) => Uint8Array.of(b)), 2);
+    const byByte = nnsFrames(
+      [...client].map((b) => Uint8Array.of(b)),
+      2,
+    );
     expect(byByte).toEqual(clientFrames);
-    for (const sizes of [[2], [5, 1, 7], [64], [300, 3]]) expect(nnsFrames(chunked(client, sizes), 2)).toEqual(clientFrames);
-    const bySegment = nnsFrames(conversation.serverSegments.map((s, i) => (i === 0 ? s.subarray(1) : s)).filter((s) => s.length > 0), 2);
+    for (const sizes of [[2], [5, 1, 7], [64], [300, 3]])
+      expect(nnsFrames(chunked(client, sizes), 2)).toEqual(clientFrames);
+    const bySegment = nnsFrames(
+      conversation.serverSegments.map((s, i) => (i === 0 ? s.subarray(1) : s)).filter((s) => s.length > 0),
+      2,
+    );
     expect(bySegment).toEqual(serverFrames);
   });
 
   it('SPNEGO: NegTokenInit with NTLM and its NEGOTIATE; the answers; AUTHENTICATE with a mechListMIC', () => {
     expect(init.mechTypes).toEqual([OID.ntlm]);
-    expect([...init.mechTypesDer]).toEqual([0x30, 0x0c, 0x06, 0x0a, 0x2b, 0x06, 0x01, 0x04, 0x01, 0x82, 0x37, 0x02, 0x02, 0x0a]);
+    expect([...init.mechTypesDer]).toEqual([
+      0x30, 0x0c, 0x06, 0x0a, 0x2b, 0x06, 0x01, 0x04, 0x01, 0x82, 0x37, 0x02, 0x02, 0x0a,
+    ]);
     expect(parseNegotiate(init.mechToken!)!.flags >>> 0).toBe(0xe2088237);
     expect(challengeResp).toMatchObject({ negState: NegState.AcceptIncomplete, supportedMech: OID.ntlm });
     expect(authenticateResp.negState).toBe(NegState.AcceptIncomplete); // MIT's initiator says so; the acceptor ignores it
@@ -124,9 +138,16 @@ describeShared('NegotiateStream on the captured SPNEGO/NTLM session', () => {
 
   it('the key schedule reproduces gss-ntlmssp: NTProofStr, MIC, mechListMICs, sealed frames', () => {
     const responseKey = ntowfv2(ntHash(PASSWORD), authenticate.user, authenticate.domain);
-    expect(constantTimeEqual(ntProofStr(responseKey, challenge.serverChallenge, response.blob), response.proof)).toBe(true);
-    const exported = exportedSessionKey(sessionBaseKey(responseKey, response.proof), authenticate.encryptedRandomSessionKey);
-    expect(computeMic(exported, init.mechToken!, challengeResp.responseToken!, authenticateResp.responseToken!)).toEqual(authenticate.mic);
+    expect(constantTimeEqual(ntProofStr(responseKey, challenge.serverChallenge, response.blob), response.proof)).toBe(
+      true,
+    );
+    const exported = exportedSessionKey(
+      sessionBaseKey(responseKey, response.proof),
+      authenticate.encryptedRandomSessionKey,
+    );
+    expect(
+      computeMic(exported, init.mechToken!, challengeResp.responseToken!, authenticateResp.responseToken!),
+    ).toEqual(authenticate.mic);
 
     // The acceptor's view: verify the client's mechListMIC, make ours (equal to the capture's), open the client frames.
     const acceptor = new NtlmSessionSecurity(exported, 'server', true);
@@ -160,7 +181,10 @@ describeShared('NegotiateStream on the captured SPNEGO/NTLM session', () => {
 
   it('a flipped byte in a captured frame does not open', () => {
     const responseKey = ntowfv2(ntHash(PASSWORD), authenticate.user, authenticate.domain);
-    const exported = exportedSessionKey(sessionBaseKey(responseKey, response.proof), authenticate.encryptedRandomSessionKey);
+    const exported = exportedSessionKey(
+      sessionBaseKey(responseKey, response.proof),
+      authenticate.encryptedRandomSessionKey,
+    );
     const acceptor = new NtlmSessionSecurity(exported, 'server', true);
     acceptor.verifyMic(init.mechTypesDer, authenticateResp.mechListMIC!, { mechListMic: true });
     const frame = clientFrames[3]!.payload.slice();

@@ -12,11 +12,21 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogonThrottle, NtlmAccounts, NtlmBackend, ntHash } from '../../../tcp-bridge/src/negotiate/ntlm/index.ts';
 import type { ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
-import { expectLogonDenied, initiatorsAvailable, ntlmClientAccount, runNnsClient, startNegotiateEcho, type EchoServer } from '../../support/negotiate-echo.ts';
+import {
+  expectLogonDenied,
+  initiatorsAvailable,
+  ntlmClientAccount,
+  runNnsClient,
+  startNegotiateEcho,
+  type EchoServer,
+} from '../../support/negotiate-echo.ts';
 import { LOGON_DENIED_PAYLOAD, pattern, toHex } from '../../support/negotiate.ts';
 
 const available = initiatorsAvailable();
-if (!available.gssapi) console.warn('[negotiate e2e] /usr/bin/python3 with gssapi and gss-ntlmssp not found: the end-to-end suites are skipped.');
+if (!available.gssapi)
+  console.warn(
+    '[negotiate e2e] /usr/bin/python3 with gssapi and gss-ntlmssp not found: the end-to-end suites are skipped.',
+  );
 if (!available.impacket) console.warn('[negotiate e2e] python3-impacket not found: the impacket refusals are skipped.');
 
 describe.skipIf(!available.gssapi)('NegotiateStream with real GSSAPI/NTLM initiators (gss-ntlmssp, impacket)', () => {
@@ -25,7 +35,8 @@ describe.skipIf(!available.gssapi)('NegotiateStream with real GSSAPI/NTLM initia
   const as = (line: string): Record<string, string> => ntlmClientAccount(dir, line);
   const alice = (): Record<string, string> => as('TESTDOM:alice:Secret123!');
   const last = (level: ProtectionLevel) => servers.get(level)!.connections[servers.get(level)!.connections.length - 1]!;
-  const closed = async (level: ProtectionLevel): Promise<void> => servers.get(level)!.closedCount(servers.get(level)!.connections.length);
+  const closed = async (level: ProtectionLevel): Promise<void> =>
+    servers.get(level)!.closedCount(servers.get(level)!.connections.length);
 
   /** After a refusal the same server must still serve the next client. */
   async function stillServes(level: ProtectionLevel): Promise<void> {
@@ -56,25 +67,47 @@ describe.skipIf(!available.gssapi)('NegotiateStream with real GSSAPI/NTLM initia
 
   it('EncryptAndSign: a sealed session echoes small and large messages (frames split at 63 KiB)', async () => {
     const large = pattern(100_000);
-    const result = await runNnsClient(servers.get('EncryptAndSign')!.port, 'echo', ['--message', '68656c6c6f', '--pattern', '100000'], alice());
+    const result = await runNnsClient(
+      servers.get('EncryptAndSign')!.port,
+      'echo',
+      ['--message', '68656c6c6f', '--pattern', '100000'],
+      alice(),
+    );
     expect(result).toMatchObject({ result: 'ok', encrypted_flag: true });
     expect(result.replies).toEqual(['68656c6c6f', toHex(large)]);
     await closed('EncryptAndSign');
     const connection = last('EncryptAndSign');
-    expect(connection.peer).toEqual({ name: 'TESTDOM\\alice', sids: [], mechanism: '1.3.6.1.4.1.311.2.2.10', mechanismName: 'NTLM', spnego: true, protectionLevel: 'EncryptAndSign' });
+    expect(connection.peer).toEqual({
+      name: 'TESTDOM\\alice',
+      sids: [],
+      mechanism: '1.3.6.1.4.1.311.2.2.10',
+      mechanismName: 'NTLM',
+      spnego: true,
+      protectionLevel: 'EncryptAndSign',
+    });
     expect(toHex(new Uint8Array(connection.received.flatMap((c) => [...c])))).toBe(`68656c6c6f${toHex(large)}`);
     expect(connection.failure).toBeUndefined();
   });
 
   it('accepts an account given by its NT hash', async () => {
-    const result = await runNnsClient(servers.get('EncryptAndSign')!.port, 'echo', ['--message', '00'], as('TESTDOM:bob:Hunter2!'));
+    const result = await runNnsClient(
+      servers.get('EncryptAndSign')!.port,
+      'echo',
+      ['--message', '00'],
+      as('TESTDOM:bob:Hunter2!'),
+    );
     expect(result).toMatchObject({ result: 'ok', replies: ['00'] });
     await closed('EncryptAndSign');
     expect(last('EncryptAndSign').peer?.name).toBe('TESTDOM\\bob');
   });
 
   it('Sign: serves a signing-only client, and a sealing one', async () => {
-    const signOnly = await runNnsClient(servers.get('Sign')!.port, 'echo', ['--sign-only', '--message', '7369676e'], alice());
+    const signOnly = await runNnsClient(
+      servers.get('Sign')!.port,
+      'echo',
+      ['--sign-only', '--message', '7369676e'],
+      alice(),
+    );
     expect(signOnly).toMatchObject({ result: 'ok', replies: ['7369676e'], encrypted_flag: false });
     await closed('Sign');
     expect(last('Sign').peer?.protectionLevel).toBe('Sign');
@@ -84,7 +117,12 @@ describe.skipIf(!available.gssapi)('NegotiateStream with real GSSAPI/NTLM initia
     expect(last('Sign').peer?.protectionLevel).toBe('EncryptAndSign');
   });
 
-  const refusals: Array<{ name: string; level: ProtectionLevel; run: () => Promise<Awaited<ReturnType<typeof runNnsClient>>>; reason: string }> = [
+  const refusals: Array<{
+    name: string;
+    level: ProtectionLevel;
+    run: () => Promise<Awaited<ReturnType<typeof runNnsClient>>>;
+    reason: string;
+  }> = [
     {
       name: 'a signing-only client under EncryptAndSign',
       level: 'EncryptAndSign',
@@ -94,13 +132,20 @@ describe.skipIf(!available.gssapi)('NegotiateStream with real GSSAPI/NTLM initia
     {
       name: 'a wrong password',
       level: 'EncryptAndSign',
-      run: () => runNnsClient(servers.get('EncryptAndSign')!.port, 'echo', ['--message', '00'], as('TESTDOM:alice:Secret123?')),
+      run: () =>
+        runNnsClient(servers.get('EncryptAndSign')!.port, 'echo', ['--message', '00'], as('TESTDOM:alice:Secret123?')),
       reason: 'ntlm.bad-proof',
     },
     {
       name: 'an unknown user',
       level: 'EncryptAndSign',
-      run: () => runNnsClient(servers.get('EncryptAndSign')!.port, 'echo', ['--message', '00'], as('TESTDOM:mallory:Secret123!')),
+      run: () =>
+        runNnsClient(
+          servers.get('EncryptAndSign')!.port,
+          'echo',
+          ['--message', '00'],
+          as('TESTDOM:mallory:Secret123!'),
+        ),
       reason: 'ntlm.bad-proof',
     },
     {
@@ -120,7 +165,12 @@ describe.skipIf(!available.gssapi)('NegotiateStream with real GSSAPI/NTLM initia
 
   it('refuses a replayed AUTHENTICATE (recorded from a good session) on a new connection', async () => {
     const record = join(dir, 'recorded.json');
-    const good = await runNnsClient(servers.get('EncryptAndSign')!.port, 'echo', ['--record', record, '--message', '01'], alice());
+    const good = await runNnsClient(
+      servers.get('EncryptAndSign')!.port,
+      'echo',
+      ['--record', record, '--message', '01'],
+      alice(),
+    );
     expect(good).toMatchObject({ result: 'ok' });
     const replay = await runNnsClient(servers.get('EncryptAndSign')!.port, 'replay', ['--replay', record], {});
     expect(replay).toEqual({ result: 'refused', status: LOGON_DENIED_PAYLOAD });
@@ -133,7 +183,10 @@ describe.skipIf(!available.gssapi)('NegotiateStream with real GSSAPI/NTLM initia
     const result = await runNnsClient(servers.get('EncryptAndSign')!.port, 'tamper', [], alice());
     expect(result).toEqual({ result: 'closed', first: '6669727374' });
     await closed('EncryptAndSign');
-    expect(last('EncryptAndSign')).toMatchObject({ failure: 'BadSignature', received: [new TextEncoder().encode('first')] });
+    expect(last('EncryptAndSign')).toMatchObject({
+      failure: 'BadSignature',
+      received: [new TextEncoder().encode('first')],
+    });
     await stillServes('EncryptAndSign');
   });
 
@@ -155,7 +208,12 @@ describe.skipIf(!available.gssapi)('NegotiateStream with real GSSAPI/NTLM initia
 
   describe.skipIf(!available.impacket)('impacket', () => {
     it('refuses impacket NTLMv2, which sends no MIC', async () => {
-      const result = await runNnsClient(servers.get('EncryptAndSign')!.port, 'impacket', ['--user', 'TESTDOM\\alice', '--password', 'Secret123!'], {});
+      const result = await runNnsClient(
+        servers.get('EncryptAndSign')!.port,
+        'impacket',
+        ['--user', 'TESTDOM\\alice', '--password', 'Secret123!'],
+        {},
+      );
       expect(result).toEqual({ result: 'refused', status: LOGON_DENIED_PAYLOAD });
       await closed('EncryptAndSign');
       // Its proof was right (the check comes after it): the missing MIC is what refused it.
@@ -164,7 +222,12 @@ describe.skipIf(!available.gssapi)('NegotiateStream with real GSSAPI/NTLM initia
     });
 
     it('refuses impacket NTLMv1', async () => {
-      const result = await runNnsClient(servers.get('EncryptAndSign')!.port, 'impacket-v1', ['--user', 'TESTDOM\\alice', '--password', 'Secret123!'], {});
+      const result = await runNnsClient(
+        servers.get('EncryptAndSign')!.port,
+        'impacket-v1',
+        ['--user', 'TESTDOM\\alice', '--password', 'Secret123!'],
+        {},
+      );
       expect(result).toEqual({ result: 'refused', status: LOGON_DENIED_PAYLOAD });
       await closed('EncryptAndSign');
       expect(last('EncryptAndSign').failure).toBe('ntlm.v1');

@@ -14,17 +14,41 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config.ts';
 import { readBridgeConfig } from '../../../tcp-bridge/src/config.ts';
-import { GssapiBackend, GssapiNtlmContext, gssapiBackendFor, GssFlag, loadGssNtlmUsers } from '../../../tcp-bridge/src/negotiate/gssapi/index.ts';
+import {
+  GssapiBackend,
+  GssapiNtlmContext,
+  gssapiBackendFor,
+  GssFlag,
+  loadGssNtlmUsers,
+} from '../../../tcp-bridge/src/negotiate/gssapi/index.ts';
 import { LogonThrottle, ntHash, NtlmFlag } from '../../../tcp-bridge/src/negotiate/ntlm/index.ts';
-import { IntegrityError, NegotiateError, OID, type AcceptorInfo, type ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
+import {
+  IntegrityError,
+  NegotiateError,
+  OID,
+  type AcceptorInfo,
+  type ProtectionLevel,
+} from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { securityBackends } from '../../../tcp-bridge/src/server.ts';
-import { expectLogonDenied, initiatorsAvailable, ntlmClientAccount, runNnsClient, startNegotiateEcho, type ClientResult, type EchoServer } from '../../support/negotiate-echo.ts';
+import {
+  expectLogonDenied,
+  initiatorsAvailable,
+  ntlmClientAccount,
+  runNnsClient,
+  startNegotiateEcho,
+  type ClientResult,
+  type EchoServer,
+} from '../../support/negotiate-echo.ts';
 import { CLIENT_FLAGS, TestNtlmClient } from '../../support/ntlm-client.ts';
 import { LOGON_DENIED_PAYLOAD, pattern, toHex } from '../../support/negotiate.ts';
 
 const available = initiatorsAvailable();
-if (!available.gssapi) console.warn('[negotiate gss-ntlmssp] /usr/bin/python3 with gssapi and gss-ntlmssp not found: the gss-ntlmssp backend suites are skipped.');
-if (!available.impacket) console.warn('[negotiate gss-ntlmssp] python3-impacket not found: the impacket refusals are skipped.');
+if (!available.gssapi)
+  console.warn(
+    '[negotiate gss-ntlmssp] /usr/bin/python3 with gssapi and gss-ntlmssp not found: the gss-ntlmssp backend suites are skipped.',
+  );
+if (!available.impacket)
+  console.warn('[negotiate gss-ntlmssp] python3-impacket not found: the impacket refusals are skipped.');
 
 const USERS = 'TESTDOM:alice:Secret123!\nTESTDOM:bob:Hunter2!\n:carol:Carol789!\n';
 
@@ -37,13 +61,23 @@ describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmss
   const alice = (): Record<string, string> => as('TESTDOM:alice:Secret123!');
   const server = (level: ProtectionLevel): EchoServer => servers.get(level)!;
   const last = (level: ProtectionLevel) => server(level).connections[server(level).connections.length - 1]!;
-  const closed = async (level: ProtectionLevel): Promise<void> => server(level).closedCount(server(level).connections.length);
-  const client = (level: ProtectionLevel, mode: string, args: string[], env: Record<string, string> = alice()): Promise<ClientResult> =>
-    runNnsClient(server(level).port, mode, args, env);
+  const closed = async (level: ProtectionLevel): Promise<void> =>
+    server(level).closedCount(server(level).connections.length);
+  const client = (
+    level: ProtectionLevel,
+    mode: string,
+    args: string[],
+    env: Record<string, string> = alice(),
+  ): Promise<ClientResult> => runNnsClient(server(level).port, mode, args, env);
 
   const backend = (options: Partial<ConstructorParameters<typeof GssapiBackend>[0]> = {}): GssapiBackend => {
     // Generous limits: these suites make many attempts from 127.0.0.1 on purpose; throttling has its own test.
-    const made = new GssapiBackend({ ntlmUsers: users, dnsIdentity: 'localhost', throttle: new LogonThrottle({ perUser: 100, perAddress: 100 }), ...options });
+    const made = new GssapiBackend({
+      ntlmUsers: users,
+      dnsIdentity: 'localhost',
+      throttle: new LogonThrottle({ perUser: 100, perAddress: 100 }),
+      ...options,
+    });
     backends.push(made);
     return made;
   };
@@ -60,7 +94,8 @@ describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmss
   beforeAll(async () => {
     writeFileSync(users, USERS);
     chmodSync(users, 0o600);
-    for (const level of ['EncryptAndSign', 'Sign'] as const) servers.set(level, await startNegotiateEcho({ backends: [backend()], protectionLevel: level }));
+    for (const level of ['EncryptAndSign', 'Sign'] as const)
+      servers.set(level, await startNegotiateEcho({ backends: [backend()], protectionLevel: level }));
   });
 
   afterAll(async () => {
@@ -76,18 +111,30 @@ describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmss
       expect(result.replies).toEqual(['68656c6c6f', toHex(pattern(100_000))]);
       await closed('EncryptAndSign');
       const connection = last('EncryptAndSign');
-      expect(connection.peer).toEqual({ name: 'TESTDOM\\alice', sids: [], mechanism: OID.ntlm, mechanismName: 'NTLM', spnego: true, protectionLevel: 'EncryptAndSign' });
+      expect(connection.peer).toEqual({
+        name: 'TESTDOM\\alice',
+        sids: [],
+        mechanism: OID.ntlm,
+        mechanismName: 'NTLM',
+        spnego: true,
+        protectionLevel: 'EncryptAndSign',
+      });
       expect(connection.received.map((c) => c.length)).toEqual([5, 63 * 1024, 100_000 - 63 * 1024]);
       expect(toHex(Buffer.concat(connection.received))).toBe(`68656c6c6f${toHex(pattern(100_000))}`);
       expect(connection.failure).toBeUndefined();
     });
 
     it("names the peer by the users file's line: the library's trailing NUL dropped, the user's case the file's", async () => {
-      expect(await client('EncryptAndSign', 'echo', ['--message', '00'], as('TESTDOM:ALICE:Secret123!'))).toMatchObject({ result: 'ok', replies: ['00'] });
+      expect(await client('EncryptAndSign', 'echo', ['--message', '00'], as('TESTDOM:ALICE:Secret123!'))).toMatchObject(
+        { result: 'ok', replies: ['00'] },
+      );
       await closed('EncryptAndSign');
       expect(last('EncryptAndSign').peer?.name).toBe('TESTDOM\\alice');
       // A line with an empty domain: the CHALLENGE's NetBIOS computer name, as the TypeScript acceptor names it.
-      expect(await client('EncryptAndSign', 'echo', ['--message', '01'], as(':carol:Carol789!'))).toMatchObject({ result: 'ok', replies: ['01'] });
+      expect(await client('EncryptAndSign', 'echo', ['--message', '01'], as(':carol:Carol789!'))).toMatchObject({
+        result: 'ok',
+        replies: ['01'],
+      });
       await closed('EncryptAndSign');
       expect(last('EncryptAndSign').peer?.name).toBe('LOCALHOST\\carol');
     });
@@ -95,7 +142,11 @@ describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmss
     it('Sign: serves a signing-only client in both frame forms (sealed as gss-ntlmssp sends, MS-NLMP signature ‖ plaintext as Windows SSPI does), and a sealing one', async () => {
       for (const args of [['--sign-only'], ['--sign-only', '--plain-sign']]) {
         const result = await client('Sign', 'echo', [...args, '--message', '7369676e', '--pattern', '70000']);
-        expect(result).toMatchObject({ result: 'ok', encrypted_flag: false, replies: ['7369676e', toHex(pattern(70_000))] });
+        expect(result).toMatchObject({
+          result: 'ok',
+          encrypted_flag: false,
+          replies: ['7369676e', toHex(pattern(70_000))],
+        });
         await closed('Sign');
         expect(last('Sign').peer).toMatchObject({ name: 'TESTDOM\\alice', protectionLevel: 'Sign' });
         expect(last('Sign').failure).toBeUndefined();
@@ -108,24 +159,66 @@ describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmss
   });
 
   describe('refusals, each followed by a client served', () => {
-    const refusals: Array<{ name: string; level: ProtectionLevel; args: string[]; env: () => Record<string, string>; reason: string }> = [
-      { name: 'a signing-only client under EncryptAndSign (the gate, at the NEGOTIATE)', level: 'EncryptAndSign', args: ['--sign-only'], env: alice, reason: 'ntlm.weak-flags' },
-      { name: 'a wrong password (the library)', level: 'EncryptAndSign', args: [], env: () => as('TESTDOM:alice:Secret123?'), reason: 'gssapi.bad-proof' },
-      { name: 'an unknown user (the library)', level: 'EncryptAndSign', args: [], env: () => as('TESTDOM:mallory:Secret123!'), reason: 'gssapi.bad-proof' },
-      { name: 'a user of another domain (the library)', level: 'Sign', args: [], env: () => as('OTHERDOM:alice:Secret123!'), reason: 'gssapi.bad-proof' },
+    const refusals: Array<{
+      name: string;
+      level: ProtectionLevel;
+      args: string[];
+      env: () => Record<string, string>;
+      reason: string;
+    }> = [
+      {
+        name: 'a signing-only client under EncryptAndSign (the gate, at the NEGOTIATE)',
+        level: 'EncryptAndSign',
+        args: ['--sign-only'],
+        env: alice,
+        reason: 'ntlm.weak-flags',
+      },
+      {
+        name: 'a wrong password (the library)',
+        level: 'EncryptAndSign',
+        args: [],
+        env: () => as('TESTDOM:alice:Secret123?'),
+        reason: 'gssapi.bad-proof',
+      },
+      {
+        name: 'an unknown user (the library)',
+        level: 'EncryptAndSign',
+        args: [],
+        env: () => as('TESTDOM:mallory:Secret123!'),
+        reason: 'gssapi.bad-proof',
+      },
+      {
+        name: 'a user of another domain (the library)',
+        level: 'Sign',
+        args: [],
+        env: () => as('OTHERDOM:alice:Secret123!'),
+        reason: 'gssapi.bad-proof',
+      },
       // NTOWFv2 hashes the domain as typed; gss-ntlmssp tries the file's spelling and none, not the client's.
-      { name: "the right password with the domain in another case (gss-ntlmssp's NTOWFv2)", level: 'Sign', args: [], env: () => as('testdom:alice:Secret123!'), reason: 'gssapi.bad-proof' },
+      {
+        name: "the right password with the domain in another case (gss-ntlmssp's NTOWFv2)",
+        level: 'Sign',
+        args: [],
+        env: () => as('testdom:alice:Secret123!'),
+        reason: 'gssapi.bad-proof',
+      },
     ];
     for (const refusal of refusals) {
       it(`refuses ${refusal.name} with logon denied`, async () => {
-        await expectLogonDenied(server(refusal.level), await client(refusal.level, 'echo', [...refusal.args, '--message', '00'], refusal.env()), refusal.reason);
+        await expectLogonDenied(
+          server(refusal.level),
+          await client(refusal.level, 'echo', [...refusal.args, '--message', '00'], refusal.env()),
+          refusal.reason,
+        );
         await stillServes(refusal.level);
       });
     }
 
     it("refuses a replayed NEGOTIATE + AUTHENTICATE (recorded from a good session): the gate's timestamp check", async () => {
       const record = join(dir, 'recorded.json');
-      expect(await client('EncryptAndSign', 'echo', ['--record', record, '--message', '01'])).toMatchObject({ result: 'ok' });
+      expect(await client('EncryptAndSign', 'echo', ['--record', record, '--message', '01'])).toMatchObject({
+        result: 'ok',
+      });
       const replay = await client('EncryptAndSign', 'replay', ['--replay', record], {});
       expect(replay).toEqual({ result: 'refused', status: LOGON_DENIED_PAYLOAD });
       await closed('EncryptAndSign');
@@ -137,7 +230,10 @@ describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmss
       const result = await client('EncryptAndSign', 'tamper', []);
       expect(result).toEqual({ result: 'closed', first: '6669727374' });
       await closed('EncryptAndSign');
-      expect(last('EncryptAndSign')).toMatchObject({ failure: 'BadSignature', received: [new TextEncoder().encode('first')] });
+      expect(last('EncryptAndSign')).toMatchObject({
+        failure: 'BadSignature',
+        received: [new TextEncoder().encode('first')],
+      });
       await stillServes('EncryptAndSign');
     });
 
@@ -161,15 +257,30 @@ describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmss
 
     describe.skipIf(!available.impacket)('impacket', () => {
       const cases: Array<{ name: string; mode: string; args: string[]; reason: string }> = [
-        { name: 'impacket as it is: its 32-byte NEGOTIATE, which gss-ntlmssp 1.2 cannot read', mode: 'impacket', args: [], reason: 'ntlm.negotiate-no-version' },
+        {
+          name: 'impacket as it is: its 32-byte NEGOTIATE, which gss-ntlmssp 1.2 cannot read',
+          mode: 'impacket',
+          args: [],
+          reason: 'ntlm.negotiate-no-version',
+        },
         // gss-ntlmssp checks a MIC only when MsvAvFlags announces one: the gate requires it.
-        { name: 'impacket NTLMv2 with a Version field, which sends no MIC', mode: 'impacket', args: ['--version-field'], reason: 'ntlm.mic-missing' },
+        {
+          name: 'impacket NTLMv2 with a Version field, which sends no MIC',
+          mode: 'impacket',
+          args: ['--version-field'],
+          reason: 'ntlm.mic-missing',
+        },
         // gss-ntlmssp refuses it too at its default LM_COMPAT_LEVEL 3, not as a domain member.
         { name: 'impacket NTLMv1', mode: 'impacket-v1', args: ['--version-field'], reason: 'ntlm.v1' },
       ];
       for (const { name, mode, args, reason } of cases) {
         it(`refuses ${name}`, async () => {
-          const result = await client('EncryptAndSign', mode, [...args, '--user', 'TESTDOM\\alice', '--password', 'Secret123!'], {});
+          const result = await client(
+            'EncryptAndSign',
+            mode,
+            [...args, '--user', 'TESTDOM\\alice', '--password', 'Secret123!'],
+            {},
+          );
           expect(result).toEqual({ result: 'refused', status: LOGON_DENIED_PAYLOAD });
           await closed('EncryptAndSign');
           expect(last('EncryptAndSign').failure).toBe(reason);
@@ -183,11 +294,21 @@ describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmss
     const info: AcceptorInfo = { remoteAddress: '127.0.0.1', protectionLevel: 'EncryptAndSign' };
 
     /** NEGOTIATE → CHALLENGE → AUTHENTICATE through a fresh context; the AUTHENTICATE step's promise. */
-    async function logon(b: GssapiBackend, user = 'alice', password = 'Secret123!', tweaks: Parameters<TestNtlmClient['authenticate']>[1] = {}) {
+    async function logon(
+      b: GssapiBackend,
+      user = 'alice',
+      password = 'Secret123!',
+      tweaks: Parameters<TestNtlmClient['authenticate']>[1] = {},
+    ) {
       const initiator = new TestNtlmClient(user, 'TESTDOM', password);
       const context = b.createContext(OID.ntlm, info) as GssapiNtlmContext;
       const challenge = await context.step(initiator.negotiate());
-      return { initiator, context, challenge: challenge.token!, done: context.step(initiator.authenticate(challenge.token!, tweaks)) };
+      return {
+        initiator,
+        context,
+        challenge: challenge.token!,
+        done: context.step(initiator.authenticate(challenge.token!, tweaks)),
+      };
     }
 
     it('accepts many handshakes at once off the event loop, exchanges frames with a TypeScript NTLM peer, and releases every context', async () => {
@@ -204,7 +325,9 @@ describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmss
         // Raw NTLM (no SPNEGO): both directions start at sequence number 0.
         const sealed = initiator.security!.wrap(new TextEncoder().encode('to the bridge'));
         expect(new TextDecoder().decode(context.unwrap(sealed))).toBe('to the bridge');
-        expect(new TextDecoder().decode(initiator.security!.unwrap(context.wrap(new TextEncoder().encode('back'))))).toBe('back');
+        expect(
+          new TextDecoder().decode(initiator.security!.unwrap(context.wrap(new TextEncoder().encode('back')))),
+        ).toBe('back');
       }
       expect(b.openContexts).toBe(12);
       for (const { context } of logons) context.dispose();
@@ -217,7 +340,22 @@ describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmss
       const b = backend();
       const { initiator, context, done } = await logon(b);
       await done;
-      const mechTypes = Uint8Array.of(0x30, 0x0c, 0x06, 0x0a, 0x2b, 0x06, 0x01, 0x04, 0x01, 0x82, 0x37, 0x02, 0x02, 0x0a);
+      const mechTypes = Uint8Array.of(
+        0x30,
+        0x0c,
+        0x06,
+        0x0a,
+        0x2b,
+        0x06,
+        0x01,
+        0x04,
+        0x01,
+        0x82,
+        0x37,
+        0x02,
+        0x02,
+        0x0a,
+      );
       context.verifyMic(mechTypes, initiator.security!.getMic(mechTypes, { mechListMic: true }), { mechListMic: true });
       initiator.security!.verifyMic(mechTypes, context.getMic(mechTypes, { mechListMic: true }), { mechListMic: true });
       const frame = initiator.security!.wrap(Uint8Array.of(1, 2, 3));
@@ -258,14 +396,21 @@ describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmss
 
     it('refuses a 32-byte NEGOTIATE, an expired CHALLENGE, and throttles per user before the library is asked', async () => {
       let now = 1_000_000;
-      const b = backend({ now: () => now, throttle: new LogonThrottle({ perUser: 2, perAddress: 100, now: () => now }) });
+      const b = backend({
+        now: () => now,
+        throttle: new LogonThrottle({ perUser: 2, perAddress: 100, now: () => now }),
+      });
       const short = b.createContext(OID.ntlm, info);
-      await expect(short.step(new TestNtlmClient('alice', 'TESTDOM', 'x').negotiate().subarray(0, 32))).rejects.toMatchObject({ reason: 'ntlm.negotiate-no-version' });
+      await expect(
+        short.step(new TestNtlmClient('alice', 'TESTDOM', 'x').negotiate().subarray(0, 32)),
+      ).rejects.toMatchObject({ reason: 'ntlm.negotiate-no-version' });
       const late = new TestNtlmClient('alice', 'TESTDOM', 'Secret123!');
       const context = b.createContext(OID.ntlm, info);
       const challenge = await context.step(late.negotiate());
       now += 61_000;
-      await expect(context.step(late.authenticate(challenge.token!))).rejects.toMatchObject({ reason: 'ntlm.challenge-expired' });
+      await expect(context.step(late.authenticate(challenge.token!))).rejects.toMatchObject({
+        reason: 'ntlm.challenge-expired',
+      });
       // One failure counted already (the expired one): one wrong password more, then even the right one is throttled.
       await expect((await logon(b, 'alice', 'wrong')).done).rejects.toMatchObject({ reason: 'gssapi.bad-proof' });
       await expect((await logon(b, 'alice')).done).rejects.toMatchObject({ reason: 'ntlm.throttled' });
@@ -296,14 +441,18 @@ describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmss
           const mutated = negotiate.slice();
           mutated[random(mutated.length)] = random(256);
           const first = b.createContext(OID.ntlm, info);
-          await first.step(mutated).then((r) => count(r.done ? 'accepted' : 'challenged'), (e: NegotiateError) => count(e.reason));
+          await first.step(mutated).then(
+            (r) => count(r.done ? 'accepted' : 'challenged'),
+            (e: NegotiateError) => count(e.reason),
+          );
           first.dispose();
         }
         const context = b.createContext(OID.ntlm, info);
         const challenge = await context.step(negotiate);
         const message = initiator.authenticate(challenge.token!);
         const mutated = i % 8 === 0 ? message.slice(0, random(message.length)) : message.slice();
-        if (i % 8 === 4) mutated[52] = 0; // the EncryptedRandomSessionKey's length
+        if (i % 8 === 4)
+          mutated[52] = 0; // the EncryptedRandomSessionKey's length
         else if (i % 4 !== 0) {
           for (let k = 0; k <= random(4); k++) {
             const at = random(mutated.length);
@@ -350,8 +499,12 @@ describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmss
         chmodSync(path, mode);
         return path;
       };
-      expect(() => new GssapiBackend({ ntlmUsers: file('open', USERS, 0o640), dnsIdentity: 'localhost' })).toThrow(/mode 640.*chmod 600/);
-      expect(() => loadGssNtlmUsers(file('nt', `TESTDOM:bob:{NT}${toHex(ntHash('Hunter2!'))}\n`))).toThrow(/line 1: gss-ntlmssp reads \{NT\} hashes as passwords/);
+      expect(() => new GssapiBackend({ ntlmUsers: file('open', USERS, 0o640), dnsIdentity: 'localhost' })).toThrow(
+        /mode 640.*chmod 600/,
+      );
+      expect(() => loadGssNtlmUsers(file('nt', `TESTDOM:bob:{NT}${toHex(ntHash('Hunter2!'))}\n`))).toThrow(
+        /line 1: gss-ntlmssp reads \{NT\} hashes as passwords/,
+      );
       expect(() => loadGssNtlmUsers(file('colon', 'TESTDOM:alice:pass:word\n'))).toThrow(ConfigError);
       expect(() => loadGssNtlmUsers(file('long', `TESTDOM:alice:${'x'.repeat(1000)}\n`))).toThrow(/1000 bytes/);
       expect(() => loadGssNtlmUsers(file('bad', 'no colons here\n'))).toThrow(/expected DOMAIN:user:password/);
@@ -361,8 +514,12 @@ describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmss
     it('BRIDGE_NTLM_BACKEND: typescript or gssapi, anything else a ConfigError; gssapi wants BRIDGE_NTLM_USERS', () => {
       expect(readBridgeConfig({}).ntlmBackend).toBe('typescript');
       expect(readBridgeConfig({ BRIDGE_NTLM_BACKEND: 'gssapi' }).ntlmBackend).toBe('gssapi');
-      expect(() => readBridgeConfig({ BRIDGE_NTLM_BACKEND: 'GSSAPI' })).toThrow(/BRIDGE_NTLM_BACKEND must be typescript .* or gssapi .*, not "GSSAPI"/);
-      expect(() => securityBackends(readBridgeConfig({ BRIDGE_NTLM_BACKEND: 'gssapi' }))).toThrow(/BRIDGE_NTLM_BACKEND=gssapi .* set BRIDGE_NTLM_USERS/);
+      expect(() => readBridgeConfig({ BRIDGE_NTLM_BACKEND: 'GSSAPI' })).toThrow(
+        /BRIDGE_NTLM_BACKEND must be typescript .* or gssapi .*, not "GSSAPI"/,
+      );
+      expect(() => securityBackends(readBridgeConfig({ BRIDGE_NTLM_BACKEND: 'gssapi' }))).toThrow(
+        /BRIDGE_NTLM_BACKEND=gssapi .* set BRIDGE_NTLM_USERS/,
+      );
       const made = securityBackends(readBridgeConfig({ BRIDGE_NTLM_BACKEND: 'gssapi', BRIDGE_NTLM_USERS: users }))!;
       expect(made.map((b) => [b.name, b.mechanisms])).toEqual([['gssapi', [OID.ntlm]]]);
       for (const b of made) (b as GssapiBackend).close();

@@ -13,15 +13,37 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config.ts';
 import { readBridgeConfig } from '../../../tcp-bridge/src/config.ts';
-import { checkKeytab, GssapiBackend, gssapiBackendFor, GssFlag, kerberosPeerName } from '../../../tcp-bridge/src/negotiate/gssapi/index.ts';
-import { IntegrityError, NegotiateError, OID, type ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
+import {
+  checkKeytab,
+  GssapiBackend,
+  gssapiBackendFor,
+  GssFlag,
+  kerberosPeerName,
+} from '../../../tcp-bridge/src/negotiate/gssapi/index.ts';
+import {
+  IntegrityError,
+  NegotiateError,
+  OID,
+  type ProtectionLevel,
+} from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { describeShared } from '../../support/corpus.ts';
 import { krb5Missing, startTestRealm, type TestRealm } from '../../support/krb5-realm.ts';
-import { expectLogonDenied, initiatorsAvailable, ntlmClientAccount, runNnsClient, startNegotiateEcho, type ClientResult, type EchoServer } from '../../support/negotiate-echo.ts';
+import {
+  expectLogonDenied,
+  initiatorsAvailable,
+  ntlmClientAccount,
+  runNnsClient,
+  startNegotiateEcho,
+  type ClientResult,
+  type EchoServer,
+} from '../../support/negotiate-echo.ts';
 import { LOGON_DENIED_PAYLOAD, pattern, toHex } from '../../support/negotiate.ts';
 
 const missing = krb5Missing();
-if (missing.length > 0) console.warn(`[negotiate kerberos] missing ${missing.join(', ')}: the Kerberos suites are skipped (Debian packages: krb5-kdc krb5-admin-server krb5-user python3-gssapi libgssapi-krb5-2).`);
+if (missing.length > 0)
+  console.warn(
+    `[negotiate kerberos] missing ${missing.join(', ')}: the Kerberos suites are skipped (Debian packages: krb5-kdc krb5-admin-server krb5-user python3-gssapi libgssapi-krb5-2).`,
+  );
 
 const ALICE = 'alice@TEST.LOCAL';
 
@@ -34,10 +56,15 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
     const server = (key: string): EchoServer => servers.get(key)!;
     const last = (key: string) => server(key).connections[server(key).connections.length - 1]!;
     const closed = async (key: string): Promise<void> => server(key).closedCount(server(key).connections.length);
-    const client = (key: string, mode: string, args: string[]): Promise<ClientResult> => runNnsClient(server(key).port, mode, ['--krb5', ...args], realm.clientEnv);
+    const client = (key: string, mode: string, args: string[]): Promise<ClientResult> =>
+      runNnsClient(server(key).port, mode, ['--krb5', ...args], realm.clientEnv);
 
     async function startServer(key: string, level: ProtectionLevel, keytab: string): Promise<void> {
-      const backend = new GssapiBackend({ keytab, dnsIdentity: 'localhost', replayCache: `file2:${join(realm.dir, `rcache-${key}`)}` });
+      const backend = new GssapiBackend({
+        keytab,
+        dnsIdentity: 'localhost',
+        replayCache: `file2:${join(realm.dir, `rcache-${key}`)}`,
+      });
       backends.push(backend);
       servers.set(key, await startNegotiateEcho({ backends: [backend], protectionLevel: level }));
     }
@@ -72,21 +99,50 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
         expect(result.replies).toEqual(['68656c6c6f', toHex(pattern(100_000))]);
         await closed('EncryptAndSign');
         const connection = last('EncryptAndSign');
-        expect(connection.peer).toEqual({ name: ALICE, sids: [], mechanism: OID.kerberos, mechanismName: 'Kerberos', spnego: true, protectionLevel: 'EncryptAndSign' });
+        expect(connection.peer).toEqual({
+          name: ALICE,
+          sids: [],
+          mechanism: OID.kerberos,
+          mechanismName: 'Kerberos',
+          spnego: true,
+          protectionLevel: 'EncryptAndSign',
+        });
         expect(connection.received.map((c) => c.length)).toEqual([5, 63 * 1024, 100_000 - 63 * 1024]);
         expect(toHex(Buffer.concat(connection.received))).toBe(`68656c6c6f${toHex(pattern(100_000))}`);
         expect(connection.failure).toBeUndefined();
       });
 
       it('as Windows sends it: Microsoft OID first (also in the token header), wrap tokens rotated by RRC 28', async () => {
-        const result = await client('EncryptAndSign', 'echo', ['--spnego-ms', '--ms-inner-oid', '--rrc', '28', '--message', '00', '--pattern', '70000']);
+        const result = await client('EncryptAndSign', 'echo', [
+          '--spnego-ms',
+          '--ms-inner-oid',
+          '--rrc',
+          '28',
+          '--message',
+          '00',
+          '--pattern',
+          '70000',
+        ]);
         expect(result).toMatchObject({ result: 'ok', replies: ['00', toHex(pattern(70_000))] });
         await closed('EncryptAndSign');
-        expect(last('EncryptAndSign').peer).toEqual({ name: ALICE, sids: [], mechanism: OID.kerberosMicrosoft, mechanismName: 'Kerberos', spnego: true, protectionLevel: 'EncryptAndSign' });
+        expect(last('EncryptAndSign').peer).toEqual({
+          name: ALICE,
+          sids: [],
+          mechanism: OID.kerberosMicrosoft,
+          mechanismName: 'Kerberos',
+          spnego: true,
+          protectionLevel: 'EncryptAndSign',
+        });
       });
 
       it("with .NET's NegotiateStream flags (Confidentiality + MutualAuth, no sequence detection asked)", async () => {
-        const result = await client('EncryptAndSign', 'echo', ['--dotnet-flags', '--message', '01', '--pattern', '65536']);
+        const result = await client('EncryptAndSign', 'echo', [
+          '--dotnet-flags',
+          '--message',
+          '01',
+          '--pattern',
+          '65536',
+        ]);
         expect(result).toMatchObject({ result: 'ok', replies: ['01', toHex(pattern(65_536))] });
         expect((result.flags as number) & (GssFlag.Replay | GssFlag.Sequence)).toBe(0);
         await closed('EncryptAndSign');
@@ -104,22 +160,45 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
         const result = await client('EncryptAndSign', 'echo', ['--other-mech-first', '--message', '03']);
         expect(result).toMatchObject({ result: 'ok', replies: ['03'] });
         await closed('EncryptAndSign');
-        expect(last('EncryptAndSign').peer).toMatchObject({ name: ALICE, mechanism: OID.kerberosMicrosoft, spnego: true });
+        expect(last('EncryptAndSign').peer).toMatchObject({
+          name: ALICE,
+          mechanism: OID.kerberosMicrosoft,
+          spnego: true,
+        });
       });
     });
 
     describe('Sign', () => {
       it('serves a signing-only client (no confidentiality flag) with signed frames, RRC 0 and 12', async () => {
         for (const rrc of ['0', '12']) {
-          const result = await client('Sign', 'echo', ['--sign-only', '--no-ci-flags', '--rrc', rrc, '--message', '7369676e', '--pattern', '70000']);
-          expect(result).toMatchObject({ result: 'ok', encrypted_flag: false, replies: ['7369676e', toHex(pattern(70_000))] });
+          const result = await client('Sign', 'echo', [
+            '--sign-only',
+            '--no-ci-flags',
+            '--rrc',
+            rrc,
+            '--message',
+            '7369676e',
+            '--pattern',
+            '70000',
+          ]);
+          expect(result).toMatchObject({
+            result: 'ok',
+            encrypted_flag: false,
+            replies: ['7369676e', toHex(pattern(70_000))],
+          });
           await closed('Sign');
           expect(last('Sign').peer).toMatchObject({ name: ALICE, protectionLevel: 'Sign' });
         }
       });
 
       it("with .NET's Sign flags (Integrity, ReplayDetect, SequenceDetect, MutualAuth)", async () => {
-        const result = await client('Sign', 'echo', ['--sign-only', '--no-ci-flags', '--dotnet-flags', '--message', '04']);
+        const result = await client('Sign', 'echo', [
+          '--sign-only',
+          '--no-ci-flags',
+          '--dotnet-flags',
+          '--message',
+          '04',
+        ]);
         expect(result).toMatchObject({ result: 'ok', encrypted_flag: false, replies: ['04'] });
         await closed('Sign');
         expect(last('Sign').peer?.protectionLevel).toBe('Sign');
@@ -135,21 +214,47 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
 
     describe('refusals, each followed by a client served', () => {
       const refusals: Array<{ name: string; key: string; args: string[]; reason: string }> = [
-        { name: 'a ticket for another service (HOST/bridge.test.local, whose key the keytab holds)', key: 'EncryptAndSign', args: ['--target', 'HOST@bridge.test.local'], reason: 'gssapi.wrong-service' },
-        { name: 'a client that does not ask for mutual authentication', key: 'EncryptAndSign', args: ['--no-mutual'], reason: 'gssapi.not-mutual' },
-        { name: 'a signing-only client under EncryptAndSign', key: 'EncryptAndSign', args: ['--sign-only', '--no-ci-flags'], reason: 'nns.protection-level' },
-        { name: 'a wrong mechListMIC', key: 'EncryptAndSign', args: ['--other-mech-first', '--tamper-mic'], reason: 'spnego.bad-mechlistmic' },
+        {
+          name: 'a ticket for another service (HOST/bridge.test.local, whose key the keytab holds)',
+          key: 'EncryptAndSign',
+          args: ['--target', 'HOST@bridge.test.local'],
+          reason: 'gssapi.wrong-service',
+        },
+        {
+          name: 'a client that does not ask for mutual authentication',
+          key: 'EncryptAndSign',
+          args: ['--no-mutual'],
+          reason: 'gssapi.not-mutual',
+        },
+        {
+          name: 'a signing-only client under EncryptAndSign',
+          key: 'EncryptAndSign',
+          args: ['--sign-only', '--no-ci-flags'],
+          reason: 'nns.protection-level',
+        },
+        {
+          name: 'a wrong mechListMIC',
+          key: 'EncryptAndSign',
+          args: ['--other-mech-first', '--tamper-mic'],
+          reason: 'spnego.bad-mechlistmic',
+        },
       ];
       for (const refusal of refusals) {
         it(`refuses ${refusal.name} with logon denied`, async () => {
-          await expectLogonDenied(server(refusal.key), await client(refusal.key, 'echo', ['--message', '00', ...refusal.args]), refusal.reason);
+          await expectLogonDenied(
+            server(refusal.key),
+            await client(refusal.key, 'echo', ['--message', '00', ...refusal.args]),
+            refusal.reason,
+          );
           await stillServes(refusal.key);
         });
       }
 
       it('refuses a replayed AP-REQ (recorded from a good session): the replay cache', async () => {
         const record = join(scratch, 'recorded.json');
-        expect(await client('EncryptAndSign', 'echo', ['--record', record, '--message', '01'])).toMatchObject({ result: 'ok' });
+        expect(await client('EncryptAndSign', 'echo', ['--record', record, '--message', '01'])).toMatchObject({
+          result: 'ok',
+        });
         const replay = await client('EncryptAndSign', 'replay', ['--replay', record]);
         expect(replay).toEqual({ result: 'refused', status: LOGON_DENIED_PAYLOAD });
         await closed('EncryptAndSign');
@@ -170,17 +275,27 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
           return { ...realm.clientEnv, KRB5CCNAME: `FILE:${path}` };
         };
         const port = server('EncryptAndSign').port;
-        expect(await runNnsClient(port, 'echo', ['--krb5', '--message', '00'], skewed(600))).toEqual({ result: 'refused', status: LOGON_DENIED_PAYLOAD });
+        expect(await runNnsClient(port, 'echo', ['--krb5', '--message', '00'], skewed(600))).toEqual({
+          result: 'refused',
+          status: LOGON_DENIED_PAYLOAD,
+        });
         await closed('EncryptAndSign');
         expect(last('EncryptAndSign').failure).toBe('gssapi.clock-skew');
-        expect(await runNnsClient(port, 'echo', ['--krb5', '--message', '00'], skewed(120))).toMatchObject({ result: 'ok', replies: ['00'] });
+        expect(await runNnsClient(port, 'echo', ['--krb5', '--message', '00'], skewed(120))).toMatchObject({
+          result: 'ok',
+          replies: ['00'],
+        });
         await closed('EncryptAndSign');
         expect(last('EncryptAndSign').peer?.name).toBe(ALICE);
       });
 
       it('refuses a ticket its keytab cannot decrypt (wrong key), and serves once the right keytab is in place', async () => {
         const path = join(scratch, 'rotating.keytab');
-        await realm.exec('ktutil', [], `addent -password -p host/localhost@TEST.LOCAL -k 2 -e aes256-cts-hmac-sha1-96\nNotTheKey1\nwkt ${path}\nquit\n`);
+        await realm.exec(
+          'ktutil',
+          [],
+          `addent -password -p host/localhost@TEST.LOCAL -k 2 -e aes256-cts-hmac-sha1-96\nNotTheKey1\nwkt ${path}\nquit\n`,
+        );
         chmodSync(path, 0o600);
         await startServer('wrong-keytab', 'EncryptAndSign', `FILE:${path}`);
         const result = await client('wrong-keytab', 'echo', ['--message', '00']);
@@ -196,7 +311,10 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
         const result = await client('EncryptAndSign', 'tamper', []);
         expect(result).toEqual({ result: 'closed', first: '6669727374' });
         await closed('EncryptAndSign');
-        expect(last('EncryptAndSign')).toMatchObject({ failure: 'BadSignature', received: [new TextEncoder().encode('first')] });
+        expect(last('EncryptAndSign')).toMatchObject({
+          failure: 'BadSignature',
+          received: [new TextEncoder().encode('first')],
+        });
         await stillServes('EncryptAndSign');
       });
 
@@ -229,7 +347,10 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
         // The first frame to arrive ("two") sets the start and is echoed; the older one then breaks the order.
         expect(result).toEqual({ result: 'reply' });
         await closed('EncryptAndSign');
-        expect(last('EncryptAndSign')).toMatchObject({ failure: 'OutOfSequence', received: [new TextEncoder().encode('two')] });
+        expect(last('EncryptAndSign')).toMatchObject({
+          failure: 'OutOfSequence',
+          received: [new TextEncoder().encode('two')],
+        });
         await stillServes('EncryptAndSign');
       });
     });
@@ -243,8 +364,15 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
       };
 
       it('accepts many handshakes at once off the event loop, and releases every context', async () => {
-        const backend = new GssapiBackend({ keytab: realm.keytab, dnsIdentity: 'localhost', replayCache: `file2:${join(realm.dir, 'rcache-parallel')}` });
-        const contexts = (await tokens(12)).map((token) => ({ context: backend.createContext(OID.kerberos, info), token }));
+        const backend = new GssapiBackend({
+          keytab: realm.keytab,
+          dnsIdentity: 'localhost',
+          replayCache: `file2:${join(realm.dir, 'rcache-parallel')}`,
+        });
+        const contexts = (await tokens(12)).map((token) => ({
+          context: backend.createContext(OID.kerberos, info),
+          token,
+        }));
         expect(backend.openContexts).toBe(12);
         const steps = contexts.map(({ context, token }) => context.step(token));
         // Not computed on this thread: a synchronous step would have settled before this microtask turn ends.
@@ -267,7 +395,11 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
       });
 
       it('a context disposed while gss_accept_sec_context runs is released when the call returns', async () => {
-        const backend = new GssapiBackend({ keytab: realm.keytab, dnsIdentity: 'localhost', replayCache: `file2:${join(realm.dir, 'rcache-dispose')}` });
+        const backend = new GssapiBackend({
+          keytab: realm.keytab,
+          dnsIdentity: 'localhost',
+          replayCache: `file2:${join(realm.dir, 'rcache-dispose')}`,
+        });
         const [token] = await tokens(1);
         const context = backend.createContext(OID.kerberos, info);
         const step = context.step(token!);
@@ -280,7 +412,11 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
       });
 
       it('refuses a second token once established; a broken context stays broken: after a bad frame every call throws', async () => {
-        const backend = new GssapiBackend({ keytab: realm.keytab, dnsIdentity: 'localhost', replayCache: `file2:${join(realm.dir, 'rcache-broken')}` });
+        const backend = new GssapiBackend({
+          keytab: realm.keytab,
+          dnsIdentity: 'localhost',
+          replayCache: `file2:${join(realm.dir, 'rcache-broken')}`,
+        });
         const [token] = await tokens(1);
         const context = backend.createContext(OID.kerberos, info);
         await context.step(token!);
@@ -293,9 +429,15 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
       });
 
       it('refuses garbage as a first token, and releases the context', async () => {
-        const backend = new GssapiBackend({ keytab: realm.keytab, dnsIdentity: 'localhost', replayCache: `file2:${join(realm.dir, 'rcache-garbage')}` });
+        const backend = new GssapiBackend({
+          keytab: realm.keytab,
+          dnsIdentity: 'localhost',
+          replayCache: `file2:${join(realm.dir, 'rcache-garbage')}`,
+        });
         const garbage = backend.createContext(OID.kerberos, info);
-        await expect(garbage.step(new Uint8Array([0x60, 0x03, 0x06, 0x01, 0x00]))).rejects.toBeInstanceOf(NegotiateError);
+        await expect(garbage.step(new Uint8Array([0x60, 0x03, 0x06, 0x01, 0x00]))).rejects.toBeInstanceOf(
+          NegotiateError,
+        );
         expect(backend.openContexts).toBe(0);
         backend.close();
       });
@@ -306,7 +448,9 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
         const path = join(scratch, 'open.keytab');
         copyFileSync(realm.keytab.slice('FILE:'.length), path);
         chmodSync(path, 0o640);
-        expect(() => new GssapiBackend({ keytab: `FILE:${path}`, dnsIdentity: 'localhost' })).toThrow(/mode 640.*chmod 600/);
+        expect(() => new GssapiBackend({ keytab: `FILE:${path}`, dnsIdentity: 'localhost' })).toThrow(
+          /mode 640.*chmod 600/,
+        );
         chmodSync(path, 0o604);
         expect(() => checkKeytab(path)).toThrow(ConfigError);
         chmodSync(path, 0o600);
@@ -317,32 +461,50 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
       });
 
       it('refuses to start without a key for host/<BRIDGE_DNS_IDENTITY>', () => {
-        expect(() => new GssapiBackend({ keytab: realm.keytab, dnsIdentity: 'other.test.local' })).toThrow(/no acceptor credential for host@other.test.local/);
+        expect(() => new GssapiBackend({ keytab: realm.keytab, dnsIdentity: 'other.test.local' })).toThrow(
+          /no acceptor credential for host@other.test.local/,
+        );
       });
 
       it('refuses to start with the replay cache switched off', () => {
-        expect(() => new GssapiBackend({ keytab: realm.keytab, dnsIdentity: 'localhost', replayCache: 'none:' })).toThrow(/replay cache/);
+        expect(
+          () => new GssapiBackend({ keytab: realm.keytab, dnsIdentity: 'localhost', replayCache: 'none:' }),
+        ).toThrow(/replay cache/);
       });
 
-      it.skipIf(!initiatorsAvailable().gssapi)('with BRIDGE_NTLM_BACKEND=gssapi one backend offers Kerberos and NTLM through gss-ntlmssp', async () => {
-        const users = join(scratch, 'ntlm-users');
-        writeFileSync(users, 'TESTDOM:alice:Secret123!\n', { mode: 0o600 });
-        const env = { KRB5_KTNAME: realm.keytab, BRIDGE_NTLM_BACKEND: 'gssapi', BRIDGE_NTLM_USERS: users };
-        const backend = gssapiBackendFor(readBridgeConfig(env), { replayCache: `file2:${join(realm.dir, 'rcache-both')}` })!;
-        backends.push(backend);
-        expect(backend.mechanisms).toEqual([OID.kerberosMicrosoft, OID.kerberos, OID.ntlm]);
-        servers.set('both', await startNegotiateEcho({ backends: [backend], protectionLevel: 'EncryptAndSign' }));
-        expect(await client('both', 'echo', ['--message', '01'])).toMatchObject({ result: 'ok', replies: ['01'] });
-        await closed('both');
-        expect(last('both').peer).toMatchObject({ name: ALICE, mechanismName: 'Kerberos' });
-        expect(await runNnsClient(server('both').port, 'echo', ['--message', '02'], ntlmClientAccount(scratch, 'TESTDOM:alice:Secret123!'))).toMatchObject({ result: 'ok', replies: ['02'] });
-        await closed('both');
-        expect(last('both').peer).toMatchObject({ name: 'TESTDOM\\alice', mechanismName: 'NTLM' });
-      });
+      it.skipIf(!initiatorsAvailable().gssapi)(
+        'with BRIDGE_NTLM_BACKEND=gssapi one backend offers Kerberos and NTLM through gss-ntlmssp',
+        async () => {
+          const users = join(scratch, 'ntlm-users');
+          writeFileSync(users, 'TESTDOM:alice:Secret123!\n', { mode: 0o600 });
+          const env = { KRB5_KTNAME: realm.keytab, BRIDGE_NTLM_BACKEND: 'gssapi', BRIDGE_NTLM_USERS: users };
+          const backend = gssapiBackendFor(readBridgeConfig(env), {
+            replayCache: `file2:${join(realm.dir, 'rcache-both')}`,
+          })!;
+          backends.push(backend);
+          expect(backend.mechanisms).toEqual([OID.kerberosMicrosoft, OID.kerberos, OID.ntlm]);
+          servers.set('both', await startNegotiateEcho({ backends: [backend], protectionLevel: 'EncryptAndSign' }));
+          expect(await client('both', 'echo', ['--message', '01'])).toMatchObject({ result: 'ok', replies: ['01'] });
+          await closed('both');
+          expect(last('both').peer).toMatchObject({ name: ALICE, mechanismName: 'Kerberos' });
+          expect(
+            await runNnsClient(
+              server('both').port,
+              'echo',
+              ['--message', '02'],
+              ntlmClientAccount(scratch, 'TESTDOM:alice:Secret123!'),
+            ),
+          ).toMatchObject({ result: 'ok', replies: ['02'] });
+          await closed('both');
+          expect(last('both').peer).toMatchObject({ name: 'TESTDOM\\alice', mechanismName: 'NTLM' });
+        },
+      );
 
       it('is made from KRB5_KTNAME and BRIDGE_DNS_IDENTITY', () => {
         expect(gssapiBackendFor(readBridgeConfig({}))).toBeUndefined();
-        const backend = gssapiBackendFor(readBridgeConfig({ KRB5_KTNAME: realm.keytab, BRIDGE_DNS_IDENTITY: 'localhost' }))!;
+        const backend = gssapiBackendFor(
+          readBridgeConfig({ KRB5_KTNAME: realm.keytab, BRIDGE_DNS_IDENTITY: 'localhost' }),
+        )!;
         expect(backend.acceptorName).toBe('host@localhost');
         expect(backend.mechanisms).toEqual([OID.kerberosMicrosoft, OID.kerberos]);
         backend.close();

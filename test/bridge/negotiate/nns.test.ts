@@ -16,7 +16,13 @@ import {
   NnsError,
   type NnsFrame,
 } from '../../../tcp-bridge/src/negotiate/nns.ts';
-import { LogonThrottle, NtlmAccounts, NtlmBackend, NtlmFlag, NtlmSessionSecurity } from '../../../tcp-bridge/src/negotiate/ntlm/index.ts';
+import {
+  LogonThrottle,
+  NtlmAccounts,
+  NtlmBackend,
+  NtlmFlag,
+  NtlmSessionSecurity,
+} from '../../../tcp-bridge/src/negotiate/ntlm/index.ts';
 import {
   IntegrityError,
   NegotiateError,
@@ -44,7 +50,9 @@ import { ascii, hex } from '../../support/negotiate.ts';
 
 describe('MS-NNS framing', () => {
   it('writes handshake frames with a big-endian size, data frames with a little-endian length', () => {
-    expect([...handshakeFrame(HandshakeId.InProgress, new Uint8Array(0x14a))].slice(0, 5)).toEqual([0x16, 1, 0, 0x01, 0x4a]);
+    expect([...handshakeFrame(HandshakeId.InProgress, new Uint8Array(0x14a))].slice(0, 5)).toEqual([
+      0x16, 1, 0, 0x01, 0x4a,
+    ]);
     expect([...dataFrame(ascii('abc'))]).toEqual([3, 0, 0, 0, 0x61, 0x62, 0x63]);
     expect(() => dataFrame(new Uint8Array(MAX_DATA_SEND + 1))).toThrow(RangeError);
     expect(() => dataFrame(new Uint8Array(0))).toThrow(RangeError);
@@ -62,7 +70,11 @@ describe('MS-NNS framing', () => {
   });
 
   it('decodes frames fed one byte at a time and switches to data framing exactly after the handshake', () => {
-    const stream = new Uint8Array([...handshakeFrame(0x16, ascii('first')), ...handshakeFrame(0x14, new Uint8Array(0)), ...dataFrame(ascii('data!'))]);
+    const stream = new Uint8Array([
+      ...handshakeFrame(0x16, ascii('first')),
+      ...handshakeFrame(0x14, new Uint8Array(0)),
+      ...dataFrame(ascii('data!')),
+    ]);
     const decoder = new NnsDecoder();
     const frames: NnsFrame[] = [];
     for (const byte of stream) {
@@ -106,11 +118,18 @@ describe('SPNEGO tokens', () => {
   const negotiate = new TestNtlmClient('alice', 'TESTDOM', 'x').negotiate();
 
   it('round-trips NegTokenInit and NegTokenResp and keeps the MechTypeList bytes for the MIC', () => {
-    const init = decodeNegTokenInit(encodeNegTokenInit({ mechTypes: [OID.kerberosMicrosoft, OID.ntlm], mechToken: negotiate }));
+    const init = decodeNegTokenInit(
+      encodeNegTokenInit({ mechTypes: [OID.kerberosMicrosoft, OID.ntlm], mechToken: negotiate }),
+    );
     expect(init.mechTypes).toEqual([OID.kerberosMicrosoft, OID.ntlm]);
     expect(init.mechToken).toEqual(negotiate);
     expect(init.mechTypesDer).toEqual(encodeMechTypes([OID.kerberosMicrosoft, OID.ntlm]));
-    const resp = { negState: NegState.AcceptIncomplete, supportedMech: OID.ntlm, responseToken: ascii('tok'), mechListMIC: new Uint8Array(16) };
+    const resp = {
+      negState: NegState.AcceptIncomplete,
+      supportedMech: OID.ntlm,
+      responseToken: ascii('tok'),
+      mechListMIC: new Uint8Array(16),
+    };
     expect(decodeNegTokenResp(encodeNegTokenResp(resp))).toEqual({ kind: 'resp', ...resp });
   });
 
@@ -149,7 +168,10 @@ class SpnegoNtlmClient {
   }
 
   init(optimistic = true): Uint8Array {
-    return encodeNegTokenInit({ mechTypes: this.mechTypes, mechToken: optimistic ? this.ntlm.negotiate() : new Uint8Array([0x6e, 0]) });
+    return encodeNegTokenInit({
+      mechTypes: this.mechTypes,
+      mechToken: optimistic ? this.ntlm.negotiate() : new Uint8Array([0x6e, 0]),
+    });
   }
 
   authenticate(challengeResp: Uint8Array, options: { mic?: 'none' | 'bad' } = {}): Uint8Array {
@@ -179,7 +201,12 @@ describe('the SPNEGO acceptor over NTLM', () => {
     const last = await acceptor.step(client.authenticate(first.token!));
     expect(last.done).toBe(true);
     client.finish(last.token!);
-    expect(acceptor).toMatchObject({ established: true, peerName: 'TESTDOM\\alice', mechanism: OID.ntlm, confidentiality: true });
+    expect(acceptor).toMatchObject({
+      established: true,
+      peerName: 'TESTDOM\\alice',
+      mechanism: OID.ntlm,
+      confidentiality: true,
+    });
     // First data frames: sequence number 1 both ways.
     const frame = client.ntlm.security!.wrap(ascii('PreambleEnd'));
     expect(frame.subarray(12, 16)).toEqual(Uint8Array.of(1, 0, 0, 0));
@@ -206,7 +233,11 @@ describe('the SPNEGO acceptor over NTLM', () => {
     const acceptor = new SpnegoAcceptor([ntlmBackend()], INFO);
     const client = new SpnegoNtlmClient('Secret1!', [OID.kerberosMicrosoft, OID.kerberos, OID.ntlm]);
     const first = await acceptor.step(client.init(false));
-    expect(decodeNegTokenResp(first.token!)).toEqual({ kind: 'resp', negState: NegState.RequestMic, supportedMech: OID.ntlm });
+    expect(decodeNegTokenResp(first.token!)).toEqual({
+      kind: 'resp',
+      negState: NegState.RequestMic,
+      supportedMech: OID.ntlm,
+    });
     const second = await acceptor.step(encodeNegTokenResp({ responseToken: client.ntlm.negotiate() }));
     expect(decodeNegTokenResp(second.token!).negState).toBe(NegState.AcceptIncomplete);
     const last = await acceptor.step(client.authenticate(second.token!));
@@ -215,12 +246,16 @@ describe('the SPNEGO acceptor over NTLM', () => {
   });
 
   it('refuses when no mechanism is shared, and a client that rejects', async () => {
-    await expect(new SpnegoAcceptor([ntlmBackend()], INFO).step(encodeNegTokenInit({ mechTypes: [OID.kerberos] }))).rejects.toMatchObject({
+    await expect(
+      new SpnegoAcceptor([ntlmBackend()], INFO).step(encodeNegTokenInit({ mechTypes: [OID.kerberos] })),
+    ).rejects.toMatchObject({
       reason: 'spnego.no-common-mechanism',
     });
     const acceptor = new SpnegoAcceptor([ntlmBackend()], INFO);
     await acceptor.step(new SpnegoNtlmClient().init());
-    await expect(acceptor.step(encodeNegTokenResp({ negState: NegState.Reject }))).rejects.toMatchObject({ reason: 'spnego.client-reject' });
+    await expect(acceptor.step(encodeNegTokenResp({ negState: NegState.Reject }))).rejects.toMatchObject({
+      reason: 'spnego.client-reject',
+    });
   });
 
   it('chooses raw NTLM, SPNEGO or refuses by the first token', () => {
@@ -267,13 +302,19 @@ class FakeMechanism implements MechanismContext {
     return new Uint8Array([...ascii('WRAP'), ...plain]);
   }
   unwrap(payload: Uint8Array): Uint8Array {
-    if (new TextDecoder().decode(payload.subarray(0, 4)) !== 'WRAP') throw new IntegrityError('BadSignature', 'fake wrap');
+    if (new TextDecoder().decode(payload.subarray(0, 4)) !== 'WRAP')
+      throw new IntegrityError('BadSignature', 'fake wrap');
     return payload.slice(4);
   }
   dispose(): void {}
 }
 
-const fakeBackend = (mech: FakeMechanism): SecurityBackend => ({ name: 'fake', mechanisms: [OID.kerberos], createContext: () => mech, close: () => {} });
+const fakeBackend = (mech: FakeMechanism): SecurityBackend => ({
+  name: 'fake',
+  mechanisms: [OID.kerberos],
+  createContext: () => mech,
+  close: () => {},
+});
 
 describe('the SPNEGO acceptor over a one-round mechanism (the shape of Kerberos with mutual authentication)', () => {
   const mechTypes = [OID.kerberosMicrosoft, OID.ntlm];
@@ -282,7 +323,12 @@ describe('the SPNEGO acceptor over a one-round mechanism (the shape of Kerberos 
     const acceptor = new SpnegoAcceptor([fakeBackend(new FakeMechanism(false))], INFO);
     const result = await acceptor.step(encodeNegTokenInit({ mechTypes, mechToken: ascii('AP-REQ') }));
     expect(result.done).toBe(true);
-    expect(decodeNegTokenResp(result.token!)).toEqual({ kind: 'resp', negState: NegState.AcceptCompleted, supportedMech: OID.kerberosMicrosoft, responseToken: ascii('AP-REP') });
+    expect(decodeNegTokenResp(result.token!)).toEqual({
+      kind: 'resp',
+      negState: NegState.AcceptCompleted,
+      supportedMech: OID.kerberosMicrosoft,
+      responseToken: ascii('AP-REP'),
+    });
     expect(acceptor.peerName).toBe('alice@TEST.LOCAL');
   });
 
@@ -333,12 +379,23 @@ class MemoryTransport implements ByteStream {
   }
 }
 
-function openStream(options: { backends?: SecurityBackend[]; protectionLevel?: 'Sign' | 'EncryptAndSign'; maxHandshakeRounds?: number } = {}) {
+function openStream(
+  options: {
+    backends?: SecurityBackend[];
+    protectionLevel?: 'Sign' | 'EncryptAndSign';
+    maxHandshakeRounds?: number;
+  } = {},
+) {
   const transport = new MemoryTransport();
   const events: { peer?: NegotiatedPeer; plaintext?: ByteStream; data: Uint8Array[]; failed?: Error } = { data: [] };
   const stream = new NegotiateStreamServer(
     transport,
-    { backends: options.backends ?? [ntlmBackend()], protectionLevel: options.protectionLevel ?? 'EncryptAndSign', remoteAddress: '192.0.2.1', maxHandshakeRounds: options.maxHandshakeRounds },
+    {
+      backends: options.backends ?? [ntlmBackend()],
+      protectionLevel: options.protectionLevel ?? 'EncryptAndSign',
+      remoteAddress: '192.0.2.1',
+      maxHandshakeRounds: options.maxHandshakeRounds,
+    },
     {
       established: (peer, plaintext) => Object.assign(events, { peer, plaintext }),
       data: (plain) => events.data.push(plain),
@@ -350,7 +407,10 @@ function openStream(options: { backends?: SecurityBackend[]; protectionLevel?: '
 
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-async function handshake(s: ReturnType<typeof openStream>, client = new SpnegoNtlmClient()): Promise<NtlmSessionSecurity> {
+async function handshake(
+  s: ReturnType<typeof openStream>,
+  client = new SpnegoNtlmClient(),
+): Promise<NtlmSessionSecurity> {
   s.stream.receive(handshakeFrame(0x16, client.init()));
   await settle();
   const [challenge] = s.transport.frames(s.decoder);
@@ -367,8 +427,18 @@ describe('the NegotiateStream server', () => {
   it('authenticates, then unwraps data frames in any chunking and wraps writes into frames of at most 63 KiB', async () => {
     const s = openStream();
     const security = await handshake(s);
-    expect(s.events.peer).toEqual({ name: 'TESTDOM\\alice', sids: [], mechanism: OID.ntlm, mechanismName: 'NTLM', spnego: true, protectionLevel: 'EncryptAndSign' });
-    const frames = new Uint8Array([...dataFrame(security.wrap(ascii('one'))), ...dataFrame(security.wrap(ascii('two')))]);
+    expect(s.events.peer).toEqual({
+      name: 'TESTDOM\\alice',
+      sids: [],
+      mechanism: OID.ntlm,
+      mechanismName: 'NTLM',
+      spnego: true,
+      protectionLevel: 'EncryptAndSign',
+    });
+    const frames = new Uint8Array([
+      ...dataFrame(security.wrap(ascii('one'))),
+      ...dataFrame(security.wrap(ascii('two'))),
+    ]);
     for (let at = 0; at < frames.length; at += 3) s.stream.receive(frames.subarray(at, at + 3));
     expect(s.events.data.map((d) => new TextDecoder().decode(d))).toEqual(['one', 'two']);
 
@@ -424,7 +494,11 @@ describe('the NegotiateStream server', () => {
   });
 
   it('answers garbage, a data frame during the handshake, and too many rounds the same way', async () => {
-    for (const bytes of [ascii('GET / HTTP/1.1\r\n'), dataFrame(ascii('early')), handshakeFrame(0x16, ascii('not a token'))]) {
+    for (const bytes of [
+      ascii('GET / HTTP/1.1\r\n'),
+      dataFrame(ascii('early')),
+      handshakeFrame(0x16, ascii('not a token')),
+    ]) {
       const s = openStream();
       s.stream.receive(bytes);
       await settle();
@@ -453,18 +527,31 @@ describe('the NegotiateStream server', () => {
   it('refuses a context below the configured protection level', async () => {
     const signOnly = new FakeMechanism(false, false);
     const s = openStream({ backends: [fakeBackend(signOnly)] });
-    s.stream.receive(handshakeFrame(0x16, encodeNegTokenInit({ mechTypes: [OID.kerberos], mechToken: ascii('AP-REQ') })));
+    s.stream.receive(
+      handshakeFrame(0x16, encodeNegTokenInit({ mechTypes: [OID.kerberos], mechToken: ascii('AP-REQ') })),
+    );
     await settle();
     expect(s.events.failed).toMatchObject({ reason: 'nns.protection-level' });
     // Under Sign the same context is served.
     const t = openStream({ backends: [fakeBackend(new FakeMechanism(false, false))], protectionLevel: 'Sign' });
-    t.stream.receive(handshakeFrame(0x16, encodeNegTokenInit({ mechTypes: [OID.kerberos], mechToken: ascii('AP-REQ') })));
+    t.stream.receive(
+      handshakeFrame(0x16, encodeNegTokenInit({ mechTypes: [OID.kerberos], mechToken: ascii('AP-REQ') })),
+    );
     await settle();
-    expect(t.events.peer).toMatchObject({ name: 'alice@TEST.LOCAL', protectionLevel: 'Sign', mechanismName: 'Kerberos' });
+    expect(t.events.peer).toMatchObject({
+      name: 'alice@TEST.LOCAL',
+      protectionLevel: 'Sign',
+      mechanismName: 'Kerberos',
+    });
     // An NTLM client without SEAL is refused under EncryptAndSign already at its NEGOTIATE.
     const u = openStream();
     const client = new SpnegoNtlmClient();
-    u.stream.receive(handshakeFrame(0x16, encodeNegTokenInit({ mechTypes: [OID.ntlm], mechToken: client.ntlm.negotiate(CLIENT_FLAGS & ~NtlmFlag.Seal) })));
+    u.stream.receive(
+      handshakeFrame(
+        0x16,
+        encodeNegTokenInit({ mechTypes: [OID.ntlm], mechToken: client.ntlm.negotiate(CLIENT_FLAGS & ~NtlmFlag.Seal) }),
+      ),
+    );
     await settle();
     expect(u.events.failed).toMatchObject({ reason: 'ntlm.weak-flags' });
   });
@@ -475,7 +562,9 @@ describe('the NegotiateStream server', () => {
     const good = security.wrap(ascii('good'));
     const bad = security.wrap(ascii('bad'));
     bad[18]! ^= 0x80;
-    s.stream.receive(new Uint8Array([...dataFrame(good), ...dataFrame(bad), ...dataFrame(security.wrap(ascii('later')))]));
+    s.stream.receive(
+      new Uint8Array([...dataFrame(good), ...dataFrame(bad), ...dataFrame(security.wrap(ascii('later')))]),
+    );
     expect(s.events.data.map((d) => new TextDecoder().decode(d))).toEqual(['good']);
     expect(s.transport.destroyed).toBe(true);
     expect(s.events.failed).toBeInstanceOf(IntegrityError);

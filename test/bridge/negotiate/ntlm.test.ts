@@ -31,7 +31,13 @@ import {
   type NtlmAcceptor,
 } from '../../../tcp-bridge/src/negotiate/ntlm/index.ts';
 import { Rc4, rc4k } from '../../../tcp-bridge/src/negotiate/ntlm/rc4.ts';
-import { IntegrityError, LOGON_DENIED, NegotiateError, OID, type ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
+import {
+  IntegrityError,
+  LOGON_DENIED,
+  NegotiateError,
+  OID,
+  type ProtectionLevel,
+} from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { CLIENT_FLAGS, TestNtlmClient, type AuthenticateTweaks } from '../../support/ntlm-client.ts';
 import { ascii, hex, toHex } from '../../support/negotiate.ts';
 
@@ -77,7 +83,9 @@ describe('MS-NLMP 4.2.4 NTLMv2 vectors', () => {
     expect(toHex(ntHash('Password'))).toBe('a4f49c406510bdcab6824ee7c30fd852');
     const responseKey = ntowfv2(ntHash('Password'), 'User', 'Domain');
     expect(toHex(responseKey)).toBe('0c868a403bfd7a93a3001ef22ef02e3f');
-    expect(toHex(sessionBaseKey(responseKey, hex('68cd0ab851e51c96aabc927bebef6a1c')))).toBe('8de40ccadbc14a82f15cb0ad0de95ca3');
+    expect(toHex(sessionBaseKey(responseKey, hex('68cd0ab851e51c96aabc927bebef6a1c')))).toBe(
+      '8de40ccadbc14a82f15cb0ad0de95ca3',
+    );
   });
 
   it('reads the example AUTHENTICATE message and checks its NTProofStr (4.2.4.2.2, 4.2.4.3)', () => {
@@ -129,7 +137,11 @@ describe('the users file (BRIDGE_NTLM_USERS)', () => {
 
   it('reads passwords and {NT} hashes, skips comments and blank lines, keeps colons in passwords', () => {
     const accounts = NtlmAccounts.load(
-      file('ok', `# accounts\n\nTESTDOM:alice:Secret1!\nTESTDOM:bob:{NT}${toHex(ntHash('Hunter2'))}\n:carol:a:b:c\r\n`, 0o600),
+      file(
+        'ok',
+        `# accounts\n\nTESTDOM:alice:Secret1!\nTESTDOM:bob:{NT}${toHex(ntHash('Hunter2'))}\n:carol:a:b:c\r\n`,
+        0o600,
+      ),
     );
     expect(accounts.size).toBe(3);
     expect(accounts.find('bob', 'testdom')!.ntHash).toEqual(ntHash('Hunter2'));
@@ -196,7 +208,9 @@ interface Setup {
 
 function setup(options: { throttle?: LogonThrottle } = {}): Setup {
   let now = Date.UTC(2026, 10, 22, 12, 0, 0);
-  const accounts = NtlmAccounts.parse(`TESTDOM:alice:Secret1!\nTESTDOM:bob:{NT}${toHex(ntHash('Hunter2'))}\n:carol:Carol3#\n`);
+  const accounts = NtlmAccounts.parse(
+    `TESTDOM:alice:Secret1!\nTESTDOM:bob:{NT}${toHex(ntHash('Hunter2'))}\n:carol:Carol3#\n`,
+  );
   const backend = new NtlmBackend({
     accounts,
     dnsIdentity: 'bridge.test.local',
@@ -206,7 +220,8 @@ function setup(options: { throttle?: LogonThrottle } = {}): Setup {
   return {
     backend,
     advance: (ms) => (now += ms),
-    context: (level = 'EncryptAndSign', address = '192.0.2.1') => backend.createContext(OID.ntlm, { remoteAddress: address, protectionLevel: level }),
+    context: (level = 'EncryptAndSign', address = '192.0.2.1') =>
+      backend.createContext(OID.ntlm, { remoteAddress: address, protectionLevel: level }),
   };
 }
 
@@ -219,7 +234,12 @@ interface Logon {
 async function logon(
   s: Setup,
   credentials: [user: string, domain: string, password: string] = ['alice', 'TESTDOM', 'Secret1!'],
-  tweaks: AuthenticateTweaks & { negotiateFlags?: number; level?: ProtectionLevel; address?: string; beforeAuthenticate?: () => void } = {},
+  tweaks: AuthenticateTweaks & {
+    negotiateFlags?: number;
+    level?: ProtectionLevel;
+    address?: string;
+    beforeAuthenticate?: () => void;
+  } = {},
 ): Promise<Logon> {
   const context = s.context(tweaks.level, tweaks.address);
   const client = new TestNtlmClient(...credentials);
@@ -243,7 +263,14 @@ describe('the NTLM acceptor', () => {
     const context = s.context();
     const { token } = await context.step(new TestNtlmClient('alice', 'TESTDOM', 'x').negotiate());
     const challenge = parseChallenge(token!)!;
-    const required = NtlmFlag.ExtendedSessionSecurity | NtlmFlag.N128 | NtlmFlag.KeyExchange | NtlmFlag.Sign | NtlmFlag.Seal | NtlmFlag.Unicode | NtlmFlag.TargetInfo;
+    const required =
+      NtlmFlag.ExtendedSessionSecurity |
+      NtlmFlag.N128 |
+      NtlmFlag.KeyExchange |
+      NtlmFlag.Sign |
+      NtlmFlag.Seal |
+      NtlmFlag.Unicode |
+      NtlmFlag.TargetInfo;
     expect(challenge.flags & required).toBe(required);
     expect(challenge.flags & (NtlmFlag.LmKey | NtlmFlag.Datagram | NtlmFlag.Oem)).toBe(0);
     const ids = challenge.targetInfo.map((p) => p.id);
@@ -273,7 +300,9 @@ describe('the NTLM acceptor', () => {
     expect((await logon(s, ['alice', 'testdom', 'Secret1!'], { hashDomain: 'TESTDOM' })).error).toBeUndefined();
     expect((await logon(s, ['alice', 'TESTDOM', 'Secret1!'], { hashDomain: '' })).error).toBeUndefined();
     expect((await logon(s, ['alice', '', 'Secret1!'])).context.peerName).toBe('TESTDOM\\alice');
-    expect((await logon(s, ['alice', 'TESTDOM', 'Secret1!'], { hashDomain: 'OTHER' })).error?.reason).toBe('ntlm.bad-proof');
+    expect((await logon(s, ['alice', 'TESTDOM', 'Secret1!'], { hashDomain: 'OTHER' })).error?.reason).toBe(
+      'ntlm.bad-proof',
+    );
   });
 
   it('answers a wrong password and an unknown user alike', async () => {
@@ -292,7 +321,14 @@ describe('the NTLM acceptor', () => {
   it('refuses weak NEGOTIATE flags: no ESS, no 128-bit, no key exchange, no signing, OEM only; no sealing under EncryptAndSign', async () => {
     const s = setup();
     const without = (flag: number): number => CLIENT_FLAGS & ~flag;
-    for (const flag of [NtlmFlag.ExtendedSessionSecurity, NtlmFlag.N128, NtlmFlag.KeyExchange, NtlmFlag.Sign, NtlmFlag.Unicode, NtlmFlag.Seal]) {
+    for (const flag of [
+      NtlmFlag.ExtendedSessionSecurity,
+      NtlmFlag.N128,
+      NtlmFlag.KeyExchange,
+      NtlmFlag.Sign,
+      NtlmFlag.Unicode,
+      NtlmFlag.Seal,
+    ]) {
       expect((await logon(s, undefined, { negotiateFlags: without(flag) })).error?.reason).toBe('ntlm.weak-flags');
     }
     // Under Sign a client that does not ask for sealing is served, signing only.
@@ -307,15 +343,21 @@ describe('the NTLM acceptor', () => {
   it('refuses an AUTHENTICATE that drops flags the CHALLENGE granted', async () => {
     const s = setup();
     const challengeFlags = (CLIENT_FLAGS | NtlmFlag.TargetTypeServer) & ~NtlmFlag.RequestTarget;
-    expect((await logon(s, undefined, { flags: challengeFlags & ~NtlmFlag.Seal })).error?.reason).toBe('ntlm.weak-flags');
-    expect((await logon(s, undefined, { flags: challengeFlags | NtlmFlag.Datagram })).error?.reason).toBe('ntlm.weak-flags');
+    expect((await logon(s, undefined, { flags: challengeFlags & ~NtlmFlag.Seal })).error?.reason).toBe(
+      'ntlm.weak-flags',
+    );
+    expect((await logon(s, undefined, { flags: challengeFlags | NtlmFlag.Datagram })).error?.reason).toBe(
+      'ntlm.weak-flags',
+    );
   });
 
   it('refuses NTLMv1/LM responses and anonymous logons', async () => {
     const s = setup();
     expect((await logon(s, undefined, { v1: true })).error?.reason).toBe('ntlm.v1');
     expect((await logon(s, undefined, { anonymous: true })).error?.reason).toBe('ntlm.anonymous');
-    expect((await logon(s, undefined, { flags: CLIENT_FLAGS | NtlmFlag.Anonymous })).error?.reason).toBe('ntlm.anonymous');
+    expect((await logon(s, undefined, { flags: CLIENT_FLAGS | NtlmFlag.Anonymous })).error?.reason).toBe(
+      'ntlm.anonymous',
+    );
   });
 
   it('requires the MIC and checks it', async () => {
@@ -327,7 +369,9 @@ describe('the NTLM acceptor', () => {
   it('expires the challenge after 60 s and requires the client timestamps to be the server timestamp', async () => {
     const s = setup();
     expect((await logon(s, undefined, { beforeAuthenticate: () => s.advance(59_000) })).error).toBeUndefined();
-    expect((await logon(s, undefined, { beforeAuthenticate: () => s.advance(61_000) })).error?.reason).toBe('ntlm.challenge-expired');
+    expect((await logon(s, undefined, { beforeAuthenticate: () => s.advance(61_000) })).error?.reason).toBe(
+      'ntlm.challenge-expired',
+    );
     expect((await logon(s, undefined, { time: 1n })).error?.reason).toBe('ntlm.timestamp');
     expect((await logon(s, undefined, { dropTimestamp: true })).error?.reason).toBe('ntlm.timestamp');
   });
@@ -339,14 +383,17 @@ describe('the NTLM acceptor', () => {
     expect((await logon(s, undefined, { targetName: '' })).error).toBeUndefined();
     expect((await logon(s, undefined, { targetName: 'cifs/attacker.example' })).error?.reason).toBe('ntlm.target-name');
     expect((await logon(s, undefined, { channelBindings: new Uint8Array(16) })).error).toBeUndefined();
-    expect((await logon(s, undefined, { channelBindings: new Uint8Array(16).fill(7) })).error?.reason).toBe('ntlm.channel-bindings');
+    expect((await logon(s, undefined, { channelBindings: new Uint8Array(16).fill(7) })).error?.reason).toBe(
+      'ntlm.channel-bindings',
+    );
   });
 
   it('throttles failed logons per user and per address, before looking at the password', async () => {
     let now = 0;
     const throttle = new LogonThrottle({ perUser: 3, perAddress: 6, windowMs: 60_000, now: () => now });
     const s = setup({ throttle });
-    for (let i = 0; i < 3; i++) expect((await logon(s, ['alice', 'TESTDOM', 'guess'])).error?.reason).toBe('ntlm.bad-proof');
+    for (let i = 0; i < 3; i++)
+      expect((await logon(s, ['alice', 'TESTDOM', 'guess'])).error?.reason).toBe('ntlm.bad-proof');
     expect((await logon(s, ['alice', 'TESTDOM', 'Secret1!'])).error?.reason).toBe('ntlm.throttled');
     expect((await logon(s, ['bob', 'TESTDOM', 'Hunter2'])).error).toBeUndefined();
     for (let i = 0; i < 3; i++) await logon(s, [`nobody${i}`, 'TESTDOM', 'guess']);
@@ -362,7 +409,9 @@ describe('the NTLM acceptor', () => {
     await expect(done.context.step(new Uint8Array(8))).rejects.toMatchObject({ reason: 'ntlm.state' });
     const context = s.context();
     await expect(context.step(ascii('NTLMSSP\0garbage'))).rejects.toMatchObject({ reason: 'ntlm.malformed' });
-    await expect(context.step(new TestNtlmClient('a', 'b', 'c').negotiate())).rejects.toMatchObject({ reason: 'ntlm.state' });
+    await expect(context.step(new TestNtlmClient('a', 'b', 'c').negotiate())).rejects.toMatchObject({
+      reason: 'ntlm.state',
+    });
   });
 });
 

@@ -19,16 +19,39 @@ import {
   parsePac,
   type KerbValidationInfo,
 } from '../../../tcp-bridge/src/negotiate/pac.ts';
-import { isSid, normalizeSid, SidError, sidToBytes, sidToString, sidWithRid } from '../../../tcp-bridge/src/negotiate/sid.ts';
+import {
+  isSid,
+  normalizeSid,
+  SidError,
+  sidToBytes,
+  sidToString,
+  sidWithRid,
+} from '../../../tcp-bridge/src/negotiate/sid.ts';
 
-const fixture = (name: string): Uint8Array => new Uint8Array(readFileSync(join(import.meta.dirname, '../../fixtures/pac', `${name}.pac`)));
+const fixture = (name: string): Uint8Array =>
+  new Uint8Array(readFileSync(join(import.meta.dirname, '../../fixtures/pac', `${name}.pac`)));
 const DOMAIN_SID = 'S-1-5-21-1286368948-2002453513-2558269762';
 const rid = (n: number): string => `${DOMAIN_SID}-${n}`;
-const SIDS = { alice: rid(1103), bob: rid(1104), domainUsers: rid(513), team: rid(1109), readers: rid(1110), all: rid(1111), writers: rid(1112) };
+const SIDS = {
+  alice: rid(1103),
+  bob: rid(1104),
+  domainUsers: rid(513),
+  team: rid(1109),
+  readers: rid(1110),
+  all: rid(1111),
+  writers: rid(1112),
+};
 
 describe('sid.ts', () => {
   it('round-trips string and binary forms', () => {
-    for (const sid of ['S-1-5-18', 'S-1-18-1', 'S-1-0-0', SIDS.alice, 'S-1-5-21-4294967295-1-2-3', 'S-1-0x0001FFFFFFFF-1']) {
+    for (const sid of [
+      'S-1-5-18',
+      'S-1-18-1',
+      'S-1-0-0',
+      SIDS.alice,
+      'S-1-5-21-4294967295-1-2-3',
+      'S-1-0x0001FFFFFFFF-1',
+    ]) {
       expect(sidToString(sidToBytes(sid))).toBe(sid);
     }
     expect(normalizeSid('s-1-5-21-1-2-3-500')).toBe('S-1-5-21-1-2-3-500');
@@ -37,7 +60,17 @@ describe('sid.ts', () => {
   });
 
   it('refuses what is not a SID', () => {
-    for (const bad of ['', 'S-1', 'S-2-5-18', 'S-1-5-4294967296', 'X-1-5', `S-1-5${'-1'.repeat(16)}`, 'S-1-5-18x', 'S-1-281474976710656', 'S-1-5--18']) {
+    for (const bad of [
+      '',
+      'S-1',
+      'S-2-5-18',
+      'S-1-5-4294967296',
+      'X-1-5',
+      `S-1-5${'-1'.repeat(16)}`,
+      'S-1-5-18x',
+      'S-1-281474976710656',
+      'S-1-5--18',
+    ]) {
       expect(isSid(bad), bad).toBe(false);
     }
     expect(() => sidToString(new Uint8Array([1, 2, 0, 0, 0, 0, 0, 5, 1, 0, 0]))).toThrow(SidError);
@@ -47,7 +80,7 @@ describe('sid.ts', () => {
 });
 
 describe('pac.ts on Samba PACs', () => {
-  it("alice (AES256 ticket): her SID, primary group, and idb-team, idb-readers, idb-all through nesting", () => {
+  it('alice (AES256 ticket): her SID, primary group, and idb-team, idb-readers, idb-all through nesting', () => {
     const buffers = parsePac(fixture('alice-aes256'));
     expect(buffers.map((b) => b.type)).toEqual([
       PacBufferType.LogonInfo,
@@ -104,10 +137,16 @@ describe('pac.ts on Samba PACs', () => {
   });
 
   describe('pacIdentity rules', () => {
-    const base = (): KerbValidationInfo => decodeLogonInfo(pacBuffer(parsePac(fixture('alice-aes256')), PacBufferType.LogonInfo)!);
+    const base = (): KerbValidationInfo =>
+      decodeLogonInfo(pacBuffer(parsePac(fixture('alice-aes256')), PacBufferType.LogonInfo)!);
 
     it('ignores ExtraSids without LOGON_EXTRA_SIDS and resource groups without LOGON_RESOURCE_GROUPS', () => {
-      const info = { ...base(), userFlags: 0, resourceGroupDomainSid: 'S-1-5-21-9-9-9', resourceGroupIds: [{ relativeId: 7, attributes: 7 }] };
+      const info = {
+        ...base(),
+        userFlags: 0,
+        resourceGroupDomainSid: 'S-1-5-21-9-9-9',
+        resourceGroupIds: [{ relativeId: 7, attributes: 7 }],
+      };
       expect(pacIdentity(info).groupSids).toEqual([SIDS.domainUsers, SIDS.team, SIDS.readers, SIDS.all]);
       expect(pacIdentity({ ...info, userFlags: 0x220 }).groupSids).toContain('S-1-5-21-9-9-9-7');
     });
@@ -121,7 +160,14 @@ describe('pac.ts on Samba PACs', () => {
     });
 
     it('a UserId of 0 takes the user SID from the first ExtraSid', () => {
-      const info = { ...base(), userId: 0, extraSids: [{ sid: 'S-1-5-21-7-7-7-1000', attributes: 7 }, { sid: 'S-1-18-1', attributes: 7 }] };
+      const info = {
+        ...base(),
+        userId: 0,
+        extraSids: [
+          { sid: 'S-1-5-21-7-7-7-1000', attributes: 7 },
+          { sid: 'S-1-18-1', attributes: 7 },
+        ],
+      };
       const identity = pacIdentity(info);
       expect(identity.userSid).toBe('S-1-5-21-7-7-7-1000');
       expect(identity.groupSids).not.toContain('S-1-5-21-7-7-7-1000');
@@ -152,15 +198,21 @@ describe('pac.ts on Samba PACs', () => {
 
     it('random byte changes decode or throw PacError', () => {
       fc.assert(
-        fc.property(fc.array(fc.tuple(fc.nat(logonInfo.length - 1), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 8 }), (changes) => {
-          const bytes = logonInfo.slice();
-          for (const [at, value] of changes) bytes[at] = value;
-          try {
-            pacIdentity(decodeLogonInfo(bytes));
-          } catch (error) {
-            if (!(error instanceof PacError)) throw error;
-          }
-        }),
+        fc.property(
+          fc.array(fc.tuple(fc.nat(logonInfo.length - 1), fc.integer({ min: 0, max: 255 })), {
+            minLength: 1,
+            maxLength: 8,
+          }),
+          (changes) => {
+            const bytes = logonInfo.slice();
+            for (const [at, value] of changes) bytes[at] = value;
+            try {
+              pacIdentity(decodeLogonInfo(bytes));
+            } catch (error) {
+              if (!(error instanceof PacError)) throw error;
+            }
+          },
+        ),
         { numRuns: 3000 },
       );
     });

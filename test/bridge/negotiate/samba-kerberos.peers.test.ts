@@ -11,10 +11,21 @@
  */
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { GssapiBackend } from '../../../tcp-bridge/src/negotiate/gssapi/index.ts';
-import { decodeLogonInfo, decodeUpnDnsInfo, identityFromPac, pacIdentity, UserFlag } from '../../../tcp-bridge/src/negotiate/pac.ts';
+import {
+  decodeLogonInfo,
+  decodeUpnDnsInfo,
+  identityFromPac,
+  pacIdentity,
+  UserFlag,
+} from '../../../tcp-bridge/src/negotiate/pac.ts';
 import { OID } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { acceptAndReadPac, GssError, initiatorToken, type AcceptedTicket } from '../../support/gss-pac.ts';
-import { initiatorsAvailable, runNnsClient, startNegotiateEcho, type EchoServer } from '../../support/negotiate-echo.ts';
+import {
+  initiatorsAvailable,
+  runNnsClient,
+  startNegotiateEcho,
+  type EchoServer,
+} from '../../support/negotiate-echo.ts';
 import {
   describeSamba,
   SAMBA_DNS_IDENTITY,
@@ -44,7 +55,12 @@ describeSamba('Kerberos from Active Directory: tickets, the PAC, sealed sessions
     return domain!;
   };
   /** alice's (or another user's) ticket for host@<dns>, accepted with `keytab`. */
-  const accept = async (user: keyof typeof SAMBA_USERS, dns: string, keytab: string, rc4 = false): Promise<AcceptedTicket> => {
+  const accept = async (
+    user: keyof typeof SAMBA_USERS,
+    dns: string,
+    keytab: string,
+    rc4 = false,
+  ): Promise<AcceptedTicket> => {
     const { env } = await domain!.kinit(SAMBA_USERS[user].name, SAMBA_USERS[user].password, { rc4 });
     const token = await initiatorToken(dns, env);
     return acceptAndReadPac(keytab, dns, token);
@@ -54,8 +70,11 @@ describeSamba('Kerberos from Active Directory: tickets, the PAC, sealed sessions
     ({ domain, unavailable } = await startSambaForSuite('Kerberos suite'));
     if (unavailable || domain === undefined) return;
     const { provisionMs, startMs } = domain.times;
-    console.info(`[samba] DC ${domain.dcIp}: provision ${provisionMs === undefined ? 'cached' : `${provisionMs} ms`}, start ${startMs} ms`);
-    for (const name of ['alice', 'bob', 'idb-team', 'idb-readers', 'idb-all', 'idb-writers', 'Domain Users']) sids.set(name, await domain.sidOf(name));
+    console.info(
+      `[samba] DC ${domain.dcIp}: provision ${provisionMs === undefined ? 'cached' : `${provisionMs} ms`}, start ${startMs} ms`,
+    );
+    for (const name of ['alice', 'bob', 'idb-team', 'idb-readers', 'idb-all', 'idb-writers', 'Domain Users'])
+      sids.set(name, await domain.sidOf(name));
   }, 240_000);
 
   afterAll(async () => {
@@ -69,7 +88,12 @@ describeSamba('Kerberos from Active Directory: tickets, the PAC, sealed sessions
     const aes = await d.kinit('alice', SAMBA_USERS.alice.password);
     await d.exec('kvno', [`host/${SAMBA_DNS_IDENTITY}`, `host/${SAMBA_LEGACY_DNS}`], { env: aes.env });
     const klist = await d.exec('klist', ['-e'], { env: aes.env });
-    const etypes = (service: string): string => new RegExp(`${service.replace(/\./g, '\\.')}@${SAMBA_REALM}\\n\\s+renew until [^\\n]*Etype \\(skey, tkt\\): ([^\\n]+)`).exec(klist)?.[1]?.trim() ?? klist;
+    const etypes = (service: string): string =>
+      new RegExp(
+        `${service.replace(/\./g, '\\.')}@${SAMBA_REALM}\\n\\s+renew until [^\\n]*Etype \\(skey, tkt\\): ([^\\n]+)`,
+      )
+        .exec(klist)?.[1]
+        ?.trim() ?? klist;
     expect(etypes(`krbtgt/${SAMBA_REALM}`)).toBe('aes256-cts-hmac-sha1-96, aes256-cts-hmac-sha1-96');
     expect(etypes(`host/${SAMBA_DNS_IDENTITY}`)).toBe('aes256-cts-hmac-sha1-96, aes256-cts-hmac-sha1-96');
     expect(etypes(`host/${SAMBA_LEGACY_DNS}`)).toBe('DEPRECATED:arcfour-hmac, DEPRECATED:arcfour-hmac');
@@ -78,7 +102,11 @@ describeSamba('Kerberos from Active Directory: tickets, the PAC, sealed sessions
     await d.exec('kvno', [`host/${SAMBA_DNS_IDENTITY}`], { env: rc4.env });
     const klist4 = await d.exec('klist', ['-e'], { env: rc4.env });
     // The KDC encrypts a ticket in the service's strongest key; the session key follows the client's request.
-    expect(klist4).toMatch(new RegExp(`host/${SAMBA_DNS_IDENTITY.replace(/\./g, '\\.')}@${SAMBA_REALM}\\n[^\\n]*Etype \\(skey, tkt\\): DEPRECATED:arcfour-hmac, aes256-cts-hmac-sha1-96`));
+    expect(klist4).toMatch(
+      new RegExp(
+        `host/${SAMBA_DNS_IDENTITY.replace(/\./g, '\\.')}@${SAMBA_REALM}\\n[^\\n]*Etype \\(skey, tkt\\): DEPRECATED:arcfour-hmac, aes256-cts-hmac-sha1-96`,
+      ),
+    );
   });
 
   it('the KDC refuses a wrong password, a disabled account and an expired password', async (ctx) => {
@@ -94,21 +122,56 @@ describeSamba('Kerberos from Active Directory: tickets, the PAC, sealed sessions
     const ticket = await accept('alice', SAMBA_DNS_IDENTITY, d.keytab);
     expect(ticket.peer).toBe(`alice@${SAMBA_REALM}`);
     const names = ticket.attributes.map((a) => a.name);
-    expect(names).toEqual(expect.arrayContaining(['urn:mspac:', 'urn:mspac:logon-info', 'urn:mspac:client-info', 'urn:mspac:upn-dns-info', 'urn:mspac:server-checksum', 'urn:mspac:privsvr-checksum']));
-    for (const a of ticket.attributes) expect({ name: a.name, authenticated: a.authenticated, complete: a.complete }).toEqual({ name: a.name, authenticated: true, complete: true });
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'urn:mspac:',
+        'urn:mspac:logon-info',
+        'urn:mspac:client-info',
+        'urn:mspac:upn-dns-info',
+        'urn:mspac:server-checksum',
+        'urn:mspac:privsvr-checksum',
+      ]),
+    );
+    for (const a of ticket.attributes)
+      expect({ name: a.name, authenticated: a.authenticated, complete: a.complete }).toEqual({
+        name: a.name,
+        authenticated: true,
+        complete: true,
+      });
 
     const info = decodeLogonInfo(attribute(ticket, 'urn:mspac:logon-info').value);
     const identity = pacIdentity(info);
-    expect(identity).toMatchObject({ account: `${SAMBA_DOMAIN}\\alice`, userName: 'alice', logonDomain: SAMBA_DOMAIN, logonDomainSid: d.domainSid, userSid: sids.get('alice'), primaryGroupSid: sids.get('Domain Users') });
+    expect(identity).toMatchObject({
+      account: `${SAMBA_DOMAIN}\\alice`,
+      userName: 'alice',
+      logonDomain: SAMBA_DOMAIN,
+      logonDomainSid: d.domainSid,
+      userSid: sids.get('alice'),
+      primaryGroupSid: sids.get('Domain Users'),
+    });
     // idb-team directly, idb-readers through idb-team, idb-all (universal) through idb-readers: the KDC expanded them.
-    expect(identity.groupSids).toEqual(expect.arrayContaining([sids.get('Domain Users'), sids.get('idb-team'), sids.get('idb-readers'), sids.get('idb-all')]));
+    expect(identity.groupSids).toEqual(
+      expect.arrayContaining([
+        sids.get('Domain Users'),
+        sids.get('idb-team'),
+        sids.get('idb-readers'),
+        sids.get('idb-all'),
+      ]),
+    );
     expect(identity.groupSids).not.toContain(sids.get('idb-writers'));
     expect(identity.disabledGroupSids).toEqual([]);
     expect(info.logonServer).toBe('DC1');
     // The whole PAC gives the same, and UPN_DNS_INFO names the realm.
     expect(identityFromPac(attribute(ticket, 'urn:mspac:').value)).toEqual(identity);
-    expect(decodeUpnDnsInfo(attribute(ticket, 'urn:mspac:upn-dns-info').value)).toMatchObject({ upn: `alice@${SAMBA_REALM.toLowerCase()}`, dnsDomainName: SAMBA_REALM, samName: 'alice', sid: sids.get('alice') });
-    console.info(`[samba] alice's PAC: GroupIds ${info.groupIds.map((g) => g.relativeId).join(',')}, ExtraSids ${info.extraSids.map((s) => s.sid).join(',')}, UserFlags 0x${info.userFlags.toString(16)}`);
+    expect(decodeUpnDnsInfo(attribute(ticket, 'urn:mspac:upn-dns-info').value)).toMatchObject({
+      upn: `alice@${SAMBA_REALM.toLowerCase()}`,
+      dnsDomainName: SAMBA_REALM,
+      samName: 'alice',
+      sid: sids.get('alice'),
+    });
+    console.info(
+      `[samba] alice's PAC: GroupIds ${info.groupIds.map((g) => g.relativeId).join(',')}, ExtraSids ${info.extraSids.map((s) => s.sid).join(',')}, UserFlags 0x${info.userFlags.toString(16)}`,
+    );
   });
 
   it("a domain local group: bob's idb-writers is in his PAC", async (ctx) => {
@@ -124,7 +187,9 @@ describeSamba('Kerberos from Active Directory: tickets, the PAC, sealed sessions
       : info.extraSids.some((s) => s.sid === sids.get('idb-writers'))
         ? 'ExtraSids'
         : 'ResourceGroupIds';
-    console.info(`[samba] bob's domain local group idb-writers is in ${where}; UserFlags 0x${info.userFlags.toString(16)} (ExtraSids ${(info.userFlags & UserFlag.ExtraSids) !== 0}, resource groups ${(info.userFlags & UserFlag.ResourceGroups) !== 0})`);
+    console.info(
+      `[samba] bob's domain local group idb-writers is in ${where}; UserFlags 0x${info.userFlags.toString(16)} (ExtraSids ${(info.userFlags & UserFlag.ExtraSids) !== 0}, resource groups ${(info.userFlags & UserFlag.ResourceGroups) !== 0})`,
+    );
   });
 
   it('an RC4 ticket (RC4-only service) carries a PAC that MIT verifies too', async (ctx) => {
@@ -146,42 +211,62 @@ describeSamba('Kerberos from Active Directory: tickets, the PAC, sealed sessions
       error = e;
     }
     expect(error).toBeInstanceOf(GssError);
-    expect((error as GssError).message).toMatch(/Wrong principal|not found in keytab|No key table entry|Cannot find key/);
+    expect((error as GssError).message).toMatch(
+      /Wrong principal|not found in keytab|No key table entry|Cannot find key/,
+    );
   });
 
-  describe.skipIf(!initiatorsAvailable().gssapi)('NegotiateStream through the bridge (GssapiBackend) with Samba tickets', () => {
-    const session = async (d: SambaDomain, dns: string, keytab: string, rc4: boolean): Promise<void> => {
-      const backend = new GssapiBackend({ keytab, dnsIdentity: dns, replayCache: `file2:${d.dir}/rcache-${dns}-${rc4}` });
-      backends.push(backend);
-      const server = await startNegotiateEcho({ backends: [backend], protectionLevel: 'EncryptAndSign' });
-      servers.push(server);
-      const { env } = await d.kinit('alice', SAMBA_USERS.alice.password, { rc4 });
-      const result = await runNnsClient(server.port, 'echo', ['--krb5', '--target', `host@${dns}`, '--dotnet-flags', '--message', '68656c6c6f', '--pattern', '70000'], env);
-      expect(result).toMatchObject({ result: 'ok', encrypted_flag: true, mutual: true });
-      expect(result.replies?.[0]).toBe('68656c6c6f');
-      await server.closedCount(1);
-      const peer = server.connections[0]!.peer!;
-      expect(peer).toMatchObject({ name: `alice@${SAMBA_REALM}`, mechanism: OID.kerberos, protectionLevel: 'EncryptAndSign' });
-      // The backend read the verified PAC on the peer's name: alice's SID first, then her groups, nested ones included.
-      expect(peer.sids[0]).toBe(sids.get('alice'));
-      expect(peer.sids).toEqual(expect.arrayContaining(['Domain Users', 'idb-team', 'idb-readers', 'idb-all'].map((g) => sids.get(g))));
-      expect(peer.sids).not.toContain(sids.get('idb-writers'));
-      expect(server.connections[0]!.failure).toBeUndefined();
-    };
+  describe.skipIf(!initiatorsAvailable().gssapi)(
+    'NegotiateStream through the bridge (GssapiBackend) with Samba tickets',
+    () => {
+      const session = async (d: SambaDomain, dns: string, keytab: string, rc4: boolean): Promise<void> => {
+        const backend = new GssapiBackend({
+          keytab,
+          dnsIdentity: dns,
+          replayCache: `file2:${d.dir}/rcache-${dns}-${rc4}`,
+        });
+        backends.push(backend);
+        const server = await startNegotiateEcho({ backends: [backend], protectionLevel: 'EncryptAndSign' });
+        servers.push(server);
+        const { env } = await d.kinit('alice', SAMBA_USERS.alice.password, { rc4 });
+        const result = await runNnsClient(
+          server.port,
+          'echo',
+          ['--krb5', '--target', `host@${dns}`, '--dotnet-flags', '--message', '68656c6c6f', '--pattern', '70000'],
+          env,
+        );
+        expect(result).toMatchObject({ result: 'ok', encrypted_flag: true, mutual: true });
+        expect(result.replies?.[0]).toBe('68656c6c6f');
+        await server.closedCount(1);
+        const peer = server.connections[0]!.peer!;
+        expect(peer).toMatchObject({
+          name: `alice@${SAMBA_REALM}`,
+          mechanism: OID.kerberos,
+          protectionLevel: 'EncryptAndSign',
+        });
+        // The backend read the verified PAC on the peer's name: alice's SID first, then her groups, nested ones included.
+        expect(peer.sids[0]).toBe(sids.get('alice'));
+        expect(peer.sids).toEqual(
+          expect.arrayContaining(['Domain Users', 'idb-team', 'idb-readers', 'idb-all'].map((g) => sids.get(g))),
+        );
+        expect(peer.sids).not.toContain(sids.get('idb-writers'));
+        expect(server.connections[0]!.failure).toBeUndefined();
+      };
 
-    it('an AES256 ticket: a sealed session as alice@SAMDOM.TEST', async (ctx) => {
-      const d = need(ctx);
-      await session(d, SAMBA_DNS_IDENTITY, d.keytab, false);
-    });
+      it('an AES256 ticket: a sealed session as alice@SAMDOM.TEST', async (ctx) => {
+        const d = need(ctx);
+        await session(d, SAMBA_DNS_IDENTITY, d.keytab, false);
+      });
 
-    it('an RC4 session key on an AES ticket: a sealed session', async (ctx) => {
-      const d = need(ctx);
-      await session(d, SAMBA_DNS_IDENTITY, d.keytab, true);
-    });
+      it('an RC4 session key on an AES ticket: a sealed session', async (ctx) => {
+        const d = need(ctx);
+        await session(d, SAMBA_DNS_IDENTITY, d.keytab, true);
+      });
 
-    it('an RC4 ticket (RC4-only service account): a sealed session', async (ctx) => {
-      const d = need(ctx);
-      await session(d, SAMBA_LEGACY_DNS, d.legacyKeytab, true);
-    });
-  });
+      it('an RC4 ticket (RC4-only service account): a sealed session', async (ctx) => {
+        const d = need(ctx);
+        await session(d, SAMBA_LEGACY_DNS, d.legacyKeytab, true);
+      });
+    },
+  );
 });

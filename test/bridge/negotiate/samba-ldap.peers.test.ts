@@ -9,8 +9,20 @@
  */
 import { Client } from 'ldapts';
 import { afterAll, beforeAll, expect, it, type TestContext } from 'vitest';
-import { AdGroupResolver, AdGroupsError, groupKey, resolveGroups, type AdGroupResolverOptions } from '../../../tcp-bridge/src/negotiate/ad-groups.ts';
-import { describeSamba, SAMBA_DC_HOST, SAMBA_USERS, startSambaForSuite, type SambaDomain } from '../../support/samba-ad.ts';
+import {
+  AdGroupResolver,
+  AdGroupsError,
+  groupKey,
+  resolveGroups,
+  type AdGroupResolverOptions,
+} from '../../../tcp-bridge/src/negotiate/ad-groups.ts';
+import {
+  describeSamba,
+  SAMBA_DC_HOST,
+  SAMBA_USERS,
+  startSambaForSuite,
+  type SambaDomain,
+} from '../../support/samba-ad.ts';
 
 describeSamba('AD group names to SIDs over LDAP (ad-groups.ts, ldapts)', () => {
   let domain: SambaDomain | undefined;
@@ -35,12 +47,18 @@ describeSamba('AD group names to SIDs over LDAP (ad-groups.ts, ldapts)', () => {
     ...extra,
   });
   const samba = (d: SambaDomain, args: string[]): Promise<string> =>
-    d.exec('samba-tool', [...args, '-H', `ldap://${d.dcIp}`, `-U${SAMBA_USERS.admin.name}%${SAMBA_USERS.admin.password}`]);
+    d.exec('samba-tool', [
+      ...args,
+      '-H',
+      `ldap://${d.dcIp}`,
+      `-U${SAMBA_USERS.admin.name}%${SAMBA_USERS.admin.password}`,
+    ]);
 
   beforeAll(async () => {
     ({ domain, unavailable } = await startSambaForSuite('LDAP suite'));
     if (unavailable || domain === undefined) return;
-    for (const name of ['idb-team', 'idb-readers', 'idb-all', 'idb-writers', 'Domain Users']) sids.set(name, await domain.sidOf(name));
+    for (const name of ['idb-team', 'idb-readers', 'idb-all', 'idb-writers', 'Domain Users'])
+      sids.set(name, await domain.sidOf(name));
   }, 240_000);
 
   afterAll(async () => {
@@ -50,11 +68,19 @@ describeSamba('AD group names to SIDs over LDAP (ad-groups.ts, ldapts)', () => {
 
   it('resolves DOMAIN\\Group names (any case) to the SIDs of the PAC over LDAPS, with the domain read from the directory', async (ctx) => {
     const d = need(ctx);
-    const names = ['SAMDOM\\idb-team', 'samdom\\IDB-Readers', 'SAMDOM\\idb-all', 'SAMDOM\\idb-writers', 'SAMDOM\\Domain Users'];
+    const names = [
+      'SAMDOM\\idb-team',
+      'samdom\\IDB-Readers',
+      'SAMDOM\\idb-all',
+      'SAMDOM\\idb-writers',
+      'SAMDOM\\Domain Users',
+    ];
     const resolver = await AdGroupResolver.start(options(d, { names }));
     resolvers.push(resolver);
     expect(resolver.domain).toEqual({ netbios: 'SAMDOM', sid: d.domainSid });
-    expect(names.map((n) => resolver.sidOf(n))).toEqual(['idb-team', 'idb-readers', 'idb-all', 'idb-writers', 'Domain Users'].map((n) => sids.get(n)));
+    expect(names.map((n) => resolver.sidOf(n))).toEqual(
+      ['idb-team', 'idb-readers', 'idb-all', 'idb-writers', 'Domain Users'].map((n) => sids.get(n)),
+    );
     expect(resolver.sidOf('SAMDOM\\IDB-TEAM ')).toBe(sids.get('idb-team'));
     expect(resolver.sidOf('SAMDOM\\unknown')).toBeUndefined();
     expect(resolver.sidOf('not a group name')).toBeUndefined();
@@ -62,16 +88,25 @@ describeSamba('AD group names to SIDs over LDAP (ad-groups.ts, ldapts)', () => {
 
   it('over LDAP with StartTLS, binding as SAMDOM\\svc-idb', async (ctx) => {
     const d = need(ctx);
-    const resolution = await resolveGroups({ ...options(d), url: d.ldapUrl, startTls: true, bindDn: 'SAMDOM\\svc-idb' });
+    const resolution = await resolveGroups({
+      ...options(d),
+      url: d.ldapUrl,
+      startTls: true,
+      bindDn: 'SAMDOM\\svc-idb',
+    });
     expect(resolution.sids.get(groupKey('SAMDOM\\idb-team'))).toBe(sids.get('idb-team'));
   });
 
   it('refuses a cleartext simple bind itself, and the DC refuses it too (strong authentication required)', async (ctx) => {
     const d = need(ctx);
-    await expect(resolveGroups({ ...options(d), url: d.ldapUrl })).rejects.toThrow(/use ldaps:\/\/, or ldap:\/\/ with StartTLS/);
+    await expect(resolveGroups({ ...options(d), url: d.ldapUrl })).rejects.toThrow(
+      /use ldaps:\/\/, or ldap:\/\/ with StartTLS/,
+    );
     const client = new Client({ url: d.ldapUrl, timeout: 5000, connectTimeout: 5000 });
     try {
-      await expect(client.bind('svc-idb@samdom.test', SAMBA_USERS.svcIdb.password)).rejects.toThrow(/Transport encryption required|strong/i);
+      await expect(client.bind('svc-idb@samdom.test', SAMBA_USERS.svcIdb.password)).rejects.toThrow(
+        /Transport encryption required|strong/i,
+      );
     } finally {
       await client.unbind().catch(() => undefined);
     }
@@ -79,15 +114,25 @@ describeSamba('AD group names to SIDs over LDAP (ad-groups.ts, ldapts)', () => {
 
   it('refuses a wrong password, a disabled account, a certificate of another CA', async (ctx) => {
     const d = need(ctx);
-    await expect(resolveGroups({ ...options(d), password: 'Wrong-Pass1' })).rejects.toThrow(/bind as svc-idb@samdom.test: InvalidCredentialsError/);
-    await expect(resolveGroups({ ...options(d), bindDn: 'carol@samdom.test', password: SAMBA_USERS.carol.password })).rejects.toThrow(/InvalidCredentialsError/);
-    await expect(resolveGroups({ ...options(d), tlsOptions: { servername: SAMBA_DC_HOST } })).rejects.toThrow(/self[- ]signed|unable to verify|certificate/i);
-    await expect(resolveGroups({ ...options(d), tlsOptions: { ca: d.caPem, servername: 'other.samdom.test' } })).rejects.toThrow(/altnames|Hostname|does not match/i);
+    await expect(resolveGroups({ ...options(d), password: 'Wrong-Pass1' })).rejects.toThrow(
+      /bind as svc-idb@samdom.test: InvalidCredentialsError/,
+    );
+    await expect(
+      resolveGroups({ ...options(d), bindDn: 'carol@samdom.test', password: SAMBA_USERS.carol.password }),
+    ).rejects.toThrow(/InvalidCredentialsError/);
+    await expect(resolveGroups({ ...options(d), tlsOptions: { servername: SAMBA_DC_HOST } })).rejects.toThrow(
+      /self[- ]signed|unable to verify|certificate/i,
+    );
+    await expect(
+      resolveGroups({ ...options(d), tlsOptions: { ca: d.caPem, servername: 'other.samdom.test' } }),
+    ).rejects.toThrow(/altnames|Hostname|does not match/i);
   });
 
   it("resolves users too (a user's own SID is in her PAC); with otherDomains: 'ignore' other domains' names are left unresolved", async (ctx) => {
     const d = need(ctx);
-    const resolver = await AdGroupResolver.start(options(d, { names: ['SAMDOM\\alice', 'SAMDOM\\idb-team', 'TESTDOM\\local'], otherDomains: 'ignore' }));
+    const resolver = await AdGroupResolver.start(
+      options(d, { names: ['SAMDOM\\alice', 'SAMDOM\\idb-team', 'TESTDOM\\local'], otherDomains: 'ignore' }),
+    );
     resolvers.push(resolver);
     expect(resolver.sidOf('SAMDOM\\Alice')).toBe(await d.sidOf('alice'));
     expect(resolver.sidOf('SAMDOM\\idb-team')).toBe(sids.get('idb-team'));
@@ -97,16 +142,22 @@ describeSamba('AD group names to SIDs over LDAP (ad-groups.ts, ldapts)', () => {
 
   it('at start, a group that does not exist or of another domain stops it', async (ctx) => {
     const d = need(ctx);
-    await expect(AdGroupResolver.start(options(d, { names: ['SAMDOM\\idb-team', 'SAMDOM\\idb-typo'] }))).rejects.toThrow(/no group or user "samdom\\idb-typo"/);
+    await expect(
+      AdGroupResolver.start(options(d, { names: ['SAMDOM\\idb-team', 'SAMDOM\\idb-typo'] })),
+    ).rejects.toThrow(/no group or user "samdom\\idb-typo"/);
     await expect(AdGroupResolver.start(options(d, { names: ['OTHER\\idb-team'] }))).rejects.toThrow(AdGroupsError);
-    await expect(AdGroupResolver.start(options(d, { names: ['SAMDOM\\*)(objectClass=*'] }))).rejects.toThrow(/no group or user/);
+    await expect(AdGroupResolver.start(options(d, { names: ['SAMDOM\\*)(objectClass=*'] }))).rejects.toThrow(
+      /no group or user/,
+    );
   });
 
   it('refresh: a re-created group gets its new SID, a deleted one is dropped, an unreachable DC keeps the last answer', async (ctx) => {
     const d = need(ctx);
     await samba(d, ['group', 'add', 'idb-temp']);
     await samba(d, ['group', 'add', 'idb-gone']);
-    const resolver = await AdGroupResolver.start(options(d, { names: ['SAMDOM\\idb-temp', 'SAMDOM\\idb-gone', 'SAMDOM\\idb-team'] }));
+    const resolver = await AdGroupResolver.start(
+      options(d, { names: ['SAMDOM\\idb-temp', 'SAMDOM\\idb-gone', 'SAMDOM\\idb-team'] }),
+    );
     resolvers.push(resolver);
     const before = resolver.sidOf('SAMDOM\\idb-temp');
     expect(before).toMatch(/^S-1-5-21-/);

@@ -16,13 +16,32 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { WinbindAuthenticator, WinbindError } from '../../../tcp-bridge/src/negotiate/winbind.ts';
-import { announcesMic, challengeMessage, finishAcceptor, NtlmInitiator, ntlmInSpnego, parseAuthenticate, spnegoChallenge } from '../../support/ntlm-passthrough.ts';
-import { describeSamba, SAMBA_DNS_IDENTITY, SAMBA_USERS, startSambaForSuite, type SambaDomain, type SambaMember } from '../../support/samba-ad.ts';
+import {
+  announcesMic,
+  challengeMessage,
+  finishAcceptor,
+  NtlmInitiator,
+  ntlmInSpnego,
+  parseAuthenticate,
+  spnegoChallenge,
+} from '../../support/ntlm-passthrough.ts';
+import {
+  describeSamba,
+  SAMBA_DNS_IDENTITY,
+  SAMBA_USERS,
+  startSambaForSuite,
+  type SambaDomain,
+  type SambaMember,
+} from '../../support/samba-ad.ts';
 
 const gssNtlmssp = existsSync('/usr/bin/python3') && existsSync('/etc/gss/mech.d/mech.ntlmssp.conf');
-if (!gssNtlmssp) console.warn('[samba] NTLM pass-through suite skipped: gss-ntlmssp and python3-gssapi are needed for the initiator');
+if (!gssNtlmssp)
+  console.warn('[samba] NTLM pass-through suite skipped: gss-ntlmssp and python3-gssapi are needed for the initiator');
 /** A non-root helper (setpriv as nobody) and the group Debian's winbind package creates for winbindd's privileged pipe. */
-const privileged = spawnSync('sh', ['-c', 'command -v setpriv && getent group winbindd_priv && getent passwd nobody'], { stdio: 'ignore' }).status === 0;
+const privileged =
+  spawnSync('sh', ['-c', 'command -v setpriv && getent group winbindd_priv && getent passwd nobody'], {
+    stdio: 'ignore',
+  }).status === 0;
 
 describeSamba('NTLM pass-through for domain accounts (winbind.ts, ntlm_auth, winbindd)', () => {
   let domain: SambaDomain | undefined;
@@ -43,7 +62,13 @@ describeSamba('NTLM pass-through for domain accounts (winbind.ts, ntlm_auth, win
    */
   async function logon(
     account: string,
-    options: { tamper?: (nt: Uint8Array) => Uint8Array; challenge?: Uint8Array; computer?: string; raw?: boolean; via?: WinbindAuthenticator } = {},
+    options: {
+      tamper?: (nt: Uint8Array) => Uint8Array;
+      challenge?: Uint8Array;
+      computer?: string;
+      raw?: boolean;
+      via?: WinbindAuthenticator;
+    } = {},
   ) {
     const message = `sealed for ${account.split(':')[1]}`;
     const mode = options.raw ? 'raw' : 'spnego';
@@ -59,9 +84,20 @@ describeSamba('NTLM pass-through for domain accounts (winbind.ts, ntlm_auth, win
       const authenticate = mode === 'spnego' ? ntlmInSpnego(second) : second;
       const auth = parseAuthenticate(authenticate);
       const ntResponse = options.tamper ? options.tamper(auth.ntResponse) : auth.ntResponse;
-      const result = await (options.via ?? winbind!).authenticate({ user: auth.user, domain: auth.domain, serverChallenge: options.challenge ?? challenge.serverChallenge, ntResponse });
+      const result = await (options.via ?? winbind!).authenticate({
+        user: auth.user,
+        domain: auth.domain,
+        serverChallenge: options.challenge ?? challenge.serverChallenge,
+        ntResponse,
+      });
       const sealed = mode === 'raw' ? await initiator.next() : undefined;
-      return { auth, result, message, micAnnounced: announcesMic(auth.ntResponse), ...finishAcceptor(result.sessionBaseKey, negotiate, challenge.message, authenticate, sealed) };
+      return {
+        auth,
+        result,
+        message,
+        micAnnounced: announcesMic(auth.ntResponse),
+        ...finishAcceptor(result.sessionBaseKey, negotiate, challenge.message, authenticate, sealed),
+      };
     } finally {
       initiator.close();
     }
@@ -87,7 +123,8 @@ describeSamba('NTLM pass-through for domain accounts (winbind.ts, ntlm_auth, win
     console.info(`[samba] member BRIDGEHOST joined and winbindd up in ${member.joinMs} ms`);
     scratch = mkdtempSync(join(tmpdir(), 'ntlm-passthrough-'));
     winbind = new WinbindAuthenticator({ domain: 'SAMDOM', config: member.conf, env: member.env });
-    for (const name of ['alice', 'bob', 'idb-team', 'idb-readers', 'idb-all', 'idb-writers', 'Domain Users']) sids.set(name, await domain.sidOf(name));
+    for (const name of ['alice', 'bob', 'idb-team', 'idb-readers', 'idb-all', 'idb-writers', 'Domain Users'])
+      sids.set(name, await domain.sidOf(name));
   }, 240_000);
 
   afterAll(async () => {
@@ -99,30 +136,45 @@ describeSamba('NTLM pass-through for domain accounts (winbind.ts, ntlm_auth, win
   it("alice logs on (SPNEGO): the DC's session base key verifies the client's MIC; her groups, nested", async (ctx) => {
     need(ctx);
     const { auth, result, micAnnounced, micMatches } = await logon(`SAMDOM:alice:${SAMBA_USERS.alice.password}`);
-    expect({ user: auth.user, domain: auth.domain, lmZero: auth.lmResponse.every((b) => b === 0) }).toEqual({ user: 'alice', domain: 'SAMDOM', lmZero: true });
+    expect({ user: auth.user, domain: auth.domain, lmZero: auth.lmResponse.every((b) => b === 0) }).toEqual({
+      user: 'alice',
+      domain: 'SAMDOM',
+      lmZero: true,
+    });
     expect(auth.ntResponse.length).toBeGreaterThan(48);
     expect(result.sessionBaseKey).toHaveLength(16);
     expect(micAnnounced).toBe(true);
     expect(micMatches).toBe(true);
     expect(result).toMatchObject({ account: 'SAMDOM\\alice', userSid: sids.get('alice') });
-    expect(result.groupSids).toEqual(expect.arrayContaining([sids.get('Domain Users'), sids.get('idb-team'), sids.get('idb-readers'), sids.get('idb-all')]));
+    expect(result.groupSids).toEqual(
+      expect.arrayContaining([
+        sids.get('Domain Users'),
+        sids.get('idb-team'),
+        sids.get('idb-readers'),
+        sids.get('idb-all'),
+      ]),
+    );
     expect(result.groupSids).not.toContain(sids.get('idb-writers'));
     expect(result.groupSids).not.toContain(sids.get('alice'));
   });
 
   it('raw NTLM: the keys derived from the session base key open the sealed message the client sent', async (ctx) => {
     need(ctx);
-    const { plaintext, message, micAnnounced } = await logon(`SAMDOM:alice:${SAMBA_USERS.alice.password}`, { raw: true });
+    const { plaintext, message, micAnnounced } = await logon(`SAMDOM:alice:${SAMBA_USERS.alice.password}`, {
+      raw: true,
+    });
     expect(micAnnounced).toBe(false); // gss-ntlmssp adds a MIC only under SPNEGO
     expect(Buffer.from(plaintext!).toString()).toBe(message);
   });
 
   it("the DC refuses a response whose MsvAvNbComputerName is not the member's NetBIOS name", async (ctx) => {
     need(ctx);
-    expect((await refusal(`SAMDOM:alice:${SAMBA_USERS.alice.password}`, { computer: 'IDB' })).reason).toBe('winbind.refused');
+    expect((await refusal(`SAMDOM:alice:${SAMBA_USERS.alice.password}`, { computer: 'IDB' })).reason).toBe(
+      'winbind.refused',
+    );
   });
 
-  it("bob: the domain local group idb-writers; the domain typed in lower case is the same account", async (ctx) => {
+  it('bob: the domain local group idb-writers; the domain typed in lower case is the same account', async (ctx) => {
     need(ctx);
     const { result, micMatches } = await logon(`samdom:bob:${SAMBA_USERS.bob.password}`);
     expect(micMatches).toBe(true);
@@ -138,9 +190,16 @@ describeSamba('NTLM pass-through for domain accounts (winbind.ts, ntlm_auth, win
       expired: await refusal(`SAMDOM:dave:${SAMBA_USERS.dave.password}`),
       unknown: await refusal('SAMDOM:nobody:Whatever-Pass1'),
     };
-    console.info(`[samba] winbind refusals: ${JSON.stringify(Object.fromEntries(Object.entries(errors).map(([k, e]) => [k, e.detail])))}`);
+    console.info(
+      `[samba] winbind refusals: ${JSON.stringify(Object.fromEntries(Object.entries(errors).map(([k, e]) => [k, e.detail])))}`,
+    );
     const reasons = Object.fromEntries(Object.entries(errors).map(([k, e]) => [k, e.reason]));
-    expect(reasons).toEqual({ wrong: 'winbind.wrong-password', disabled: 'winbind.disabled', expired: 'winbind.password-expired', unknown: 'winbind.no-such-user' });
+    expect(reasons).toEqual({
+      wrong: 'winbind.wrong-password',
+      disabled: 'winbind.disabled',
+      expired: 'winbind.password-expired',
+      unknown: 'winbind.no-such-user',
+    });
     // After the refusals the helper still serves.
     const { micMatches } = await logon(`SAMDOM:alice:${SAMBA_USERS.alice.password}`);
     expect(micMatches).toBe(true);
@@ -148,18 +207,27 @@ describeSamba('NTLM pass-through for domain accounts (winbind.ts, ntlm_auth, win
 
   it('refuses a response checked against another challenge, and a tampered NTProofStr', async (ctx) => {
     need(ctx);
-    expect((await refusal(`SAMDOM:alice:${SAMBA_USERS.alice.password}`, { challenge: new Uint8Array(8).fill(7) })).reason).toBe('winbind.wrong-password');
+    expect(
+      (await refusal(`SAMDOM:alice:${SAMBA_USERS.alice.password}`, { challenge: new Uint8Array(8).fill(7) })).reason,
+    ).toBe('winbind.wrong-password');
     const flip = (nt: Uint8Array): Uint8Array => {
       const copy = nt.slice();
       copy[3]! ^= 1;
       return copy;
     };
-    expect((await refusal(`SAMDOM:alice:${SAMBA_USERS.alice.password}`, { tamper: flip })).reason).toBe('winbind.wrong-password');
+    expect((await refusal(`SAMDOM:alice:${SAMBA_USERS.alice.password}`, { tamper: flip })).reason).toBe(
+      'winbind.wrong-password',
+    );
   });
 
   it('validates a request before asking: challenge length, NTLMv1-sized responses, names with line breaks', async (ctx) => {
     const w = need(ctx);
-    const base = { user: 'alice', domain: 'SAMDOM', serverChallenge: new Uint8Array(8), ntResponse: new Uint8Array(64) };
+    const base = {
+      user: 'alice',
+      domain: 'SAMDOM',
+      serverChallenge: new Uint8Array(8),
+      ntResponse: new Uint8Array(64),
+    };
     await expect(w.authenticate({ ...base, serverChallenge: new Uint8Array(7) })).rejects.toThrow(/8 bytes/);
     await expect(w.authenticate({ ...base, ntResponse: new Uint8Array(24) })).rejects.toThrow(/no NTLMv2 response/);
     await expect(w.authenticate({ ...base, user: 'alice\nNT-Domain: X' })).rejects.toThrow(/malformed/);
@@ -169,34 +237,44 @@ describeSamba('NTLM pass-through for domain accounts (winbind.ts, ntlm_auth, win
   it("memberNames(): the member's NetBIOS computer and domain names, which the CHALLENGE must carry", async (ctx) => {
     const w = need(ctx);
     expect(await w.memberNames()).toEqual({ computer: 'BRIDGEHOST', domain: 'SAMDOM' });
-    await expect(new WinbindAuthenticator({ domain: 'OTHER', config: member!.conf, env: member!.env }).memberNames()).rejects.toThrow(/workgroup is SAMDOM, not OTHER/);
+    await expect(
+      new WinbindAuthenticator({ domain: 'OTHER', config: member!.conf, env: member!.env }).memberNames(),
+    ).rejects.toThrow(/workgroup is SAMDOM, not OTHER/);
   });
 
-  it.skipIf(!privileged)("a non-root bridge user is served in group winbindd_priv; outside it, refused as winbind.unavailable", async (ctx) => {
-    need(ctx);
-    // Debian's winbind package gives /var/lib/samba/winbindd_privileged to group winbindd_priv; the member of
-    // samba-ad.sh has its own under its state directory: the same here. nobody must reach the member's smb.conf.
-    chmodSync(domain!.dir, 0o755);
-    chmodSync(scratch, 0o755);
-    execFileSync('chgrp', ['winbindd_priv', join(dirname(member!.conf), 'state', 'winbindd_privileged')]);
-    const as = (groups: string): WinbindAuthenticator => {
-      const helper = join(scratch, `ntlm_auth-as-nobody${groups === '' ? '' : `-${groups}`}`);
-      const keep = groups === '' ? '--clear-groups' : `--groups=${groups}`;
-      writeFileSync(helper, `#!/bin/sh\nexec setpriv --reuid=nobody --regid=nogroup ${keep} ntlm_auth "$@"\n`, { mode: 0o755 });
-      return new WinbindAuthenticator({ domain: 'SAMDOM', config: member!.conf, env: member!.env, ntlmAuth: helper });
-    };
-    const inGroup = as('winbindd_priv');
-    const outside = as('');
-    try {
-      const { result, micMatches } = await logon(`SAMDOM:alice:${SAMBA_USERS.alice.password}`, { via: inGroup });
-      expect({ account: result.account, micMatches }).toEqual({ account: 'SAMDOM\\alice', micMatches: true });
-      const error = await refusal(`SAMDOM:alice:${SAMBA_USERS.alice.password}`, { via: outside });
-      expect({ reason: error.reason, detail: error.detail }).toEqual({ reason: 'winbind.unavailable', detail: 'Reading winbind reply failed!' });
-    } finally {
-      inGroup.close();
-      outside.close();
-    }
-  });
+  it.skipIf(!privileged)(
+    'a non-root bridge user is served in group winbindd_priv; outside it, refused as winbind.unavailable',
+    async (ctx) => {
+      need(ctx);
+      // Debian's winbind package gives /var/lib/samba/winbindd_privileged to group winbindd_priv; the member of
+      // samba-ad.sh has its own under its state directory: the same here. nobody must reach the member's smb.conf.
+      chmodSync(domain!.dir, 0o755);
+      chmodSync(scratch, 0o755);
+      execFileSync('chgrp', ['winbindd_priv', join(dirname(member!.conf), 'state', 'winbindd_privileged')]);
+      const as = (groups: string): WinbindAuthenticator => {
+        const helper = join(scratch, `ntlm_auth-as-nobody${groups === '' ? '' : `-${groups}`}`);
+        const keep = groups === '' ? '--clear-groups' : `--groups=${groups}`;
+        writeFileSync(helper, `#!/bin/sh\nexec setpriv --reuid=nobody --regid=nogroup ${keep} ntlm_auth "$@"\n`, {
+          mode: 0o755,
+        });
+        return new WinbindAuthenticator({ domain: 'SAMDOM', config: member!.conf, env: member!.env, ntlmAuth: helper });
+      };
+      const inGroup = as('winbindd_priv');
+      const outside = as('');
+      try {
+        const { result, micMatches } = await logon(`SAMDOM:alice:${SAMBA_USERS.alice.password}`, { via: inGroup });
+        expect({ account: result.account, micMatches }).toEqual({ account: 'SAMDOM\\alice', micMatches: true });
+        const error = await refusal(`SAMDOM:alice:${SAMBA_USERS.alice.password}`, { via: outside });
+        expect({ reason: error.reason, detail: error.detail }).toEqual({
+          reason: 'winbind.unavailable',
+          detail: 'Reading winbind reply failed!',
+        });
+      } finally {
+        inGroup.close();
+        outside.close();
+      }
+    },
+  );
 
   describe('configuration', () => {
     it('refuses a domain name that is no NetBIOS name', () => {

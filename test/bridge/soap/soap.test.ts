@@ -29,14 +29,34 @@ import {
 } from '../../../tcp-bridge/src/binary-xml/index.ts';
 import { ServerFramingDecoder } from '../../../tcp-bridge/src/framing/index.ts';
 import { readInt31 } from '../../../tcp-bridge/src/bytes.ts';
-import { readRequest, SoapFault, writeFault, writeReply, type SoapRequest } from '../../../tcp-bridge/src/soap/index.ts';
+import {
+  readRequest,
+  SoapFault,
+  writeFault,
+  writeReply,
+  type SoapRequest,
+} from '../../../tcp-bridge/src/soap/index.ts';
 import { SIGNATURES } from '../../../tcp-bridge/src/soap/contract-types.ts';
 import { readValue } from '../../../tcp-bridge/src/soap/dc-reader.ts';
 import { dataTableContent, DataTableXmlError } from '../../../tcp-bridge/src/soap/datatable-xml.ts';
 import { enterScope, ROOT_SCOPE } from '../../../tcp-bridge/src/soap/tree.ts';
 import { parseDateTime, parseGuid } from '../../../tcp-bridge/src/soap/xsd.ts';
-import { EMPTY_GUID, IdbFault, OPERATIONS, type ClrValue, type FaultName, type OperationName, type Operations } from '../../../src/idb/contract.ts';
-import { escapeAttribute, escapeText, writeDataTable, type DataCell, type DataColumn } from '../../../src/idb/datatable.ts';
+import {
+  EMPTY_GUID,
+  IdbFault,
+  OPERATIONS,
+  type ClrValue,
+  type FaultName,
+  type OperationName,
+  type Operations,
+} from '../../../src/idb/contract.ts';
+import {
+  escapeAttribute,
+  escapeText,
+  writeDataTable,
+  type DataCell,
+  type DataColumn,
+} from '../../../src/idb/datatable.ts';
 import { describeShared, readShared } from '../../support/corpus.ts';
 import { readTcpConversation } from '../../support/pcap.ts';
 import {
@@ -104,8 +124,11 @@ function resultOf(reply: XmlDocument, operation: OperationName): unknown {
   return readValue(SIGNATURES[operation].result, result, scope);
 }
 
-const reply = <K extends OperationName>(operation: K, result: Operations[K]['result'], addressing = { messageId: MESSAGE_ID, replyTo: ANONYMOUS }) =>
-  wire(writeReply(addressing, operation, result, OPTIONS));
+const reply = <K extends OperationName>(
+  operation: K,
+  result: Operations[K]['result'],
+  addressing = { messageId: MESSAGE_ID, replyTo: ANONYMOUS },
+) => wire(writeReply(addressing, operation, result, OPTIONS));
 
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -208,7 +231,9 @@ describeShared('SOAP layer on the Mono capture (SecurityMode.None, seven calls)'
     result.children = [boolText(true)];
     expect(records(heartbeat)).toEqual(captured);
     const getFile = writeReply(readRequest(requestDocs[5]!, OPTIONS), 'GetFile', null, OPTIONS);
-    expect(records(path(getFile, 'Envelope', 'Header'))).toEqual(records(path(replyEnvelopes[5]!.document, 'Envelope', 'Header')));
+    expect(records(path(getFile, 'Envelope', 'Header'))).toEqual(
+      records(path(replyEnvelopes[5]!.document, 'Envelope', 'Header')),
+    );
   });
 });
 
@@ -226,7 +251,8 @@ const sqlParams = (params: XmlElement[] | null): XmlElement[] => [
   params === null ? param('parameters', [], [nil(), xmlns('i', XSI)]) : param('parameters', params, contractRoot()),
 ];
 
-const queryParameter = (name: string, value: XmlElement): XmlElement => member('QueryParameter', [member('Name', text(name)), value]);
+const queryParameter = (name: string, value: XmlElement): XmlElement =>
+  member('QueryParameter', [member('Name', text(name)), value]);
 
 const fileData = (): XmlElement =>
   param(
@@ -256,18 +282,37 @@ const fileValue = {
 };
 
 const indexField = (name: string, value: string | null): XmlElement =>
-  member('IndexField', [member('Name', text(name)), value === null ? member('Value', [], [nil()]) : member('Value', text(value))]);
+  member('IndexField', [
+    member('Name', text(name)),
+    value === null ? member('Value', [], [nil()]) : member('Value', text(value)),
+  ]);
 
 /** Every operation as a .NET client writes it, and the arguments it carries. */
 const CALLS: { [K in OperationName]: [XmlElement[], Operations[K]['args']] } = {
   Heartbeat: [[], {}],
   CreateDatabaseRequest: [[param('database', text('reports'))], { database: 'reports' }],
-  CloseDatabaseRequest: [[param('requestId', text(GUID_A)), param('commit', [boolText(true)])], { requestId: GUID_A, commit: true }],
-  ReturnDatatable: [sqlParams([queryParameter('@id', typed('Value', 'int', [intText(7)]))]), { requestId: GUID_A, sql: 'select @id', parameters: [{ Name: '@id', Value: { type: 'int', value: 7 } }] }],
+  CloseDatabaseRequest: [
+    [param('requestId', text(GUID_A)), param('commit', [boolText(true)])],
+    { requestId: GUID_A, commit: true },
+  ],
+  ReturnDatatable: [
+    sqlParams([queryParameter('@id', typed('Value', 'int', [intText(7)]))]),
+    { requestId: GUID_A, sql: 'select @id', parameters: [{ Name: '@id', Value: { type: 'int', value: 7 } }] },
+  ],
   ReturnScalar: [sqlParams(null), { requestId: GUID_A, sql: 'select @id', parameters: null }],
   ExecuteNonQuery: [
-    sqlParams([queryParameter('a', typed('Value', 'string', text('x'))), queryParameter('b', member('Value', [], [nil()]))]),
-    { requestId: GUID_A, sql: 'select @id', parameters: [{ Name: 'a', Value: { type: 'string', value: 'x' } }, { Name: 'b', Value: null }] },
+    sqlParams([
+      queryParameter('a', typed('Value', 'string', text('x'))),
+      queryParameter('b', member('Value', [], [nil()])),
+    ]),
+    {
+      requestId: GUID_A,
+      sql: 'select @id',
+      parameters: [
+        { Name: 'a', Value: { type: 'string', value: 'x' } },
+        { Name: 'b', Value: null },
+      ],
+    },
   ],
   NewFile: [[fileData()], { file: fileValue }],
   UpdateFile: [[fileData()], { file: fileValue }],
@@ -323,7 +368,11 @@ describe('readRequest: every operation as a WCF client sends it', () => {
   it('routes by the action rule with a namespace that does not end in "/"', () => {
     const options = { serviceNamespace: 'urn:example:idb' };
     const document = request('GetFile', [param('fileId', text(GUID_B))], { ns: 'urn:example:idb' });
-    expect(readRequest(wire(document), options)).toMatchObject({ action: 'urn:example:idb/IIDBService/GetFile', operation: 'GetFile', args: { fileId: GUID_B } });
+    expect(readRequest(wire(document), options)).toMatchObject({
+      action: 'urn:example:idb/IIDBService/GetFile',
+      operation: 'GetFile',
+      args: { fileId: GUID_B },
+    });
     // The same message under the other namespace is not this service's.
     expect(refusal(wire(document))).toMatchObject({ subcode: { name: 'ActionNotSupported' } });
   });
@@ -336,7 +385,16 @@ describe('readRequest: every operation as a WCF client sends it', () => {
     expectInvalidArgument(wire(request('NewFile', [twice])), /FileName.*twice/);
     const sparse = param('file', [member('FileName', text('a'))], contractRoot());
     expect(readRequest(wire(request('NewFile', [sparse])), OPTIONS).args).toEqual({
-      file: { Content: null, ContentType: null, CreatedUtc: '0001-01-01T00:00:00', FileId: EMPTY_GUID, FileName: 'a', Length: 0n, ModifiedUtc: '0001-01-01T00:00:00', Sha256: null },
+      file: {
+        Content: null,
+        ContentType: null,
+        CreatedUtc: '0001-01-01T00:00:00',
+        FileId: EMPTY_GUID,
+        FileName: 'a',
+        Length: 0n,
+        ModifiedUtc: '0001-01-01T00:00:00',
+        Sha256: null,
+      },
     });
     // Parameters too: in any order, missing ones defaulted (WCF leaves a missing part its default).
     const args = readRequest(wire(request('CloseDatabaseRequest', [param('commit', [boolText(true)])])), OPTIONS).args;
@@ -369,10 +427,20 @@ describe('readRequest: every operation as a WCF client sends it', () => {
       },
     });
     const close = [param('requestId', [uuidText(GUID_A)]), param('commit', text('0'))];
-    expect(readRequest(wire(request('CloseDatabaseRequest', close)), OPTIONS).args).toEqual({ requestId: GUID_A, commit: false });
+    expect(readRequest(wire(request('CloseDatabaseRequest', close)), OPTIONS).args).toEqual({
+      requestId: GUID_A,
+      commit: false,
+    });
     // Content split over several Bytes records (as XmlBinaryWriter writes large arrays) is one array.
-    const chunked = param('file', [member('Content', [bytesText(Uint8Array.of(1)), bytesText(Uint8Array.of(2, 3))])], contractRoot());
-    expect((readRequest(wire(request('NewFile', [chunked])), OPTIONS).args as { file: { Content: Uint8Array } }).file.Content).toEqual(Uint8Array.of(1, 2, 3));
+    const chunked = param(
+      'file',
+      [member('Content', [bytesText(Uint8Array.of(1)), bytesText(Uint8Array.of(2, 3))])],
+      contractRoot(),
+    );
+    expect(
+      (readRequest(wire(request('NewFile', [chunked])), OPTIONS).args as { file: { Content: Uint8Array } }).file
+        .Content,
+    ).toEqual(Uint8Array.of(1, 2, 3));
   });
 
   it('refuses values that are not of their type', () => {
@@ -386,7 +454,10 @@ describe('readRequest: every operation as a WCF client sends it', () => {
       ['CreatedUtc', [param('file', [member('CreatedUtc', text('2022-01-01'))], contractRoot())]],
       ['FileName', [param('file', [member('FileName', [element('b', 'x')])], contractRoot())]],
     ];
-    const operations = { requestId: 'CloseDatabaseRequest', commit: 'CloseDatabaseRequest' } as Record<string, OperationName>;
+    const operations = { requestId: 'CloseDatabaseRequest', commit: 'CloseDatabaseRequest' } as Record<
+      string,
+      OperationName
+    >;
     for (const [what, params] of cases) {
       const fault = expectInvalidArgument(wire(request(operations[what] ?? 'NewFile', params)));
       expect(fault.addressing.messageId, what).toBe(MESSAGE_ID);
@@ -423,15 +494,40 @@ describe('object values: every i:type, as records and as text', () => {
     ['double text', 'double', text('1.5E+300'), { type: 'double', value: 1.5e300 }],
     ['double INF', 'double', text('-INF'), { type: 'double', value: -Infinity }],
     ['double NaN', 'double', text('NaN'), { type: 'double', value: NaN }],
-    ['float record', 'float', [{ kind: 'text', type: 'Float', value: Math.fround(0.1) }], { type: 'float', value: Math.fround(0.1) }],
+    [
+      'float record',
+      'float',
+      [{ kind: 'text', type: 'Float', value: Math.fround(0.1) }],
+      { type: 'float', value: Math.fround(0.1) },
+    ],
     ['float text', 'float', text('0.1'), { type: 'float', value: Math.fround(0.1) }],
     ['float as an integer record', 'float', [intText(3)], { type: 'float', value: 3 }],
     ['boolean record', 'boolean', [boolText(false)], { type: 'boolean', value: false }],
     ['boolean text', 'boolean', text('1'), { type: 'boolean', value: true }],
-    ['dateTime Utc record', 'dateTime', [dateTimeText(TICKS_2022 + 1234567n, 1)], { type: 'dateTime', value: '2022-01-01T00:00:00.1234567Z' }],
-    ['dateTime Unspecified record', 'dateTime', [dateTimeText(TICKS_2022, 0)], { type: 'dateTime', value: '2022-01-01T00:00:00' }],
-    ['dateTime text with offset', 'dateTime', text('2022-06-01T12:00:00+02:00'), { type: 'dateTime', value: '2022-06-01T12:00:00+02:00' }],
-    ['base64Binary record', 'base64Binary', [bytesText(Uint8Array.of(0, 255))], { type: 'base64Binary', value: Uint8Array.of(0, 255) }],
+    [
+      'dateTime Utc record',
+      'dateTime',
+      [dateTimeText(TICKS_2022 + 1234567n, 1)],
+      { type: 'dateTime', value: '2022-01-01T00:00:00.1234567Z' },
+    ],
+    [
+      'dateTime Unspecified record',
+      'dateTime',
+      [dateTimeText(TICKS_2022, 0)],
+      { type: 'dateTime', value: '2022-01-01T00:00:00' },
+    ],
+    [
+      'dateTime text with offset',
+      'dateTime',
+      text('2022-06-01T12:00:00+02:00'),
+      { type: 'dateTime', value: '2022-06-01T12:00:00+02:00' },
+    ],
+    [
+      'base64Binary record',
+      'base64Binary',
+      [bytesText(Uint8Array.of(0, 255))],
+      { type: 'base64Binary', value: Uint8Array.of(0, 255) },
+    ],
     ['base64Binary text', 'base64Binary', text('AP8='), { type: 'base64Binary', value: Uint8Array.of(0, 255) }],
     ['empty base64Binary', 'base64Binary', [], { type: 'base64Binary', value: new Uint8Array(0) }],
   ];
@@ -448,12 +544,15 @@ describe('object values: every i:type, as records and as text', () => {
     const onValue = member('Value', [intText(5)], [attribute('i', 'type', 'x:int'), xmlns('x', XSD)]);
     expect(valueOf(onValue)).toEqual({ type: 'int', value: 5 });
     // Declared on the parameters element, and as a QNameDictionary record.
-    const parameters = param('parameters', [queryParameter('p', member('Value', [intText(5)], [attribute('i', 'type', qnameText('d', 'long'))]))], [
-      ...contractRoot(),
-      xmlns('d', XSD),
-    ]);
+    const parameters = param(
+      'parameters',
+      [queryParameter('p', member('Value', [intText(5)], [attribute('i', 'type', qnameText('d', 'long'))]))],
+      [...contractRoot(), xmlns('d', XSD)],
+    );
     const document = request('ReturnScalar', [param('requestId', text(GUID_A)), param('sql', text('x')), parameters]);
-    expect((readRequest(wire(document), OPTIONS).args as Operations['ReturnScalar']['args']).parameters![0]!.Value).toEqual({ type: 'long', value: 5n });
+    expect(
+      (readRequest(wire(document), OPTIONS).args as Operations['ReturnScalar']['args']).parameters![0]!.Value,
+    ).toEqual({ type: 'long', value: 5n });
     // The default namespace: an unprefixed QName.
     const unprefixed = member('Value', text('true'), [attribute('i', 'type', 'boolean'), xmlns('', XSD)]);
     expect(valueOf(unprefixed)).toEqual({ type: 'boolean', value: true });
@@ -461,7 +560,9 @@ describe('object values: every i:type, as records and as text', () => {
     const shadowedValue = member('Value', text('x'), [attribute('i', 'type', 'x:string'), xmlns('x', XSD)]);
     const shadowing = param('parameters', [queryParameter('p', shadowedValue)], [...contractRoot(), xmlns('x', SER)]);
     const shadowedDoc = request('ReturnScalar', [param('requestId', text(GUID_A)), param('sql', text('x')), shadowing]);
-    expect((readRequest(wire(shadowedDoc), OPTIONS).args as Operations['ReturnScalar']['args']).parameters![0]!.Value).toEqual({ type: 'string', value: 'x' });
+    expect(
+      (readRequest(wire(shadowedDoc), OPTIONS).args as Operations['ReturnScalar']['args']).parameters![0]!.Value,
+    ).toEqual({ type: 'string', value: 'x' });
     // Redeclaring the member's own prefix moves the member out of the contracts namespace: an unknown element, skipped.
     expect(valueOf(member('Value', text('x'), [attribute('i', 'type', 'b:string'), xmlns('b', XSD)]))).toBeNull();
   });
@@ -497,29 +598,57 @@ describe('object values: every i:type, as records and as text', () => {
       typed('Value', 'guid', text('0f8fad5b-d9cb-469f-a165-70867728950'), SER),
       typed('Value', 'int', [element('b', 'x')]),
     ];
-    for (const value of bad) expectInvalidArgument(wire(request('ReturnScalar', sqlParams([queryParameter('p', value)]))));
+    for (const value of bad)
+      expectInvalidArgument(wire(request('ReturnScalar', sqlParams([queryParameter('p', value)]))));
   });
 });
 
 describe('nil', () => {
   it('is accepted wherever the type is a reference type', () => {
     const n = (name: string) => member(name, [], [nil()]);
-    expect(readRequest(wire(request('CreateDatabaseRequest', [param('database', [], [nil(), xmlns('i', XSI)])])), OPTIONS).args).toEqual({ database: null });
+    expect(
+      readRequest(wire(request('CreateDatabaseRequest', [param('database', [], [nil(), xmlns('i', XSI)])])), OPTIONS)
+        .args,
+    ).toEqual({ database: null });
     const allNil = param('sql', [], [nil(), xmlns('i', XSI)]);
-    expect(readRequest(wire(request('ExecuteNonQuery', [param('requestId', text(GUID_A)), allNil, param('parameters', [], [nil(), xmlns('i', XSI)])])), OPTIONS).args).toEqual({
+    expect(
+      readRequest(
+        wire(
+          request('ExecuteNonQuery', [
+            param('requestId', text(GUID_A)),
+            allNil,
+            param('parameters', [], [nil(), xmlns('i', XSI)]),
+          ]),
+        ),
+        OPTIONS,
+      ).args,
+    ).toEqual({
       requestId: GUID_A,
       sql: null,
       parameters: null,
     });
-    expect(readRequest(wire(request('ReturnScalar', sqlParams([member('QueryParameter', [n('Name'), n('Value')])]))), OPTIONS).args).toMatchObject({
+    expect(
+      readRequest(
+        wire(request('ReturnScalar', sqlParams([member('QueryParameter', [n('Name'), n('Value')])]))),
+        OPTIONS,
+      ).args,
+    ).toMatchObject({
       parameters: [{ Name: null, Value: null }],
     });
-    expect(readRequest(wire(request('NewFile', [param('file', [], [nil(), xmlns('i', XSI)])])), OPTIONS).args).toEqual({ file: null });
+    expect(readRequest(wire(request('NewFile', [param('file', [], [nil(), xmlns('i', XSI)])])), OPTIONS).args).toEqual({
+      file: null,
+    });
     const file = param('file', [n('Content'), n('ContentType'), n('FileName'), n('Sha256')], contractRoot());
-    expect(readRequest(wire(request('UpdateFile', [file])), OPTIONS).args).toMatchObject({ file: { Content: null, ContentType: null, FileName: null, Sha256: null } });
-    expect(readRequest(wire(request('NewFileIndex', [param('index', [], [nil(), xmlns('i', XSI)])])), OPTIONS).args).toEqual({ index: null });
+    expect(readRequest(wire(request('UpdateFile', [file])), OPTIONS).args).toMatchObject({
+      file: { Content: null, ContentType: null, FileName: null, Sha256: null },
+    });
+    expect(
+      readRequest(wire(request('NewFileIndex', [param('index', [], [nil(), xmlns('i', XSI)])])), OPTIONS).args,
+    ).toEqual({ index: null });
     const index = param('index', [n('Fields'), n('Title'), member('FileId', text(GUID_B))], contractRoot());
-    expect(readRequest(wire(request('NewFileIndex', [index])), OPTIONS).args).toMatchObject({ index: { Fields: null, Title: null } });
+    expect(readRequest(wire(request('NewFileIndex', [index])), OPTIONS).args).toMatchObject({
+      index: { Fields: null, Title: null },
+    });
     // i:nil="1" and i:nil="false" (a value present).
     const one = param('database', [], [attribute('i', 'nil', '1'), xmlns('i', XSI)]);
     expect(readRequest(wire(request('CreateDatabaseRequest', [one])), OPTIONS).args).toEqual({ database: null });
@@ -529,19 +658,40 @@ describe('nil', () => {
 
   it('is refused for value types, for array items, and when it is not a boolean', () => {
     const nilParam = (name: string) => param(name, [], [nil(), xmlns('i', XSI)]);
-    expectInvalidArgument(wire(request('CloseDatabaseRequest', [nilParam('requestId'), param('commit', [boolText(true)])])), /requestId.*nil/);
-    expectInvalidArgument(wire(request('CloseDatabaseRequest', [param('requestId', text(GUID_A)), nilParam('commit')])), /commit.*nil/);
+    expectInvalidArgument(
+      wire(request('CloseDatabaseRequest', [nilParam('requestId'), param('commit', [boolText(true)])])),
+      /requestId.*nil/,
+    );
+    expectInvalidArgument(
+      wire(request('CloseDatabaseRequest', [param('requestId', text(GUID_A)), nilParam('commit')])),
+      /commit.*nil/,
+    );
     for (const name of ['FileId', 'Length', 'CreatedUtc']) {
-      expectInvalidArgument(wire(request('NewFile', [param('file', [member(name, [], [nil()])], contractRoot())])), new RegExp(`${name}.*nil`));
+      expectInvalidArgument(
+        wire(request('NewFile', [param('file', [member(name, [], [nil()])], contractRoot())])),
+        new RegExp(`${name}.*nil`),
+      );
     }
-    expectInvalidArgument(wire(request('ReturnScalar', sqlParams([member('QueryParameter', [], [nil()])]))), /item.*nil/);
-    expectInvalidArgument(wire(request('CreateDatabaseRequest', [param('database', [], [attribute('i', 'nil', 'yes'), xmlns('i', XSI)])])), /nil="yes"/);
+    expectInvalidArgument(
+      wire(request('ReturnScalar', sqlParams([member('QueryParameter', [], [nil()])]))),
+      /item.*nil/,
+    );
+    expectInvalidArgument(
+      wire(request('CreateDatabaseRequest', [param('database', [], [attribute('i', 'nil', 'yes'), xmlns('i', XSI)])])),
+      /nil="yes"/,
+    );
   });
 });
 
 // ---------------------------------------------------------------------------------------------------------------
 
-const documentValue = (fields: Operations['GetDocumentByDocumentId']['result'] extends infer D ? (D extends { Fields: infer F } ? F : never) : never) => ({
+const documentValue = (
+  fields: Operations['GetDocumentByDocumentId']['result'] extends infer D
+    ? D extends { Fields: infer F }
+      ? F
+      : never
+    : never,
+) => ({
   ContainerId: GUID_A,
   ContentType: null,
   CreatedUtc: '2023-04-05T06:07:08.9Z',
@@ -563,7 +713,15 @@ const TABLE: DataColumn[] = [
   { name: 'a b', type: 'Boolean' },
 ];
 const TABLE_ROWS: DataCell[][] = [
-  [0, 'Tom & "Jerry" <x>\r\n\ttab', '12.50', GUID_A.toUpperCase(), Uint8Array.of(1, 2, 3), '2020-01-02 03:04:05+01', true],
+  [
+    0,
+    'Tom & "Jerry" <x>\r\n\ttab',
+    '12.50',
+    GUID_A.toUpperCase(),
+    Uint8Array.of(1, 2, 3),
+    '2020-01-02 03:04:05+01',
+    true,
+  ],
   [1, '', null, null, null, null, false],
   [2, '1', '0', null, null, null, null],
 ];
@@ -594,10 +752,14 @@ function xmlOf(nodes: XmlContent[]): string {
       const name = node.prefix ? `${node.prefix}:${node.localName}` : node.localName;
       const attributes = node.attributes
         .map((a) =>
-          a.kind === 'xmlns' ? ` ${a.prefix ? `xmlns:${a.prefix}` : 'xmlns'}="${escapeAttribute(a.uri)}"` : ` ${a.prefix ? `${a.prefix}:` : ''}${a.localName}="${escapeAttribute(textToString(a.value))}"`,
+          a.kind === 'xmlns'
+            ? ` ${a.prefix ? `xmlns:${a.prefix}` : 'xmlns'}="${escapeAttribute(a.uri)}"`
+            : ` ${a.prefix ? `${a.prefix}:` : ''}${a.localName}="${escapeAttribute(textToString(a.value))}"`,
         )
         .join('');
-      return node.children.length === 0 ? `<${name}${attributes} />` : `<${name}${attributes}>${xmlOf(node.children)}</${name}>`;
+      return node.children.length === 0
+        ? `<${name}${attributes} />`
+        : `<${name}${attributes}>${xmlOf(node.children)}</${name}>`;
     })
     .join('');
 }
@@ -608,20 +770,35 @@ describe('writeReply: every operation, read back', () => {
       const document = reply(operation, RESULTS[operation]);
       const envelope = path(document, 'Envelope');
       expect(textOf(path(envelope, 'Header', 'Action'))).toBe(`${TEMPURI}IIDBService/${operation}Response`);
-      expect(path(envelope, 'Header', 'Action').attributes).toMatchObject([{ prefix: 's', localName: 'mustUnderstand', namespace: SOAP, value: { type: 'One' } }]);
-      expect(path(envelope, 'Header', 'RelatesTo').children).toEqual([{ kind: 'text', type: 'UniqueId', value: MESSAGE_ID }]);
+      expect(path(envelope, 'Header', 'Action').attributes).toMatchObject([
+        { prefix: 's', localName: 'mustUnderstand', namespace: SOAP, value: { type: 'One' } },
+      ]);
+      expect(path(envelope, 'Header', 'RelatesTo').children).toEqual([
+        { kind: 'text', type: 'UniqueId', value: MESSAGE_ID },
+      ]);
       expect(elements(path(envelope, 'Header')).map((e) => e.localName)).toEqual(['Action', 'RelatesTo']);
       const response = path(envelope, 'Body', `${operation}Response`);
-      expect(response).toMatchObject({ prefix: '', namespace: TEMPURI, attributes: [{ kind: 'xmlns', prefix: '', uri: TEMPURI }] });
-      expect(elements(response).map((e) => [e.prefix, e.localName, e.namespace])).toEqual([['', `${operation}Result`, TEMPURI]]);
+      expect(response).toMatchObject({
+        prefix: '',
+        namespace: TEMPURI,
+        attributes: [{ kind: 'xmlns', prefix: '', uri: TEMPURI }],
+      });
+      expect(elements(response).map((e) => [e.prefix, e.localName, e.namespace])).toEqual([
+        ['', `${operation}Result`, TEMPURI],
+      ]);
       if (operation === 'ReturnDatatable') {
         const result = path(response, 'ReturnDatatableResult');
         expect(result.attributes).toEqual([]);
         // The same XML but for the order of the declarations: attributes first, the element's own prefix first.
-        const expected = RESULTS.ReturnDatatable.xml.replace('xmlns="" xmlns:xs="http://www.w3.org/2001/XMLSchema"', 'xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns=""').replace(
-          'xmlns:msdata="urn:schemas-microsoft-com:xml-msdata" xmlns:diffgr="urn:schemas-microsoft-com:xml-diffgram-v1"',
-          'xmlns:diffgr="urn:schemas-microsoft-com:xml-diffgram-v1" xmlns:msdata="urn:schemas-microsoft-com:xml-msdata"',
-        );
+        const expected = RESULTS.ReturnDatatable.xml
+          .replace(
+            'xmlns="" xmlns:xs="http://www.w3.org/2001/XMLSchema"',
+            'xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns=""',
+          )
+          .replace(
+            'xmlns:msdata="urn:schemas-microsoft-com:xml-msdata" xmlns:diffgr="urn:schemas-microsoft-com:xml-diffgram-v1"',
+            'xmlns:diffgr="urn:schemas-microsoft-com:xml-diffgram-v1" xmlns:msdata="urn:schemas-microsoft-com:xml-msdata"',
+          );
         // An empty element is the same tree however the text wrote it.
         expect(xmlOf(result.children)).toBe(expected.replace(/<([\w:]+)><\/\1>/g, '<$1 />'));
       } else {
@@ -639,19 +816,34 @@ describe('writeReply: every operation, read back', () => {
     // A Guid goes out as its text (XmlWriterDelegator.WriteGuid writes Guid.ToString() raw), as the capture shows.
     expect(result('NewFile', GUID_B).children).toEqual([{ kind: 'text', type: 'Chars8', value: GUID_B }]);
     const file = result('GetFile', RESULTS.GetFile);
-    expect(file.attributes).toEqual([
-      { kind: 'xmlns', prefix: 'b', uri: DC },
-      { kind: 'xmlns', prefix: 'i', uri: XSI },
-    ].map((a) => expect.objectContaining(a)));
-    expect(elements(file).map((e) => `${e.prefix}:${e.localName}`)).toEqual(['b:Content', 'b:ContentType', 'b:CreatedUtc', 'b:FileId', 'b:FileName', 'b:Length', 'b:ModifiedUtc', 'b:Sha256']);
+    expect(file.attributes).toEqual(
+      [
+        { kind: 'xmlns', prefix: 'b', uri: DC },
+        { kind: 'xmlns', prefix: 'i', uri: XSI },
+      ].map((a) => expect.objectContaining(a)),
+    );
+    expect(elements(file).map((e) => `${e.prefix}:${e.localName}`)).toEqual([
+      'b:Content',
+      'b:ContentType',
+      'b:CreatedUtc',
+      'b:FileId',
+      'b:FileName',
+      'b:Length',
+      'b:ModifiedUtc',
+      'b:Sha256',
+    ]);
     expect(child(file, 'Content').children[0]).toMatchObject({ type: 'Bytes32' });
-    expect(child(file, 'CreatedUtc').children).toEqual([{ kind: 'text', type: 'DateTime', ticks: TICKS_2022, dateKind: 1 }]);
+    expect(child(file, 'CreatedUtc').children).toEqual([
+      { kind: 'text', type: 'DateTime', ticks: TICKS_2022, dateKind: 1 },
+    ]);
     expect(child(file, 'Length').children).toEqual([{ kind: 'text', type: 'Int8', value: 3 }]);
     const documents = result('GetDocumentByContainerId', RESULTS.GetDocumentByContainerId);
     expect(elements(documents).map((e) => `${e.prefix}:${e.localName}`)).toEqual(['b:DocumentData', 'b:DocumentData']);
     const first = elements(documents)[0]!;
     expect(child(first, 'Length').children).toEqual([{ kind: 'text', type: 'Int64', value: 5_000_000_000n }]);
-    expect(child(first, 'Fields').attributes).toMatchObject([{ prefix: 'i', localName: 'nil', value: { type: 'True' } }]);
+    expect(child(first, 'Fields').attributes).toMatchObject([
+      { prefix: 'i', localName: 'nil', value: { type: 'True' } },
+    ]);
     expect(child(first, 'ContentType').attributes).toMatchObject([{ prefix: 'i', localName: 'nil' }]);
     // An empty string is an element without text (WriteString("") writes no record).
     expect(child(first, 'Title')).toMatchObject({ attributes: [], children: [] });
@@ -661,27 +853,43 @@ describe('writeReply: every operation, read back', () => {
   });
 
   it('writes null results as DataContractSerializer does: i:nil, with the contract declarations at a contract root', () => {
-    const nilResult = (operation: OperationName) => path(reply(operation, null as never), 'Envelope', 'Body', `${operation}Response`, `${operation}Result`);
+    const nilResult = (operation: OperationName) =>
+      path(reply(operation, null as never), 'Envelope', 'Body', `${operation}Response`, `${operation}Result`);
     expect(records(nilResult('GetFile'))).toEqual(
       records(element('', 'GetFileResult', [attribute('i', 'nil', boolText(true)), xmlns('b', DC), xmlns('i', XSI)])),
     );
     expect(records(nilResult('GetDocumentByDocumentId')).attributes).toHaveLength(3);
-    expect(records(nilResult('ReturnScalar'))).toEqual(records(element('', 'ReturnScalarResult', [attribute('i', 'nil', boolText(true)), xmlns('i', XSI)])));
+    expect(records(nilResult('ReturnScalar'))).toEqual(
+      records(element('', 'ReturnScalarResult', [attribute('i', 'nil', boolText(true)), xmlns('i', XSI)])),
+    );
     expect(resultOf(reply('GetFile', null), 'GetFile')).toBeNull();
     expect(resultOf(reply('ReturnScalar', null), 'ReturnScalar')).toBeNull();
-    expect(records(path(reply('GetDocumentByContainerId', []), 'Envelope', 'Body', 'GetDocumentByContainerIdResponse', 'GetDocumentByContainerIdResult'))).toEqual(
-      records(element('', 'GetDocumentByContainerIdResult', [xmlns('b', DC), xmlns('i', XSI)])),
-    );
+    expect(
+      records(
+        path(
+          reply('GetDocumentByContainerId', []),
+          'Envelope',
+          'Body',
+          'GetDocumentByContainerIdResponse',
+          'GetDocumentByContainerIdResult',
+        ),
+      ),
+    ).toEqual(records(element('', 'GetDocumentByContainerIdResult', [xmlns('b', DC), xmlns('i', XSI)])));
   });
 
   it('addresses the reply: RelatesTo as sent, To only for a ReplyTo that is not anonymous', () => {
     const other = reply('Heartbeat', true, { messageId: 'uuid:custom-1', replyTo: 'net.tcp://client/callback' });
-    expect(path(other, 'Envelope', 'Header', 'RelatesTo').children).toEqual([{ kind: 'text', type: 'Chars8', value: 'uuid:custom-1' }]);
+    expect(path(other, 'Envelope', 'Header', 'RelatesTo').children).toEqual([
+      { kind: 'text', type: 'Chars8', value: 'uuid:custom-1' },
+    ]);
     const to = path(other, 'Envelope', 'Header', 'To');
     expect(textOf(to)).toBe('net.tcp://client/callback');
     expect(to.attributes).toMatchObject([{ localName: 'mustUnderstand', value: { type: 'One' } }]);
     // An upper-case urn:uuid is not what .NET's UniqueId prints: it goes back as the text it was.
-    const upper = reply('Heartbeat', true, { messageId: MESSAGE_ID.toUpperCase().replace('URN:UUID', 'urn:uuid'), replyTo: ANONYMOUS });
+    const upper = reply('Heartbeat', true, {
+      messageId: MESSAGE_ID.toUpperCase().replace('URN:UUID', 'urn:uuid'),
+      replyTo: ANONYMOUS,
+    });
     expect(path(upper, 'Envelope', 'Header', 'RelatesTo').children[0]).toMatchObject({ type: 'Chars8' });
   });
 });
@@ -704,7 +912,12 @@ describe('writeReply: ReturnScalar with every ClrValue', () => {
     [{ type: 'string', value: 'hello' }, XSD, 'string', [stringText('hello')]],
     [{ type: 'string', value: '' }, XSD, 'string', []],
     [{ type: 'dateTime', value: '2022-01-01T00:00:00' }, XSD, 'dateTime', [dateTimeText(TICKS_2022, 0)]],
-    [{ type: 'dateTime', value: '2022-01-01T00:00:00.5Z' }, XSD, 'dateTime', [dateTimeText(TICKS_2022 + 5_000_000n, 1)]],
+    [
+      { type: 'dateTime', value: '2022-01-01T00:00:00.5Z' },
+      XSD,
+      'dateTime',
+      [dateTimeText(TICKS_2022 + 5_000_000n, 1)],
+    ],
     [{ type: 'dateTime', value: '2022-01-01T01:00:00+01:00' }, XSD, 'dateTime', [dateTimeText(TICKS_2022, 2)]],
     [{ type: 'base64Binary', value: Uint8Array.of(9) }, XSD, 'base64Binary', [bytesText(Uint8Array.of(9))]],
     [{ type: 'guid', value: GUID_A }, SER, 'guid', [stringText(GUID_A)]],
@@ -714,52 +927,109 @@ describe('writeReply: ReturnScalar with every ClrValue', () => {
       const document = reply('ReturnScalar', value);
       const result = path(document, 'Envelope', 'Body', 'ReturnScalarResponse', 'ReturnScalarResult');
       // As the capture shows: i:type as a QName in b, then xmlns:b and xmlns:i.
-      expect(records(result)).toEqual(records(element('', 'ReturnScalarResult', [attribute('i', 'type', qnameText('b', type)), xmlns('b', ns), xmlns('i', XSI)], content)));
+      expect(records(result)).toEqual(
+        records(
+          element(
+            '',
+            'ReturnScalarResult',
+            [attribute('i', 'type', qnameText('b', type)), xmlns('b', ns), xmlns('i', XSI)],
+            content,
+          ),
+        ),
+      );
       expect(result.attributes[0]).toMatchObject({ value: { type: 'QNameDictionary', prefix: 'b', localName: type } });
       const back = resultOf(document, 'ReturnScalar') as ClrValue;
       // A Local value comes back as its UTC instant; everything else as it was.
-      expect(back).toEqual(type === 'dateTime' && value.value === '2022-01-01T01:00:00+01:00' ? { type, value: '2022-01-01T00:00:00Z' } : value);
+      expect(back).toEqual(
+        type === 'dateTime' && value.value === '2022-01-01T01:00:00+01:00'
+          ? { type, value: '2022-01-01T00:00:00Z' }
+          : value,
+      );
     });
   }
 
   it('falls back to text for a value its record cannot hold', () => {
     const early = reply('ReturnScalar', { type: 'dateTime', value: '0001-01-01T00:00:00+01:00' });
-    expect(path(early, 'Envelope', 'Body', 'ReturnScalarResponse', 'ReturnScalarResult').children).toEqual([stringText('0001-01-01T00:00:00+01:00')]);
+    expect(path(early, 'Envelope', 'Body', 'ReturnScalarResponse', 'ReturnScalarResult').children).toEqual([
+      stringText('0001-01-01T00:00:00+01:00'),
+    ]);
     const wide = reply('ReturnScalar', { type: 'decimal', value: '79228162514264337593543950336' });
-    expect(path(wide, 'Envelope', 'Body', 'ReturnScalarResponse', 'ReturnScalarResult').children[0]).toMatchObject({ type: 'Chars8' });
+    expect(path(wide, 'Envelope', 'Body', 'ReturnScalarResponse', 'ReturnScalarResult').children[0]).toMatchObject({
+      type: 'Chars8',
+    });
   });
 });
 
 describe('the DataTable XML', () => {
   it('becomes NBFX elements: values as WriteString text, attributes before declarations, own prefix first', () => {
-    const nodes = dataTableContent('<a:t x="0" xmlns:b="urn:b" xmlns:a="urn:a"><b:c b:y="1">1</b:c><d xmlns="">&amp;&lt;&gt;&quot;&#xD;&#x9;&#xA;&#65;</d><e/></a:t>');
+    const nodes = dataTableContent(
+      '<a:t x="0" xmlns:b="urn:b" xmlns:a="urn:a"><b:c b:y="1">1</b:c><d xmlns="">&amp;&lt;&gt;&quot;&#xD;&#x9;&#xA;&#65;</d><e/></a:t>',
+    );
     expect(records(nodes)).toEqual(
       records([
-        element('a', 't', [attribute('', 'x', { kind: 'text', type: 'Zero' }), xmlns('a', 'urn:a'), xmlns('b', 'urn:b')], [
-          element('b', 'c', [attribute('b', 'y', { kind: 'text', type: 'One' })], [{ kind: 'text', type: 'One' }]),
-          element('', 'd', [xmlns('', '')], [stringText('&<>"\r\t\nA')]),
-          element('', 'e'),
-        ]),
+        element(
+          'a',
+          't',
+          [attribute('', 'x', { kind: 'text', type: 'Zero' }), xmlns('a', 'urn:a'), xmlns('b', 'urn:b')],
+          [
+            element('b', 'c', [attribute('b', 'y', { kind: 'text', type: 'One' })], [{ kind: 'text', type: 'One' }]),
+            element('', 'd', [xmlns('', '')], [stringText('&<>"\r\t\nA')]),
+            element('', 'e'),
+          ],
+        ),
       ]),
     );
     // Literal line ends and attribute white space are normalized as an XML parser would.
-    expect(records(dataTableContent('<a v="x\ty">1\r\n2\r3</a>'))).toEqual(records([element('', 'a', [attribute('', 'v', 'x y')], [stringText('1\n2\n3')])]));
+    expect(records(dataTableContent('<a v="x\ty">1\r\n2\r3</a>'))).toEqual(
+      records([element('', 'a', [attribute('', 'v', 'x y')], [stringText('1\n2\n3')])]),
+    );
   });
 
   it('refuses what datatable.ts never writes', () => {
-    for (const xml of ['<a><!-- c --></a>', '<a><![CDATA[x]]></a>', '<?xml version="1.0"?><a/>', '<a>&nbsp;</a>', '<a></b>', '<a>', 'x<a/>', '<p:a/>', '<a p:x="1"/>', '<a x=1/>', '<a x="<"/>', '</a>']) {
+    for (const xml of [
+      '<a><!-- c --></a>',
+      '<a><![CDATA[x]]></a>',
+      '<?xml version="1.0"?><a/>',
+      '<a>&nbsp;</a>',
+      '<a></b>',
+      '<a>',
+      'x<a/>',
+      '<p:a/>',
+      '<a p:x="1"/>',
+      '<a x=1/>',
+      '<a x="<"/>',
+      '</a>',
+    ]) {
       expect(() => dataTableContent(xml), xml).toThrow(DataTableXmlError);
     }
   });
 
   it('reads back an empty table and a large one', () => {
     const empty = writeDataTable([{ name: 'x', type: 'Int32' }], []);
-    const emptyResult = path(reply('ReturnDatatable', { xml: empty }), 'Envelope', 'Body', 'ReturnDatatableResponse', 'ReturnDatatableResult');
+    const emptyResult = path(
+      reply('ReturnDatatable', { xml: empty }),
+      'Envelope',
+      'Body',
+      'ReturnDatatableResponse',
+      'ReturnDatatableResult',
+    );
     expect(elements(emptyResult).map((e) => e.localName)).toEqual(['schema', 'diffgram']);
     expect(elements(emptyResult)[1]!.children).toEqual([]);
     const rows: DataCell[][] = Array.from({ length: 5000 }, (_, i) => [i, `row ${i}`]);
-    const big = writeDataTable([{ name: 'n', type: 'Int64' }, { name: 's', type: 'String' }], rows);
-    const result = path(reply('ReturnDatatable', { xml: big }), 'Envelope', 'Body', 'ReturnDatatableResponse', 'ReturnDatatableResult');
+    const big = writeDataTable(
+      [
+        { name: 'n', type: 'Int64' },
+        { name: 's', type: 'String' },
+      ],
+      rows,
+    );
+    const result = path(
+      reply('ReturnDatatable', { xml: big }),
+      'Envelope',
+      'Body',
+      'ReturnDatatableResponse',
+      'ReturnDatatableResult',
+    );
     const table = elements(path(result, 'diffgram', 'DocumentElement'));
     expect(table).toHaveLength(5000);
     expect(textOf(child(table[4999]!, 's'))).toBe('row 4999');
@@ -787,16 +1057,31 @@ function readFault(document: XmlDocument) {
   return {
     codes,
     reason: textOf(text),
-    lang: text.attributes.map((a) => (a.kind === 'attribute' ? `${a.prefix}:${a.localName}=${textToString(a.value)}` : '')),
+    lang: text.attributes.map((a) =>
+      a.kind === 'attribute' ? `${a.prefix}:${a.localName}=${textToString(a.value)}` : '',
+    ),
     action: textOf(child(header, 'Action')),
-    relatesTo: header.children.some((c) => c.kind === 'element' && c.localName === 'RelatesTo') ? textOf(child(header, 'RelatesTo')) : undefined,
+    relatesTo: header.children.some((c) => c.kind === 'element' && c.localName === 'RelatesTo')
+      ? textOf(child(header, 'RelatesTo'))
+      : undefined,
     headers: elements(header).map((e) => e.localName),
     parts: elements(fault).map((e) => e.localName),
   };
 }
 
 describe('writeFault', () => {
-  const names: FaultName[] = ['AccessDenied', 'UnknownDatabaseRequest', 'UnknownDatabase', 'SqlError', 'InvalidArgument', 'FileNotFound', 'QuotaExceeded', 'Timeout', 'NotSupported', 'InternalError'];
+  const names: FaultName[] = [
+    'AccessDenied',
+    'UnknownDatabaseRequest',
+    'UnknownDatabase',
+    'SqlError',
+    'InvalidArgument',
+    'FileNotFound',
+    'QuotaExceeded',
+    'Timeout',
+    'NotSupported',
+    'InternalError',
+  ];
   for (const name of names) {
     it(`${name}: Sender/Receiver with the fault name in the service namespace as Subcode`, () => {
       const fault = new IdbFault(name, `${name} happened.`);
@@ -817,17 +1102,39 @@ describe('writeFault', () => {
   }
 
   it('is shaped as WCF writes it: xmlns:a on the subcode Value, QName records, xml:lang on Text', () => {
-    const document = writeFault({ messageId: MESSAGE_ID }, new IdbFault('AccessDenied', 'No.'), { serviceNamespace: 'urn:idb' });
+    const document = writeFault({ messageId: MESSAGE_ID }, new IdbFault('AccessDenied', 'No.'), {
+      serviceNamespace: 'urn:idb',
+    });
     const fault = path(document, 'Envelope', 'Body', 'Fault');
     expect(records(fault)).toEqual(
       records(
-        element('s', 'Fault', [], [
-          element('s', 'Code', [], [
-            element('s', 'Value', [], [qnameText('s', 'Sender')]),
-            element('s', 'Subcode', [], [element('s', 'Value', [xmlns('a', 'urn:idb')], [qnameText('a', 'AccessDenied')])]),
-          ]),
-          element('s', 'Reason', [], [element('s', 'Text', [attribute('xml', 'lang', 'en-US')], [stringText('No.')])]),
-        ]),
+        element(
+          's',
+          'Fault',
+          [],
+          [
+            element(
+              's',
+              'Code',
+              [],
+              [
+                element('s', 'Value', [], [qnameText('s', 'Sender')]),
+                element(
+                  's',
+                  'Subcode',
+                  [],
+                  [element('s', 'Value', [xmlns('a', 'urn:idb')], [qnameText('a', 'AccessDenied')])],
+                ),
+              ],
+            ),
+            element(
+              's',
+              'Reason',
+              [],
+              [element('s', 'Text', [attribute('xml', 'lang', 'en-US')], [stringText('No.')])],
+            ),
+          ],
+        ),
       ),
     );
     // On the wire the subcode's own xmlns:a shadows the envelope's a (addressing) inside that Value only.
@@ -836,7 +1143,11 @@ describe('writeFault', () => {
 
   it('writes a fault without a request: no RelatesTo', () => {
     const result = readFault(wire(writeFault(undefined, new IdbFault('InternalError', 'Failed.'), OPTIONS)));
-    expect(result).toMatchObject({ relatesTo: undefined, headers: ['Action'], codes: [{ name: 'Receiver' }, { name: 'InternalError' }] });
+    expect(result).toMatchObject({
+      relatesTo: undefined,
+      headers: ['Action'],
+      codes: [{ name: 'Receiver' }, { name: 'InternalError' }],
+    });
   });
 });
 
@@ -845,58 +1156,119 @@ describe('readRequest refusals, written back as WCF would', () => {
 
   it('an unknown action: ActionNotSupported in the addressing namespace, related to the request', () => {
     const fault = refusal(heartbeat({ action: `${TEMPURI}IIDBService/DropEverything` }));
-    expect(fault).toMatchObject({ code: 'Sender', subcode: { name: 'ActionNotSupported', namespace: WSA }, addressing: { messageId: MESSAGE_ID, replyTo: ANONYMOUS } });
+    expect(fault).toMatchObject({
+      code: 'Sender',
+      subcode: { name: 'ActionNotSupported', namespace: WSA },
+      addressing: { messageId: MESSAGE_ID, replyTo: ANONYMOUS },
+    });
     expect(fault.reason).toContain(`'${TEMPURI}IIDBService/DropEverything'`);
     expect(fault.reason).toContain('ContractFilter mismatch');
     const written = readFault(wire(writeFault(undefined, fault, OPTIONS)));
-    expect(written).toMatchObject({ codes: [{ name: 'Sender', namespace: SOAP }, { name: 'ActionNotSupported', namespace: WSA }], relatesTo: MESSAGE_ID, action: FAULT_ACTION });
+    expect(written).toMatchObject({
+      codes: [
+        { name: 'Sender', namespace: SOAP },
+        { name: 'ActionNotSupported', namespace: WSA },
+      ],
+      relatesTo: MESSAGE_ID,
+      action: FAULT_ACTION,
+    });
     // Case matters, and so does the contract name.
-    for (const action of [`${TEMPURI}IIDBService/heartbeat`, `${TEMPURI}IDBService/Heartbeat`, `${TEMPURI}IIDBService/`, 'Heartbeat']) {
+    for (const action of [
+      `${TEMPURI}IIDBService/heartbeat`,
+      `${TEMPURI}IDBService/Heartbeat`,
+      `${TEMPURI}IIDBService/`,
+      'Heartbeat',
+    ]) {
       expect(refusal(heartbeat({ action })).subcode?.name, action).toBe('ActionNotSupported');
     }
   });
 
   it('a missing Action or MessageID: MessageAddressingHeaderRequired with the header in Detail', () => {
     const noAction = refusal(heartbeat({ action: null }));
-    expect(noAction).toMatchObject({ code: 'Sender', subcode: { name: 'MessageAddressingHeaderRequired', namespace: WSA }, problemHeader: { name: 'Action', namespace: WSA } });
+    expect(noAction).toMatchObject({
+      code: 'Sender',
+      subcode: { name: 'MessageAddressingHeaderRequired', namespace: WSA },
+      problemHeader: { name: 'Action', namespace: WSA },
+    });
     const document = wire(writeFault(undefined, noAction, OPTIONS));
     expect(readFault(document)).toMatchObject({ parts: ['Code', 'Reason', 'Detail'], relatesTo: MESSAGE_ID });
     const detail = path(document, 'Envelope', 'Body', 'Fault', 'Detail', 'ProblemHeaderQName');
-    expect(detail).toMatchObject({ prefix: 'a', namespace: WSA, children: [{ type: 'QNameDictionary', prefix: 'a', localName: 'Action' }] });
+    expect(detail).toMatchObject({
+      prefix: 'a',
+      namespace: WSA,
+      children: [{ type: 'QNameDictionary', prefix: 'a', localName: 'Action' }],
+    });
     const noId = refusal(heartbeat({ messageId: null }));
-    expect(noId).toMatchObject({ subcode: { name: 'MessageAddressingHeaderRequired' }, problemHeader: { name: 'MessageID' }, addressing: {} });
+    expect(noId).toMatchObject({
+      subcode: { name: 'MessageAddressingHeaderRequired' },
+      problemHeader: { name: 'MessageID' },
+      addressing: {},
+    });
     expect(noId.reason).toMatch(/MessageID/);
   });
 
   it('an addressing header twice: InvalidAddressingHeader / InvalidCardinality', () => {
     const twice = heartbeat({ headers: [element('a', 'MessageID', [], [stringText('urn:uuid:x')])] });
     const fault = refusal(twice);
-    expect(fault).toMatchObject({ code: 'Sender', subcode: { name: 'InvalidAddressingHeader', namespace: WSA, subcode: { name: 'InvalidCardinality', namespace: WSA } } });
-    expect(readFault(wire(writeFault(undefined, fault, OPTIONS))).codes.map((c) => c.name)).toEqual(['Sender', 'InvalidAddressingHeader', 'InvalidCardinality']);
-    expect(refusal(heartbeat({ headers: [element('a', 'ReplyTo', [], [])] })).subcode?.name).toBe('InvalidAddressingHeader');
+    expect(fault).toMatchObject({
+      code: 'Sender',
+      subcode: {
+        name: 'InvalidAddressingHeader',
+        namespace: WSA,
+        subcode: { name: 'InvalidCardinality', namespace: WSA },
+      },
+    });
+    expect(readFault(wire(writeFault(undefined, fault, OPTIONS))).codes.map((c) => c.name)).toEqual([
+      'Sender',
+      'InvalidAddressingHeader',
+      'InvalidCardinality',
+    ]);
+    expect(refusal(heartbeat({ headers: [element('a', 'ReplyTo', [], [])] })).subcode?.name).toBe(
+      'InvalidAddressingHeader',
+    );
   });
 
   it('mustUnderstand headers it does not understand: MustUnderstand with NotUnderstood headers', () => {
     const security = element('o', 'Security', [attribute('s', 'mustUnderstand', '1'), xmlns('o', 'urn:sec')]);
     const fault = refusal(heartbeat({ headers: [security] }));
-    expect(fault).toMatchObject({ code: 'MustUnderstand', subcode: undefined, notUnderstood: [{ name: 'Security', namespace: 'urn:sec' }], addressing: { messageId: MESSAGE_ID } });
+    expect(fault).toMatchObject({
+      code: 'MustUnderstand',
+      subcode: undefined,
+      notUnderstood: [{ name: 'Security', namespace: 'urn:sec' }],
+      addressing: { messageId: MESSAGE_ID },
+    });
     expect(fault.reason).toMatch(/^The header 'Security' from the namespace 'urn:sec' was not understood/);
     const document = wire(writeFault(undefined, fault, OPTIONS));
-    expect(readFault(document)).toMatchObject({ codes: [{ name: 'MustUnderstand', namespace: SOAP }], headers: ['Action', 'NotUnderstood', 'RelatesTo'] });
+    expect(readFault(document)).toMatchObject({
+      codes: [{ name: 'MustUnderstand', namespace: SOAP }],
+      headers: ['Action', 'NotUnderstood', 'RelatesTo'],
+    });
     const notUnderstood = path(document, 'Envelope', 'Header', 'NotUnderstood');
     expect(notUnderstood).toMatchObject({ prefix: 's', namespace: SOAP });
-    expect(records(notUnderstood.attributes)).toEqual(records([attribute('', 'qname', qnameText('b', 'Security')), xmlns('b', 'urn:sec')]));
+    expect(records(notUnderstood.attributes)).toEqual(
+      records([attribute('', 'qname', qnameText('b', 'Security')), xmlns('b', 'urn:sec')]),
+    );
 
     // "true" as text and as a record, any addressing header the brief does not list (FaultTo), several at once.
-    const faultTo = element('a', 'FaultTo', [attribute('s', 'mustUnderstand', boolText(true))], [element('a', 'Address', [], text(ANONYMOUS))]);
+    const faultTo = element(
+      'a',
+      'FaultTo',
+      [attribute('s', 'mustUnderstand', boolText(true))],
+      [element('a', 'Address', [], text(ANONYMOUS))],
+    );
     const plain = element('', 'Plain', [attribute('s', 'mustUnderstand', 'true')]);
     const several = refusal(heartbeat({ headers: [faultTo, plain] }));
     expect(several.notUnderstood).toEqual([
       { name: 'FaultTo', namespace: WSA },
       { name: 'Plain', namespace: '' },
     ]);
-    expect(records(path(wire(writeFault(undefined, several, OPTIONS)), 'Envelope', 'Header').children.slice(1, 3))).toEqual(
-      records([element('s', 'NotUnderstood', [attribute('', 'qname', qnameText('a', 'FaultTo'))]), element('s', 'NotUnderstood', [attribute('', 'qname', 'Plain')])]),
+    expect(
+      records(path(wire(writeFault(undefined, several, OPTIONS)), 'Envelope', 'Header').children.slice(1, 3)),
+    ).toEqual(
+      records([
+        element('s', 'NotUnderstood', [attribute('', 'qname', qnameText('a', 'FaultTo'))]),
+        element('s', 'NotUnderstood', [attribute('', 'qname', 'Plain')]),
+      ]),
     );
   });
 
@@ -905,12 +1277,24 @@ describe('readRequest refusals, written back as WCF would', () => {
       element('o', 'A', [attribute('s', 'mustUnderstand', '0'), xmlns('o', 'urn:x')]),
       element('o', 'B', [attribute('s', 'mustUnderstand', boolText(false)), xmlns('o', 'urn:x')]),
       element('o', 'C', [xmlns('o', 'urn:x')], text('anything')),
-      element('o', 'D', [attribute('s', 'mustUnderstand', '1'), attribute('s', 'role', `${SOAP}/role/none`), xmlns('o', 'urn:x')]),
-      element('o', 'E', [attribute('s', 'mustUnderstand', '1'), attribute('s', 'role', 'urn:some-intermediary'), xmlns('o', 'urn:x')]),
+      element('o', 'D', [
+        attribute('s', 'mustUnderstand', '1'),
+        attribute('s', 'role', `${SOAP}/role/none`),
+        xmlns('o', 'urn:x'),
+      ]),
+      element('o', 'E', [
+        attribute('s', 'mustUnderstand', '1'),
+        attribute('s', 'role', 'urn:some-intermediary'),
+        xmlns('o', 'urn:x'),
+      ]),
       element('a', 'RelatesTo', [], text('urn:uuid:x')),
     ];
     expect(readRequest(heartbeat({ headers: ignored }), OPTIONS).operation).toBe('Heartbeat');
-    const next = element('o', 'F', [attribute('s', 'mustUnderstand', '1'), attribute('s', 'role', `${SOAP}/role/next`), xmlns('o', 'urn:x')]);
+    const next = element('o', 'F', [
+      attribute('s', 'mustUnderstand', '1'),
+      attribute('s', 'role', `${SOAP}/role/next`),
+      xmlns('o', 'urn:x'),
+    ]);
     expect(refusal(heartbeat({ headers: [next] })).code).toBe('MustUnderstand');
     const odd = element('o', 'G', [attribute('s', 'mustUnderstand', 'yes'), xmlns('o', 'urn:x')]);
     expectInvalidArgument(heartbeat({ headers: [odd] }), /mustUnderstand="yes"/);
@@ -923,44 +1307,83 @@ describe('readRequest refusals, written back as WCF would', () => {
   });
 
   it('a malformed envelope or body', () => {
-    const soap11 = { children: [element('s', 'Envelope', [xmlns('s', 'http://schemas.xmlsoap.org/soap/envelope/')], [element('s', 'Body')])] };
+    const soap11 = {
+      children: [
+        element('s', 'Envelope', [xmlns('s', 'http://schemas.xmlsoap.org/soap/envelope/')], [element('s', 'Body')]),
+      ],
+    };
     expect(refusal(wire(soap11))).toMatchObject({ code: 'VersionMismatch', subcode: undefined });
-    expect(readFault(wire(writeFault(undefined, refusal(soap11), OPTIONS))).codes).toEqual([{ name: 'VersionMismatch', namespace: SOAP }]);
+    expect(readFault(wire(writeFault(undefined, refusal(soap11), OPTIONS))).codes).toEqual([
+      { name: 'VersionMismatch', namespace: SOAP },
+    ]);
     expectInvalidArgument(heartbeat({ body: [] }), /Body is empty/);
-    expectInvalidArgument(heartbeat({ body: [element('', 'GetFile', [xmlns('', TEMPURI)])] }), /<GetFile>.*not <Heartbeat>/);
+    expectInvalidArgument(
+      heartbeat({ body: [element('', 'GetFile', [xmlns('', TEMPURI)])] }),
+      /<GetFile>.*not <Heartbeat>/,
+    );
     expectInvalidArgument(heartbeat({ body: [element('', 'Heartbeat', [xmlns('', 'urn:other')])] }), /urn:other/);
     const noBody = { children: [element('s', 'Envelope', [xmlns('s', SOAP)], [element('s', 'Header')])] };
     expectInvalidArgument(wire(noBody), /Body/);
-    const twoBodies = { children: [element('s', 'Envelope', [xmlns('s', SOAP)], [element('s', 'Body'), element('s', 'Body')])] };
+    const twoBodies = {
+      children: [element('s', 'Envelope', [xmlns('s', SOAP)], [element('s', 'Body'), element('s', 'Body')])],
+    };
     expectInvalidArgument(wire(twoBodies));
     // Text where parameters belong.
     expectInvalidArgument(heartbeat({ body: [element('', 'Heartbeat', [xmlns('', TEMPURI)], text('hello'))] }), /text/);
     // Whitespace and comments between elements are fine.
-    const spaced = request('GetFile', [stringText('\n  '), { kind: 'comment', value: 'x' }, param('fileId', text(GUID_B))]);
+    const spaced = request('GetFile', [
+      stringText('\n  '),
+      { kind: 'comment', value: 'x' },
+      param('fileId', text(GUID_B)),
+    ]);
     expect(readRequest(wire(spaced), OPTIONS).args).toEqual({ fileId: GUID_B });
   });
 
   it('keeps the MessageID for a fault found in the body', () => {
     const fault = expectInvalidArgument(wire(request('GetFile', [param('fileId', text('nope'))])));
-    expect(readFault(wire(writeFault(undefined, fault, OPTIONS)))).toMatchObject({ relatesTo: MESSAGE_ID, codes: [{ name: 'Sender' }, { name: 'InvalidArgument', namespace: TEMPURI }] });
+    expect(readFault(wire(writeFault(undefined, fault, OPTIONS)))).toMatchObject({
+      relatesTo: MESSAGE_ID,
+      codes: [{ name: 'Sender' }, { name: 'InvalidArgument', namespace: TEMPURI }],
+    });
   });
 });
 
 describe('xs lexical forms', () => {
   it('turns xs:dateTime into DateTime ticks and kind and back, over the whole DateTime range', () => {
-    for (const value of ['0001-01-01T00:00:00', '9999-12-31T23:59:59.9999999Z', '1969-12-31T23:59:59.5', '0099-03-01T00:00:00Z', '2000-02-29T12:00:00Z']) {
+    for (const value of [
+      '0001-01-01T00:00:00',
+      '9999-12-31T23:59:59.9999999Z',
+      '1969-12-31T23:59:59.5',
+      '0099-03-01T00:00:00Z',
+      '2000-02-29T12:00:00Z',
+    ]) {
       const parsed = parseDateTime(value)!;
       expect(formatDateTime(parsed.ticks, parsed.dateKind), value).toBe(value);
     }
     expect(parseDateTime('2022-01-01T00:00:00')).toEqual({ ticks: TICKS_2022, dateKind: 0 });
     expect(parseDateTime('2022-01-01T01:30:00+01:30')).toEqual({ ticks: TICKS_2022, dateKind: 2 });
-    for (const bad of ['0000-01-01T00:00:00', '2001-02-29T00:00:00', '2022-01-01T00:00:60', '2022-01-01T00:00:00+15:00', '2022-01-01 00:00:00']) {
+    for (const bad of [
+      '0000-01-01T00:00:00',
+      '2001-02-29T00:00:00',
+      '2022-01-01T00:00:60',
+      '2022-01-01T00:00:00+15:00',
+      '2022-01-01 00:00:00',
+    ]) {
       expect(parseDateTime(bad), bad).toBeUndefined();
     }
   });
 
   it('reads a Guid in the forms new Guid(string) accepts', () => {
-    for (const form of [GUID_A, GUID_A.toUpperCase(), GUID_A.replace(/-/g, ''), `{${GUID_A}}`, `(${GUID_A})`, ` ${GUID_A} `]) expect(parseGuid(form), form).toBe(GUID_A);
-    for (const bad of [`{${GUID_A.replace(/-/g, '')}}`, `${GUID_A}0`, `{${GUID_A})`, '']) expect(parseGuid(bad), bad).toBeUndefined();
+    for (const form of [
+      GUID_A,
+      GUID_A.toUpperCase(),
+      GUID_A.replace(/-/g, ''),
+      `{${GUID_A}}`,
+      `(${GUID_A})`,
+      ` ${GUID_A} `,
+    ])
+      expect(parseGuid(form), form).toBe(GUID_A);
+    for (const bad of [`{${GUID_A.replace(/-/g, '')}}`, `${GUID_A}0`, `{${GUID_A})`, ''])
+      expect(parseGuid(bad), bad).toBeUndefined();
   });
 });

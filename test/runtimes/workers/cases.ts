@@ -42,7 +42,12 @@ const validate = (name: string, body: unknown, contentType = 'application/json')
   compare: 'json',
 });
 const pdf = (bytes: Uint8Array) => ({ base64Pdf: toBase64(bytes) });
-const get = (name: string, path: string, compare: Case['compare'] = 'json'): Case => ({ name, method: 'GET', path, compare });
+const get = (name: string, path: string, compare: Case['compare'] = 'json'): Case => ({
+  name,
+  method: 'GET',
+  path,
+  compare,
+});
 
 const EXTRACT = '/api/v1/documents/extract-swiss-qr-code';
 const extract = (name: string, body: unknown, compare: Case['compare'] = 'json'): Case => ({
@@ -58,12 +63,76 @@ const billPdf = (references: unknown[], bytes: Uint8Array) => ({ references, bas
 const sampleCode = billCode(SAMPLE_BILL);
 const vectorBill = qrBillPdf([{ codes: [{ code: sampleCode, ...PAYMENT_PART_CODE }] }]);
 const brokenBill = spcCode(
-  ['SPC', '0200', '1', 'CH4431999123000889012', 'S', 'Robert Schneider AG', 'Rue du Lac', '1268', '2501', 'Biel', 'CH', '', '', '', '', '', '', '', '10.00', 'CHF', '', '', '', '', '', '', '', 'QRR', '210000000003139471430009018', '', 'EPD'].join('\n'),
+  [
+    'SPC',
+    '0200',
+    '1',
+    'CH4431999123000889012',
+    'S',
+    'Robert Schneider AG',
+    'Rue du Lac',
+    '1268',
+    '2501',
+    'Biel',
+    'CH',
+    '',
+    '',
+    '',
+    '',
+    '',
+    '',
+    '',
+    '10.00',
+    'CHF',
+    '',
+    '',
+    '',
+    '',
+    '',
+    '',
+    '',
+    'QRR',
+    '210000000003139471430009018',
+    '',
+    'EPD',
+  ].join('\n'),
 );
 
 /** A valid bill that draws every IG 2.3 warning: a K creditor, characters new in 2.3 and beyond it, version 0201. */
 const legacyBill = spcCode(
-  ['SPC', '0201', '1', 'CH4431999123000889012', 'K', 'Robert Schneider AG', 'Rue du Lac 1268', '2501 Biel', '', '', 'CH', '', '', '', '', '', '', '', '10.00', 'CHF', '', '', '', '', '', '', '', 'QRR', '210000000003139471430009017', 'Facture 12 € – Ștefan', 'EPD'].join('\n'),
+  [
+    'SPC',
+    '0201',
+    '1',
+    'CH4431999123000889012',
+    'K',
+    'Robert Schneider AG',
+    'Rue du Lac 1268',
+    '2501 Biel',
+    '',
+    '',
+    'CH',
+    '',
+    '',
+    '',
+    '',
+    '',
+    '',
+    '',
+    '10.00',
+    'CHF',
+    '',
+    '',
+    '',
+    '',
+    '',
+    '',
+    '',
+    'QRR',
+    '210000000003139471430009017',
+    'Facture 12 € – Ștefan',
+    'EPD',
+  ].join('\n'),
 );
 
 /** The same PDF bytes as the file itself (`application/pdf`) or a form's `file` part (HTTP.md, "Other request bodies"). */
@@ -77,24 +146,41 @@ const raw = (name: string, path: string, bytes: Uint8Array, references?: string)
 });
 const BOUNDARY = '----parity-form-boundary-4711';
 const form = (name: string, path: string, bytes: Uint8Array, references?: string): Case => {
-  const head = (part: string, file = '') => enc.encode(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${part}"${file}\r\n\r\n`);
+  const head = (part: string, file = '') =>
+    enc.encode(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${part}"${file}\r\n\r\n`);
   const chunks = [head('file', '; filename="invoice.pdf"'), bytes, enc.encode('\r\n')];
   if (references !== undefined) chunks.push(head('references'), enc.encode(`${references}\r\n`));
   chunks.push(enc.encode(`--${BOUNDARY}--\r\n`));
   const body = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
   chunks.reduce((at, c) => (body.set(c, at), at + c.length), 0);
-  return { name, method: 'POST', path, contentType: `multipart/form-data; boundary=${BOUNDARY}`, body, compare: 'text' };
+  return {
+    name,
+    method: 'POST',
+    path,
+    contentType: `multipart/form-data; boundary=${BOUNDARY}`,
+    body,
+    compare: 'text',
+  };
 };
 const VALIDATE = '/api/v1/documents/validate';
 
 export const CASES: Case[] = [
   raw('validate: application/pdf body', VALIDATE, simplePdf({ pages: 2, attachments: 1 })),
   form('validate: multipart/form-data body', VALIDATE, simplePdf({ pages: 2, attachments: 1 })),
-  raw('extract: application/pdf body, references in the query', EXTRACT, vectorBill, '["INV-2026-0042", 12345678901234567890]'),
+  raw(
+    'extract: application/pdf body, references in the query',
+    EXTRACT,
+    vectorBill,
+    '["INV-2026-0042", 12345678901234567890]',
+  ),
   raw('extract: application/pdf body, no references', EXTRACT, vectorBill),
   form('extract: multipart/form-data body with a references part', EXTRACT, vectorBill, '[{"z": 1, "a": "INV-7"}]'),
   { ...raw('extract: references query not an array', EXTRACT, vectorBill, '{"a": 1}'), compare: 'json' },
-  { ...raw('validate: application/octet-stream', VALIDATE, simplePdf()), contentType: 'application/octet-stream', compare: 'json' },
+  {
+    ...raw('validate: application/octet-stream', VALIDATE, simplePdf()),
+    contentType: 'application/octet-stream',
+    compare: 'json',
+  },
   validate('1-page PDF', pdf(simplePdf())),
   validate('3-page PDF', pdf(simplePdf({ pages: 3 }))),
   validate('2 pages, 2 attachments', pdf(simplePdf({ pages: 2, attachments: 2 }))),
@@ -116,18 +202,57 @@ export const CASES: Case[] = [
   validate('body a JSON array', '[]'),
   validate('wrong content type', pdf(simplePdf()), 'text/plain'),
   extract('QR-bill: vector code in the payment part', billPdf(['INV-2026-0042'], vectorBill)),
-  extract('QR-bill: 300 dpi image of the code, bottom right', billPdf([1, 2], qrBillPdf([{ codes: [{ code: sampleCode, x: 159, y: 246, as: 'raster' }] }]))),
-  extract('QR-bill: page scanned at 150 dpi', billPdf([], qrBillPdf([{ raster: 150, codes: [{ code: sampleCode, ...PAYMENT_PART_CODE }] }]))),
-  extract('QR-bill: a URL code above the bill', billPdf([], qrBillPdf([{ codes: [{ code: textCode('https://example.com/pay'), x: 150, y: 20, size: 30 }, { code: sampleCode, ...PAYMENT_PART_CODE }] }]))),
+  extract(
+    'QR-bill: 300 dpi image of the code, bottom right',
+    billPdf([1, 2], qrBillPdf([{ codes: [{ code: sampleCode, x: 159, y: 246, as: 'raster' }] }])),
+  ),
+  extract(
+    'QR-bill: page scanned at 150 dpi',
+    billPdf([], qrBillPdf([{ raster: 150, codes: [{ code: sampleCode, ...PAYMENT_PART_CODE }] }])),
+  ),
+  extract(
+    'QR-bill: a URL code above the bill',
+    billPdf(
+      [],
+      qrBillPdf([
+        {
+          codes: [
+            { code: textCode('https://example.com/pay'), x: 150, y: 20, size: 30 },
+            { code: sampleCode, ...PAYMENT_PART_CODE },
+          ],
+        },
+      ]),
+    ),
+  ),
   extract(
     'QR-bill: references passed through as written',
     `{"References": [ 12345678901234567890, 1.0, "\\u00e9", {"z": 1, "a": [true, null]} ], "base64Pdf": "${toBase64(vectorBill)}"}`,
     'text',
   ),
-  extract('QR-bill: IG 2.3 warnings (K address, extended and unsupported characters, version 0201)', billPdf([], qrBillPdf([{ codes: [{ code: legacyBill, ...PAYMENT_PART_CODE }] }])), 'text'),
+  extract(
+    'QR-bill: IG 2.3 warnings (K address, extended and unsupported characters, version 0201)',
+    billPdf([], qrBillPdf([{ codes: [{ code: legacyBill, ...PAYMENT_PART_CODE }] }])),
+    'text',
+  ),
   extract('QR-bill: no QR code on the last page', billPdf(['x'], simplePdf({ pages: 2 }))),
-  extract('QR-bill: on page 1 of 2', billPdf([], qrBillPdf([{ codes: [{ code: sampleCode, ...PAYMENT_PART_CODE }] }, {}]))),
-  extract('QR-bill: a URL code and a broken bill', billPdf([], qrBillPdf([{ codes: [{ code: textCode('https://example.com/pay'), x: 150, y: 20, size: 30 }, { code: brokenBill, ...PAYMENT_PART_CODE }] }]))),
+  extract(
+    'QR-bill: on page 1 of 2',
+    billPdf([], qrBillPdf([{ codes: [{ code: sampleCode, ...PAYMENT_PART_CODE }] }, {}])),
+  ),
+  extract(
+    'QR-bill: a URL code and a broken bill',
+    billPdf(
+      [],
+      qrBillPdf([
+        {
+          codes: [
+            { code: textCode('https://example.com/pay'), x: 150, y: 20, size: 30 },
+            { code: brokenBill, ...PAYMENT_PART_CODE },
+          ],
+        },
+      ]),
+    ),
+  ),
   extract('QR-bill: encrypted with a user password', billPdf([], encryptedPdf({ userPassword: 'secret' }))),
   extract('QR-bill: not a PDF', billPdf([], enc.encode('Hello, this is plain text and no PDF at all.\n'))),
   extract('QR-bill: references missing', { base64Pdf: toBase64(vectorBill) }),

@@ -20,7 +20,11 @@ describe('Workers entry configuration', () => {
     const response = await worker.fetch(new Request('http://localhost/health'), { LOG_LEVEL: 'loud' }, ctx);
     expect(response.status).toBe(500);
     expect(response.headers.get('content-type')).toBe('application/problem+json');
-    expect(JSON.parse(log.mock.calls[0]![0] as string)).toMatchObject({ level: 'error', msg: 'invalid configuration', message: expect.stringContaining('LOG_LEVEL') });
+    expect(JSON.parse(log.mock.calls[0]![0] as string)).toMatchObject({
+      level: 'error',
+      msg: 'invalid configuration',
+      message: expect.stringContaining('LOG_LEVEL'),
+    });
   });
 
   it('takes its settings from the environment (PROBLEM_TYPE_BASE, LOG_LEVEL)', async () => {

@@ -20,11 +20,31 @@ const extract = (body: string | object) =>
 const code = billCode(SAMPLE_BILL);
 const SAMPLE_DATA = {
   iban: 'CH4431999123000889012',
-  creditor: { addressType: 'S', name: 'Robert Schneider AG', street: 'Rue du Lac', buildingNumber: '1268', addressLine1: null, addressLine2: null, postalCode: '2501', city: 'Biel', country: 'CH' },
+  creditor: {
+    addressType: 'S',
+    name: 'Robert Schneider AG',
+    street: 'Rue du Lac',
+    buildingNumber: '1268',
+    addressLine1: null,
+    addressLine2: null,
+    postalCode: '2501',
+    city: 'Biel',
+    country: 'CH',
+  },
   ultimateCreditor: null,
   amount: 1949.75,
   currency: 'CHF',
-  ultimateDebtor: { addressType: 'S', name: 'Pia-Maria Rutschmann-Schnyder', street: 'Grosse Marktgasse', buildingNumber: '28', addressLine1: null, addressLine2: null, postalCode: '9400', city: 'Rorschach', country: 'CH' },
+  ultimateDebtor: {
+    addressType: 'S',
+    name: 'Pia-Maria Rutschmann-Schnyder',
+    street: 'Grosse Marktgasse',
+    buildingNumber: '28',
+    addressLine1: null,
+    addressLine2: null,
+    postalCode: '9400',
+    city: 'Rorschach',
+    country: 'CH',
+  },
   referenceType: 'QRR',
   reference: '210000000003139471430009017',
   unstructuredMessage: 'Auftrag vom 15.06.2020',
@@ -45,11 +65,14 @@ describe('POST /api/v1/documents/extract-swiss-qr-code on workerd', () => {
     expect(body.warnings).toStrictEqual([]);
   });
 
-  it.each([...TWO_BILL_PAGES, ...UPPER_READ_FIRST])('takes the upper of two bills whichever step reads it: $name', async ({ pdf, bill }) => {
-    const response = await extract({ references: [], base64Pdf: toBase64(pdf) });
-    expect(response.status).toBe(200);
-    expect(((await response.json()) as { qrCodeData: unknown }).qrCodeData).toStrictEqual(bill);
-  });
+  it.each([...TWO_BILL_PAGES, ...UPPER_READ_FIRST])(
+    'takes the upper of two bills whichever step reads it: $name',
+    async ({ pdf, bill }) => {
+      const response = await extract({ references: [], base64Pdf: toBase64(pdf) });
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { qrCodeData: unknown }).qrCodeData).toStrictEqual(bill);
+    },
+  );
 
   // The image path on Workers: a photo's JPEG decoded in the 96 MB engine heap and read from there; a G4 fax.
   it.each([
@@ -71,8 +94,16 @@ describe('POST /api/v1/documents/extract-swiss-qr-code on workerd', () => {
   it('answers qr-code-not-found with the codes it rejected', async () => {
     const none = await extract({ references: [], base64Pdf: toBase64(simplePdf()) });
     expect(none.status).toBe(404);
-    expect(await none.json()).toMatchObject({ type: 'https://errors.example/problems/qr-code-not-found', rejected: [] });
-    const url = await extract({ references: [], base64Pdf: toBase64(qrBillPdf([{ codes: [{ code: textCode('https://example.com/pay'), ...PAYMENT_PART_CODE }] }])) });
+    expect(await none.json()).toMatchObject({
+      type: 'https://errors.example/problems/qr-code-not-found',
+      rejected: [],
+    });
+    const url = await extract({
+      references: [],
+      base64Pdf: toBase64(
+        qrBillPdf([{ codes: [{ code: textCode('https://example.com/pay'), ...PAYMENT_PART_CODE }] }]),
+      ),
+    });
     expect(url.status).toBe(404);
     expect(((await url.json()) as { rejected: unknown }).rejected).toStrictEqual([{ index: 0, reason: 'not-spc' }]);
   });

@@ -114,7 +114,10 @@ describe('service routes on workerd', () => {
   it('GET /openapi.json describes ValidatePdf', async () => {
     const response = await SELF.fetch('http://localhost/openapi.json');
     expect(response.status).toBe(200);
-    const doc = (await response.json()) as { openapi: string; paths: Record<string, { post?: { operationId?: string } }> };
+    const doc = (await response.json()) as {
+      openapi: string;
+      paths: Record<string, { post?: { operationId?: string } }>;
+    };
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.paths['/api/v1/documents/validate']?.post?.operationId).toBe('ValidatePdf');
   });

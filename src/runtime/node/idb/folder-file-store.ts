@@ -22,7 +22,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { checkKey, checkSha256, StoreError, verifySha256, type FileStore, type StoredContent } from '../../../idb/file-store.ts';
+import {
+  checkKey,
+  checkSha256,
+  StoreError,
+  verifySha256,
+  type FileStore,
+  type StoredContent,
+} from '../../../idb/file-store.ts';
 
 export interface FolderFileStoreOptions {
   /** The store's folder; created if missing. Relative to the working directory. */
@@ -74,7 +81,9 @@ export class FolderFileStore implements FileStore {
       const file = await io('create a temporary file', () => open(temp, 'wx', 0o644));
       try {
         for (let at = 0; at < content.byteLength; ) {
-          const { bytesWritten } = await io('write', () => file.write(content, at, Math.min(this.#chunk, content.byteLength - at)));
+          const { bytesWritten } = await io('write', () =>
+            file.write(content, at, Math.min(this.#chunk, content.byteLength - at)),
+          );
           at += bytesWritten;
         }
         await io('fsync', () => file.sync());
@@ -132,7 +141,13 @@ export class FolderFileStore implements FileStore {
         // A temp file may be renamed or removed by its writer meanwhile: then it is not ours to count.
         const info = await stat(path).catch(() => undefined);
         if (info === undefined || now - info.mtimeMs < maxAgeMs) continue;
-        if (await unlink(path).then(() => true, () => false)) removed++;
+        if (
+          await unlink(path).then(
+            () => true,
+            () => false,
+          )
+        )
+          removed++;
       }
     }
     return removed;
@@ -167,9 +182,15 @@ async function io<T>(what: string, run: () => Promise<T>): Promise<T> {
 
 function unavailable(what: string, error: unknown): StoreError {
   if (error instanceof StoreError) return error;
-  return new StoreError('unavailable', `file store could not ${what}: ${code(error) ?? (error instanceof Error ? error.message : String(error))}`, { cause: error });
+  return new StoreError(
+    'unavailable',
+    `file store could not ${what}: ${code(error) ?? (error instanceof Error ? error.message : String(error))}`,
+    { cause: error },
+  );
 }
 
 function code(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
+  return typeof error === 'object' && error !== null && 'code' in error
+    ? String((error as { code: unknown }).code)
+    : undefined;
 }

@@ -37,8 +37,15 @@ export interface NodeIdbServiceOptions {
   roles?: Roles;
 }
 
-export async function openNodeIdbService(config: IdbConfig, logger: Logger, options: NodeIdbServiceOptions = {}): Promise<IdbService> {
-  const [roles, files] = await Promise.all([options.roles ?? readRolesFile(config.rolesFile), openFileStore(config.files)]);
+export async function openNodeIdbService(
+  config: IdbConfig,
+  logger: Logger,
+  options: NodeIdbServiceOptions = {},
+): Promise<IdbService> {
+  const [roles, files] = await Promise.all([
+    options.roles ?? readRolesFile(config.rolesFile),
+    openFileStore(config.files),
+  ]);
   const databases = new Map<string, Database>();
   try {
     for (const [name, url] of config.databases) databases.set(name, await openDatabase(url));
@@ -46,6 +53,15 @@ export async function openNodeIdbService(config: IdbConfig, logger: Logger, opti
     await Promise.all([...databases.values()].map((db) => db.close()));
     throw error;
   }
-  if (config.rolesFile === undefined) logger.log('warn', 'BRIDGE_ROLES_FILE is not set: every operation but Heartbeat is denied');
-  return openIdbService({ databases, files, roles, limits: config.limits, utcNow: () => new Date(), newId: randomUUID, logger });
+  if (config.rolesFile === undefined)
+    logger.log('warn', 'BRIDGE_ROLES_FILE is not set: every operation but Heartbeat is denied');
+  return openIdbService({
+    databases,
+    files,
+    roles,
+    limits: config.limits,
+    utcNow: () => new Date(),
+    newId: randomUUID,
+    logger,
+  });
 }

@@ -27,7 +27,10 @@ export async function openDatabase(url: string): Promise<Database> {
     return createSqliteDatabase({ path });
   }
   if (scheme === 'postgres' || scheme === 'postgresql') {
-    if (!URL.canParse(url)) throw new ConfigError('A postgres:// database URL is not a valid URL (postgres://user:password@host:port/database).');
+    if (!URL.canParse(url))
+      throw new ConfigError(
+        'A postgres:// database URL is not a valid URL (postgres://user:password@host:port/database).',
+      );
     return createPostgresDatabase({ url });
   }
   throw new ConfigError(
@@ -37,7 +40,8 @@ export async function openDatabase(url: string): Promise<Database> {
 
 function sqlitePath(url: string): string {
   const rest = url.slice('file:'.length);
-  if (/[?#]/.test(rest)) throw new ConfigError(`A file: database URL is a path only, without ?query or #fragment: ${url}`);
+  if (/[?#]/.test(rest))
+    throw new ConfigError(`A file: database URL is a path only, without ?query or #fragment: ${url}`);
   let path = rest;
   if (rest.startsWith('//')) {
     try {

@@ -24,7 +24,16 @@
  */
 import postgres from 'postgres';
 import type { ClrValueType } from '../../../idb/contract.ts';
-import { DatabaseFault, type Database, type DatabaseFaultName, type DatabaseTransaction, type ResultColumn, type SqlValue, type StatementLimits, type StatementResult } from '../../../idb/database.ts';
+import {
+  DatabaseFault,
+  type Database,
+  type DatabaseFaultName,
+  type DatabaseTransaction,
+  type ResultColumn,
+  type SqlValue,
+  type StatementLimits,
+  type StatementResult,
+} from '../../../idb/database.ts';
 import type { DataCell } from '../../../idb/datatable.ts';
 
 export interface PostgresDatabaseOptions {
@@ -104,7 +113,13 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
     // fetch_types stays on: with it off, postgres.js 3.4.9 never resolves a reserve() that opens a new connection.
     prepare: false,
     onnotice: () => {},
-    connection: { application_name: 'idb-service', DateStyle: 'ISO, YMD', TimeZone: 'UTC', lc_monetary: 'C', extra_float_digits: '1' },
+    connection: {
+      application_name: 'idb-service',
+      DateStyle: 'ISO, YMD',
+      TimeZone: 'UTC',
+      lc_monetary: 'C',
+      extra_float_digits: '1',
+    },
   });
   const names = new Map<number, string>(TYPE_NAMES);
   const batchRows = Math.max(1, options.batchRows ?? 1000);
@@ -114,7 +129,9 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
     const missing = [...new Set(oids.filter((oid) => !names.has(oid)))];
     if (missing.length > 0) {
       // OIDs are unsigned integers from the protocol: safe as literals.
-      const rows = await conn.unsafe<{ oid: number; name: string }[]>(`SELECT oid::int8 AS oid, format_type(oid, NULL) AS name FROM pg_type WHERE oid IN (${missing.join(',')})`);
+      const rows = await conn.unsafe<{ oid: number; name: string }[]>(
+        `SELECT oid::int8 AS oid, format_type(oid, NULL) AS name FROM pg_type WHERE oid IN (${missing.join(',')})`,
+      );
       for (const row of rows) names.set(Number(row.oid), row.name);
     }
     return oids.map((oid) => names.get(oid) ?? null);
@@ -176,7 +193,8 @@ class PostgresTransaction implements DatabaseTransaction {
       try {
         const result = await this.conn.unsafe('COMMIT');
         // A COMMIT of a transaction the server had already aborted answers ROLLBACK.
-        if (result.command !== 'COMMIT') throw new DatabaseFault('SqlError', 'The transaction was rolled back by the database.', true);
+        if (result.command !== 'COMMIT')
+          throw new DatabaseFault('SqlError', 'The transaction was rolled back by the database.', true);
       } catch (error) {
         await this.conn.unsafe('ROLLBACK').catch(() => {});
         throw toFault(error);
@@ -248,7 +266,10 @@ class PostgresTransaction implements DatabaseTransaction {
           throw new RowCapReached();
         }
         // The columns ride on the batches: once a result spans a whole batch, the final result no longer has them.
-        const described = batch as unknown as { statement?: { columns: postgres.ColumnList<string> }; columns?: postgres.ColumnList<string> };
+        const described = batch as unknown as {
+          statement?: { columns: postgres.ColumnList<string> };
+          columns?: postgres.ColumnList<string>;
+        };
         batchColumns ??= described.statement?.columns ?? described.columns;
         for (const row of batch) raw.push(row as (Buffer | null)[]);
       });

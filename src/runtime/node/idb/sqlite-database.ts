@@ -37,7 +37,15 @@ import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { ConfigError } from '../../../config.ts';
-import { DatabaseFault, type Database, type DatabaseFaultName, type DatabaseTransaction, type SqlValue, type StatementLimits, type StatementResult } from '../../../idb/database.ts';
+import {
+  DatabaseFault,
+  type Database,
+  type DatabaseFaultName,
+  type DatabaseTransaction,
+  type SqlValue,
+  type StatementLimits,
+  type StatementResult,
+} from '../../../idb/database.ts';
 import type { DataCell } from '../../../idb/datatable.ts';
 import type { BindValue, WireResult, WorkerData, WorkerReply, WorkerRequest } from './sqlite-worker.ts';
 import { WriteGate } from './write-gate.ts';
@@ -78,7 +86,11 @@ function loadNative(): string {
 }
 
 export async function createSqliteDatabase(options: SqliteDatabaseOptions): Promise<Database> {
-  const data: WorkerData = { path: resolve(options.path), busyTimeoutMs: Math.max(0, options.busyTimeoutMs ?? 5000), native: loadNative() };
+  const data: WorkerData = {
+    path: resolve(options.path),
+    busyTimeoutMs: Math.max(0, options.busyTimeoutMs ?? 5000),
+    native: loadNative(),
+  };
   const maxConnections = Math.max(1, options.maxConnections ?? 10);
   const idleWorkers = Math.max(0, options.idleWorkers ?? maxConnections);
   const all = new Set<SqliteWorker>();
@@ -187,7 +199,8 @@ class SqliteWorker {
 
   /** Stops the running statement, if there is one; its call then answers SQLITE_INTERRUPT. */
   interrupt(): void {
-    if (this.pending !== undefined && this.gone === undefined) this.thread.postMessage({ op: 'interrupt' } satisfies WorkerRequest);
+    if (this.pending !== undefined && this.gone === undefined)
+      this.thread.postMessage({ op: 'interrupt' } satisfies WorkerRequest);
   }
 
   /** Rolls back, closes the connections and ends the thread, once whatever runs has stopped. */
@@ -300,7 +313,11 @@ class SqliteTransaction implements DatabaseTransaction {
     this.running = false;
     if (reply.ok) return toResult(reply.result!);
     const rolledBack = this.abort();
-    const cancelled = rolledBack ? 'its transaction was rolled back' : this.worker.usable ? undefined : 'the database was closed';
+    const cancelled = rolledBack
+      ? 'its transaction was rolled back'
+      : this.worker.usable
+        ? undefined
+        : 'the database was closed';
     throw toFault(reply, { busyTimeoutMs: this.busyTimeoutMs, timeoutMs, cancelled });
   }
 
@@ -325,7 +342,11 @@ function bindValue(value: SqlValue, index: number): BindValue {
       return value.value ? 1 : 0;
     case 'long':
       if (value.value >= INT64_MIN && value.value <= INT64_MAX) return value.value;
-      throw new DatabaseFault('SqlError', `Parameter ?${index + 1} (${value.value}) does not fit a 64-bit integer.`, true);
+      throw new DatabaseFault(
+        'SqlError',
+        `Parameter ?${index + 1} (${value.value}) does not fit a 64-bit integer.`,
+        true,
+      );
     default:
       return value.value;
   }
@@ -338,15 +359,21 @@ function toResult({ columns, cells, rowsAffected }: WireResult): StatementResult
   return { columns, rows, rowsAffected };
 }
 
-const NOT_AUTHORIZED = 'Not authorized: client SQL cannot use ATTACH, DETACH, PRAGMA, BEGIN, COMMIT, ROLLBACK or SAVEPOINT.';
+const NOT_AUTHORIZED =
+  'Not authorized: client SQL cannot use ATTACH, DETACH, PRAGMA, BEGIN, COMMIT, ROLLBACK or SAVEPOINT.';
 
-function toFault(reply: Extract<WorkerReply, { ok: false }>, context: { busyTimeoutMs: number; timeoutMs?: number; cancelled?: string }): DatabaseFault {
+function toFault(
+  reply: Extract<WorkerReply, { ok: false }>,
+  context: { busyTimeoutMs: number; timeoutMs?: number; cancelled?: string },
+): DatabaseFault {
   const { code } = reply;
   let fault: DatabaseFaultName = 'SqlError';
   let message = reply.message;
   if (code === 'SQLITE_INTERRUPT') {
     fault = 'Timeout';
-    message = context.cancelled ? `The statement was interrupted: ${context.cancelled}.` : `The statement ran longer than ${context.timeoutMs} ms and was interrupted.`;
+    message = context.cancelled
+      ? `The statement was interrupted: ${context.cancelled}.`
+      : `The statement ran longer than ${context.timeoutMs} ms and was interrupted.`;
   } else if (code === 'QUOTA') {
     fault = 'QuotaExceeded';
   } else if (code === 'SQLITE_AUTH') {

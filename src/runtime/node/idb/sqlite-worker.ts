@@ -85,7 +85,10 @@ const DETACH = 25;
 const PRAGMA = 19;
 const TRANSACTION = 22;
 const SAVEPOINT = 32;
-const CLIENT_SQL = { rules: [ATTACH, DETACH, PRAGMA, TRANSACTION, SAVEPOINT].map((action) => ({ action, policy: 1 })), defaultPolicy: 0 };
+const CLIENT_SQL = {
+  rules: [ATTACH, DETACH, PRAGMA, TRANSACTION, SAVEPOINT].map((action) => ({ action, policy: 1 })),
+  defaultPolicy: 0,
+};
 
 const DML = new Set(['INSERT', 'UPDATE', 'DELETE', 'REPLACE']);
 const YIELD_EVERY_MS = 20;
@@ -110,7 +113,9 @@ let running: { db: NativeDatabase; cancelled: boolean } | undefined;
 function connection(access: 'read' | 'write'): NativeDatabase {
   let db = connections.get(access);
   if (db === undefined) {
-    db = new native.Database(access === 'write' ? path : `${pathToFileURL(path).href}?mode=ro`, { timeout: busyTimeoutMs });
+    db = new native.Database(access === 'write' ? path : `${pathToFileURL(path).href}?mode=ro`, {
+      timeout: busyTimeoutMs,
+    });
     native.databaseExecSync(db, 'PRAGMA foreign_keys = ON');
     db.authorizer(CLIENT_SQL);
     connections.set(access, db);
@@ -134,7 +139,8 @@ function ownRows(db: NativeDatabase, sql: string): unknown[][] {
   try {
     const rows = native.statementIterateSync(native.databasePrepareSync(db, sql).raw(true), []);
     const out: unknown[][] = [];
-    for (let r = native.iteratorNextSync(rows); !r.done; r = native.iteratorNextSync(rows)) out.push(r.value as unknown[]);
+    for (let r = native.iteratorNextSync(rows); !r.done; r = native.iteratorNextSync(rows))
+      out.push(r.value as unknown[]);
     return out;
   } finally {
     db.authorizer(CLIENT_SQL);
@@ -144,7 +150,11 @@ function ownRows(db: NativeDatabase, sql: string): unknown[][] {
 function init(): void {
   // The writer's connection creates the file; WAL is a property of the file, kept from then on.
   const mode = ownRows(connection('write'), 'PRAGMA journal_mode = WAL')[0]?.[0];
-  if (String(mode).toLowerCase() !== 'wal') throw new WorkerError('SQLITE_ERROR', `the database cannot use WAL journal mode (it stays in ${String(mode)} mode)`);
+  if (String(mode).toLowerCase() !== 'wal')
+    throw new WorkerError(
+      'SQLITE_ERROR',
+      `the database cannot use WAL journal mode (it stays in ${String(mode)} mode)`,
+    );
 }
 
 function begin(access: 'read' | 'write'): void {
@@ -202,17 +212,24 @@ function close(): void {
   for (const db of [...connections.values()]) drop(db);
 }
 
-async function run(request: Extract<WorkerRequest, { op: 'run' }>): Promise<{ result: WireResult; transfer: ArrayBuffer[] }> {
+async function run(
+  request: Extract<WorkerRequest, { op: 'run' }>,
+): Promise<{ result: WireResult; transfer: ArrayBuffer[] }> {
   const db = current;
   if (db === undefined) throw new WorkerError('SQLITE_ERROR', 'no transaction is open');
   const shape = statementShape(request.sql);
   if (shape.trailing) {
-    throw new WorkerError('MULTIPLE', 'The SQL holds more than one statement; nothing was run. Send one statement per call.');
+    throw new WorkerError(
+      'MULTIPLE',
+      'The SQL holds more than one statement; nothing was run. Send one statement per call.',
+    );
   }
   if (!shape.started) return { result: { columns: [], cells: [], rowsAffected: -1 }, transfer: [] };
   const stmt = native.databasePrepareSync(db, request.sql);
   const columns = stmt.columns().map((c) => ({ name: c.name, declaredType: c.type ?? null }));
-  const params = request.values.map((v) => (v instanceof Uint8Array ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : v));
+  const params = request.values.map((v) =>
+    v instanceof Uint8Array ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : v,
+  );
   const options = { queryTimeout: request.timeoutMs };
   const state = { db, cancelled: false };
   running = state;
@@ -228,7 +245,8 @@ async function run(request: Extract<WorkerRequest, { op: 'run' }>): Promise<{ re
     try {
       let yielded = performance.now();
       for (let record = await rows.next(); !record.done; record = native.iteratorNextSync(rows)) {
-        if (++count > request.maxRows) throw new WorkerError('QUOTA', `The result has more than ${request.maxRows} rows.`);
+        if (++count > request.maxRows)
+          throw new WorkerError('QUOTA', `The result has more than ${request.maxRows} rows.`);
         for (const value of record.value as unknown[]) cells.push(toCell(value, transfer));
         if (performance.now() - yielded > YIELD_EVERY_MS) {
           await new Promise((resolve) => setImmediate(resolve));
@@ -354,10 +372,19 @@ function endOf(sql: string, close: string, from: number): number {
 
 /** SQLite's IdChar: ASCII letters and digits, `_`, `$` and every non-ASCII character. */
 function isIdChar(code: number): boolean {
-  return (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || code === 0x5f || code === 0x24 || code >= 0x80;
+  return (
+    (code >= 0x30 && code <= 0x39) ||
+    (code >= 0x41 && code <= 0x5a) ||
+    (code >= 0x61 && code <= 0x7a) ||
+    code === 0x5f ||
+    code === 0x24 ||
+    code >= 0x80
+  );
 }
 
-async function handle(request: Exclude<WorkerRequest, { op: 'interrupt' }>): Promise<{ result?: WireResult; transfer: ArrayBuffer[] }> {
+async function handle(
+  request: Exclude<WorkerRequest, { op: 'interrupt' }>,
+): Promise<{ result?: WireResult; transfer: ArrayBuffer[] }> {
   switch (request.op) {
     case 'run':
       return run(request);

@@ -27,7 +27,17 @@ export class WriteGate {
         this.refusals.delete(refuse);
         resolve(this.leaver());
       });
-      const timer = setTimeout(() => refuse(new DatabaseFault('Timeout', `database is locked (waited ${timeoutMs} ms for another transaction's lock)`, true)), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          refuse(
+            new DatabaseFault(
+              'Timeout',
+              `database is locked (waited ${timeoutMs} ms for another transaction's lock)`,
+              true,
+            ),
+          ),
+        timeoutMs,
+      );
       this.refusals.add(refuse);
     });
   }

@@ -92,9 +92,12 @@ export class GssapiBackend implements SecurityBackend {
   private closing = false;
 
   constructor(options: GssapiBackendOptions) {
-    if (!/^[A-Za-z0-9.-]+$/.test(options.dnsIdentity)) throw new ConfigError(`BRIDGE_DNS_IDENTITY must be a DNS name, not "${options.dnsIdentity}"`);
+    if (!/^[A-Za-z0-9.-]+$/.test(options.dnsIdentity))
+      throw new ConfigError(`BRIDGE_DNS_IDENTITY must be a DNS name, not "${options.dnsIdentity}"`);
     if (options.keytab === undefined && options.ntlmUsers === undefined) {
-      throw new ConfigError('The GSSAPI backend needs KRB5_KTNAME (Kerberos) and/or BRIDGE_NTLM_USERS with BRIDGE_NTLM_BACKEND=gssapi (NTLM)');
+      throw new ConfigError(
+        'The GSSAPI backend needs KRB5_KTNAME (Kerberos) and/or BRIDGE_NTLM_USERS with BRIDGE_NTLM_BACKEND=gssapi (NTLM)',
+      );
     }
     const service = options.service ?? 'host';
     this.acceptorName = `${service}@${options.dnsIdentity}`;
@@ -121,13 +124,21 @@ export class GssapiBackend implements SecurityBackend {
     }
     if (options.ntlmUsers !== undefined) {
       try {
-        this.ntlmCred = this.acquire(this.lib.oids.ntlmSet, [['ntlmssp_keyfile', resolve(options.ntlmUsers)]], 'NTLM (gss-ntlmssp)', 'for BRIDGE_NTLM_USERS');
+        this.ntlmCred = this.acquire(
+          this.lib.oids.ntlmSet,
+          [['ntlmssp_keyfile', resolve(options.ntlmUsers)]],
+          'NTLM (gss-ntlmssp)',
+          'for BRIDGE_NTLM_USERS',
+        );
       } catch (error) {
         this.releaseCreds();
         throw error;
       }
     }
-    this.mechanisms = [...(this.kerberosCred !== 0n ? [OID.kerberosMicrosoft, OID.kerberos] : []), ...(this.ntlmCred !== 0n ? [OID.ntlm] : [])];
+    this.mechanisms = [
+      ...(this.kerberosCred !== 0n ? [OID.kerberosMicrosoft, OID.kerberos] : []),
+      ...(this.ntlmCred !== 0n ? [OID.ntlm] : []),
+    ];
   }
 
   /** An acceptor credential for `acceptorName` and the mechanisms of `mechs`, from the credential store `store`. */
@@ -146,7 +157,10 @@ export class GssapiBackend implements SecurityBackend {
       block.setBuffer(8, dataAt, nameBytes);
       dataAt += nameBytes.length;
       let status = lib.importName(block.at(0), block.at(8), lib.oids.hostbasedService, block.at(24));
-      if (isError(status)) throw new ConfigError(`${what}: cannot import the name ${this.acceptorName}: ${statusText(lib, status, block.u32(0))}`);
+      if (isError(status))
+        throw new ConfigError(
+          `${what}: cannot import the name ${this.acceptorName}: ${statusText(lib, status, block.u32(0))}`,
+        );
       name = block.ptr(24);
       strings.forEach((bytes, i) => {
         block.bytes.set(bytes, dataAt);
@@ -158,8 +172,13 @@ export class GssapiBackend implements SecurityBackend {
       // Named, always: gss-ntlmssp 1.2.0 crashes on a credential store without a name.
       status = lib.acquireCredFrom(block.at(0), name, 0, mechs, GSS_C_ACCEPT, block.at(40), block.at(32), null, null);
       if (isError(status)) {
-        const hint = mechs === lib.oids.ntlmSet ? ' (is gss-ntlmssp installed? MIT loads it through /etc/gss/mech.d/, Debian package gss-ntlmssp)' : '';
-        throw new ConfigError(`${what}: no acceptor credential for ${this.acceptorName} ${where}: ${statusText(lib, status, block.u32(0))}${hint}`);
+        const hint =
+          mechs === lib.oids.ntlmSet
+            ? ' (is gss-ntlmssp installed? MIT loads it through /etc/gss/mech.d/, Debian package gss-ntlmssp)'
+            : '';
+        throw new ConfigError(
+          `${what}: no acceptor credential for ${this.acceptorName} ${where}: ${statusText(lib, status, block.u32(0))}${hint}`,
+        );
       }
       return block.ptr(32);
     } finally {
@@ -214,13 +233,18 @@ export class GssapiBackend implements SecurityBackend {
 }
 
 /** The settings of a BridgeConfig that make the GSSAPI backend. */
-export type GssapiSettings = Pick<BridgeConfig, 'keytab' | 'ntlmUsersFile' | 'ntlmBackend'> & { endpoint: Pick<BridgeConfig['endpoint'], 'dnsIdentity'> };
+export type GssapiSettings = Pick<BridgeConfig, 'keytab' | 'ntlmUsersFile' | 'ntlmBackend'> & {
+  endpoint: Pick<BridgeConfig['endpoint'], 'dnsIdentity'>;
+};
 
 /**
  * The GSSAPI backend the settings call for: Kerberos with a keytab, NTLM through gss-ntlmssp with
  * BRIDGE_NTLM_BACKEND=gssapi and a users file; undefined when neither is configured.
  */
-export function gssapiBackendFor(config: GssapiSettings, options: Partial<GssapiBackendOptions> = {}): GssapiBackend | undefined {
+export function gssapiBackendFor(
+  config: GssapiSettings,
+  options: Partial<GssapiBackendOptions> = {},
+): GssapiBackend | undefined {
   const ntlmUsers = config.ntlmBackend === 'gssapi' ? config.ntlmUsersFile : undefined;
   if (config.keytab === undefined && ntlmUsers === undefined) return undefined;
   return new GssapiBackend({ keytab: config.keytab, ntlmUsers, dnsIdentity: config.endpoint.dnsIdentity, ...options });

@@ -14,16 +14,36 @@
  *   `gssapi.bad-proof`, `gssapi.bad-mic` and the gate's `ntlm.*` reasons), `gssapi.refused` for anything else.
  */
 
-import { IntegrityError, NegotiateError, OID, type AcceptorInfo, type MechanismContext, type MicOptions, type StepResult } from '../security-context.ts';
-import { deleteContext, GSS_S_CONTINUE_NEEDED, isError, NativeBlock, OID_BYTES, statusText, takeBuffer, type GssLibrary, type Ptr } from './ffi.ts';
+import {
+  IntegrityError,
+  NegotiateError,
+  OID,
+  type AcceptorInfo,
+  type MechanismContext,
+  type MicOptions,
+  type StepResult,
+} from '../security-context.ts';
+import {
+  deleteContext,
+  GSS_S_CONTINUE_NEEDED,
+  isError,
+  NativeBlock,
+  OID_BYTES,
+  statusText,
+  takeBuffer,
+  type GssLibrary,
+  type Ptr,
+} from './ffi.ts';
 
 type ContextState = 'accepting' | 'done' | 'failed' | 'disposed';
 
 /** A safety net: a context dropped without dispose() (a bug in its owner) still has its keys released, on GC. */
-const orphans = new FinalizationRegistry<{ lib: GssLibrary; handle: { context: Ptr }; onRelease: () => void }>(({ lib, handle, onRelease }) => {
-  deleteContext(lib, handle);
-  onRelease();
-});
+const orphans = new FinalizationRegistry<{ lib: GssLibrary; handle: { context: Ptr }; onRelease: () => void }>(
+  ({ lib, handle, onRelease }) => {
+    deleteContext(lib, handle);
+    onRelease();
+  },
+);
 
 /** What one gss_accept_sec_context call returned, taken out of native memory. */
 export interface Accepted {
@@ -177,7 +197,10 @@ export abstract class GssapiContext implements MechanismContext {
   private accepted(block: NativeBlock, callError: unknown, major: number): StepResult {
     const lib = this.lib;
     if (callError !== null && callError !== undefined) {
-      throw new NegotiateError('gssapi.refused', `the call failed: ${callError instanceof Error ? callError.message : String(callError)}`);
+      throw new NegotiateError(
+        'gssapi.refused',
+        `the call failed: ${callError instanceof Error ? callError.message : String(callError)}`,
+      );
     }
     const minor = block.u32(0); // before any release call reuses the minor status word
     this.handle.context = block.ptr(8);
@@ -188,13 +211,15 @@ export abstract class GssapiContext implements MechanismContext {
     if (srcName !== 0n) {
       try {
         if (!isError(major)) peer = this.displayName(srcName);
-        if (!isError(major) && (major & GSS_S_CONTINUE_NEEDED) === 0 && this.state !== 'disposed') sids = this.peerSidsOf(srcName);
+        if (!isError(major) && (major & GSS_S_CONTINUE_NEEDED) === 0 && this.state !== 'disposed')
+          sids = this.peerSidsOf(srcName);
       } finally {
         block.setPtr(32, srcName);
         lib.releaseName(block.at(0), block.at(32));
       }
     }
-    if (this.state === 'disposed') throw new NegotiateError('gssapi.disposed', 'the connection closed during the handshake');
+    if (this.state === 'disposed')
+      throw new NegotiateError('gssapi.disposed', 'the connection closed during the handshake');
     if (isError(major)) throw this.refusal(major, minor);
     return this.finish({ major, output, peer, sids, mechanism: this.mechanismOf(block.ptr(40)), flags: block.u32(64) });
   }
@@ -224,7 +249,8 @@ export abstract class GssapiContext implements MechanismContext {
     const elements = desc.getBigUint64(8, true);
     if (length === 0 || length > 64 || elements === 0n) return undefined;
     const bytes = new Uint8Array(koffi.view(elements, length));
-    const same = (expected: readonly number[]): boolean => expected.length === bytes.length && expected.every((b, i) => bytes[i] === b);
+    const same = (expected: readonly number[]): boolean =>
+      expected.length === bytes.length && expected.every((b, i) => bytes[i] === b);
     if (same(OID_BYTES.kerberos)) return OID.kerberos;
     if (same(OID_BYTES.kerberosMicrosoft)) return OID.kerberosMicrosoft;
     if (same(OID_BYTES.ntlm)) return OID.ntlm;
@@ -309,7 +335,11 @@ export abstract class GssapiContext implements MechanismContext {
   }
 
   protected ready(): Ptr {
-    if (this.state !== 'done' || this.handle.context === 0n) throw new IntegrityError('Broken', `the ${this.label} context is ${this.state === 'done' ? 'released' : 'not established'}`);
+    if (this.state !== 'done' || this.handle.context === 0n)
+      throw new IntegrityError(
+        'Broken',
+        `the ${this.label} context is ${this.state === 'done' ? 'released' : 'not established'}`,
+      );
     return this.handle.context;
   }
 

@@ -102,7 +102,9 @@ export function loadGssapi(path = 'libgssapi_krb5.so.2'): GssLibrary {
   try {
     koffi = createRequire(import.meta.url)('koffi') as KoffiModule;
   } catch (error) {
-    throw new ConfigError(`The GSSAPI backend (KRB5_KTNAME, BRIDGE_NTLM_BACKEND=gssapi) needs the koffi package for this platform: ${error instanceof Error ? error.message : String(error)}`);
+    throw new ConfigError(
+      `The GSSAPI backend (KRB5_KTNAME, BRIDGE_NTLM_BACKEND=gssapi) needs the koffi package for this platform: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   // The structures below are laid out by hand for LP64 little-endian ABIs (x86-64, arm64, riscv64, loong64).
   if (koffi.sizeof('void *') !== 8 || koffi.sizeof('size_t') !== 8 || endianness() !== 'LE') {
@@ -112,29 +114,45 @@ export function loadGssapi(path = 'libgssapi_krb5.so.2'): GssLibrary {
   try {
     lib = koffi.load(path);
   } catch (error) {
-    throw new ConfigError(`The GSSAPI backend (KRB5_KTNAME, BRIDGE_NTLM_BACKEND=gssapi) needs MIT GSSAPI (${path}, Debian package libgssapi-krb5-2): ${error instanceof Error ? error.message : String(error)}`);
+    throw new ConfigError(
+      `The GSSAPI backend (KRB5_KTNAME, BRIDGE_NTLM_BACKEND=gssapi) needs MIT GSSAPI (${path}, Debian package libgssapi-krb5-2): ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   const f = (definition: string): NativeFn => lib.func(definition);
   const library: GssLibrary = {
     koffi,
-    importName: f('uint32 gss_import_name(void *minor, void *input_name_buffer, void *input_name_type, void *output_name)'),
+    importName: f(
+      'uint32 gss_import_name(void *minor, void *input_name_buffer, void *input_name_type, void *output_name)',
+    ),
     acquireCredFrom: f(
       'uint32 gss_acquire_cred_from(void *minor, void *desired_name, uint32 time_req, void *desired_mechs, int cred_usage, void *cred_store, void *output_cred, void *actual_mechs, void *time_rec)',
     ),
     acceptSecContext: f(
       'uint32 gss_accept_sec_context(void *minor, void *context_handle, void *acceptor_cred, void *input_token, void *channel_bindings, void *src_name, void *mech_type, void *output_token, void *ret_flags, void *time_rec, void *delegated_cred)',
     ),
-    displayName: f('uint32 gss_display_name(void *minor, void *name, void *output_name_buffer, void *output_name_type)'),
+    displayName: f(
+      'uint32 gss_display_name(void *minor, void *name, void *output_name_buffer, void *output_name_type)',
+    ),
     getNameAttribute: f(
       'uint32 gss_get_name_attribute(void *minor, void *name, void *attr, void *authenticated, void *complete, void *value, void *display_value, void *more)',
     ),
-    displayStatus: f('uint32 gss_display_status(void *minor, uint32 status_value, int status_type, void *mech_type, void *message_context, void *status_string)'),
-    wrap: f('uint32 gss_wrap(void *minor, void *context, int conf_req_flag, uint32 qop_req, void *input_message, void *conf_state, void *output_message)'),
-    unwrap: f('uint32 gss_unwrap(void *minor, void *context, void *input_message, void *output_message, void *conf_state, void *qop_state)'),
+    displayStatus: f(
+      'uint32 gss_display_status(void *minor, uint32 status_value, int status_type, void *mech_type, void *message_context, void *status_string)',
+    ),
+    wrap: f(
+      'uint32 gss_wrap(void *minor, void *context, int conf_req_flag, uint32 qop_req, void *input_message, void *conf_state, void *output_message)',
+    ),
+    unwrap: f(
+      'uint32 gss_unwrap(void *minor, void *context, void *input_message, void *output_message, void *conf_state, void *qop_state)',
+    ),
     getMic: f('uint32 gss_get_mic(void *minor, void *context, uint32 qop_req, void *message, void *token)'),
     verifyMic: f('uint32 gss_verify_mic(void *minor, void *context, void *message, void *token, void *qop_state)'),
-    wrapSizeLimit: f('uint32 gss_wrap_size_limit(void *minor, void *context, int conf_req_flag, uint32 qop_req, uint32 req_output_size, void *max_input_size)'),
-    setSecContextOption: f('uint32 gss_set_sec_context_option(void *minor, void *context, void *desired_object, void *value)'),
+    wrapSizeLimit: f(
+      'uint32 gss_wrap_size_limit(void *minor, void *context, int conf_req_flag, uint32 qop_req, uint32 req_output_size, void *max_input_size)',
+    ),
+    setSecContextOption: f(
+      'uint32 gss_set_sec_context_option(void *minor, void *context, void *desired_object, void *value)',
+    ),
     exportSecContext: f('uint32 gss_export_sec_context(void *minor, void *context, void *interprocess_token)'),
     importSecContext: f('uint32 gss_import_sec_context(void *minor, void *interprocess_token, void *context)'),
     releaseBuffer: f('uint32 gss_release_buffer(void *minor, void *buffer)'),
@@ -255,12 +273,26 @@ export function nameAttribute(lib: GssLibrary, name: Ptr, attribute: string): Na
   try {
     block.setBuffer(8, 72, attr);
     block.view.setInt32(64, -1, true);
-    const major = lib.getNameAttribute(block.at(0), name, block.at(8), block.at(24), block.at(28), block.at(32), block.at(48), block.at(64));
+    const major = lib.getNameAttribute(
+      block.at(0),
+      name,
+      block.at(8),
+      block.at(24),
+      block.at(28),
+      block.at(32),
+      block.at(48),
+      block.at(64),
+    );
     const minor = block.u32(0);
     const value = takeBuffer(lib, block, 32, 0);
     takeBuffer(lib, block, 48, 0);
     if (isError(major)) return { found: false, major, minor };
-    return { found: true, value, authenticated: block.view.getInt32(24, true) !== 0, complete: block.view.getInt32(28, true) !== 0 };
+    return {
+      found: true,
+      value,
+      authenticated: block.view.getInt32(24, true) !== 0,
+      complete: block.view.getInt32(28, true) !== 0,
+    };
   } finally {
     block.free();
   }
@@ -300,4 +332,3 @@ export function deleteContext(lib: GssLibrary, handle: { context: Ptr }): void {
   block.free();
   handle.context = 0n;
 }
-

@@ -42,7 +42,16 @@
 import { decodeLogonInfo, PacError, pacIdentity } from '../pac.ts';
 import { NegotiateError, OID, type AcceptorInfo, type MicOptions, type StepResult } from '../security-context.ts';
 import { GssapiContext, type Accepted } from './context.ts';
-import { GSS_S_CONTINUE_NEEDED, GssFlag, isError, nameAttribute, NativeBlock, SEQUENCE_PROBLEMS, type GssLibrary, type Ptr } from './ffi.ts';
+import {
+  GSS_S_CONTINUE_NEEDED,
+  GssFlag,
+  isError,
+  nameAttribute,
+  NativeBlock,
+  SEQUENCE_PROBLEMS,
+  type GssLibrary,
+  type Ptr,
+} from './ffi.ts';
 
 /** krb5 com_err codes (krb5_err.et: ERROR_TABLE_BASE_krb5 + index) behind the refusal reasons. */
 const KRB5_BASE = -1765328384;
@@ -102,7 +111,14 @@ export class GssapiKerberosContext extends GssapiContext {
   /** The SND_SEQ the client's next token must carry (undefined until the first verified token). */
   private nextSeq: bigint | undefined;
 
-  constructor(lib: GssLibrary, cred: Ptr, mechanism: string, info: AcceptorInfo, private readonly requireMutualAuth: boolean, onRelease: () => void) {
+  constructor(
+    lib: GssLibrary,
+    cred: Ptr,
+    mechanism: string,
+    info: AcceptorInfo,
+    private readonly requireMutualAuth: boolean,
+    onRelease: () => void,
+  ) {
     super(lib, cred, mechanism, info, 'Kerberos', onRelease);
   }
 
@@ -123,13 +139,15 @@ export class GssapiKerberosContext extends GssapiContext {
   }
 
   protected finish({ major, output, peer, sids, mechanism, flags }: Accepted): StepResult {
-    if (mechanism !== OID.kerberos && mechanism !== OID.kerberosMicrosoft) throw new NegotiateError('gssapi.mechanism', `the library chose ${mechanism ?? 'no mechanism'}`);
+    if (mechanism !== OID.kerberos && mechanism !== OID.kerberosMicrosoft)
+      throw new NegotiateError('gssapi.mechanism', `the library chose ${mechanism ?? 'no mechanism'}`);
     if ((major & GSS_S_CONTINUE_NEEDED) !== 0) {
       if (output.length === 0) throw new NegotiateError('gssapi.refused', 'continue needed without a token');
       return { token: output, done: false };
     }
     if ((flags & GssFlag.Anon) !== 0) throw new NegotiateError('gssapi.anonymous', 'an anonymous principal');
-    if (this.requireMutualAuth && (flags & GssFlag.Mutual) === 0) throw new NegotiateError('gssapi.not-mutual', 'the client did not ask for mutual authentication');
+    if (this.requireMutualAuth && (flags & GssFlag.Mutual) === 0)
+      throw new NegotiateError('gssapi.not-mutual', 'the client did not ask for mutual authentication');
     if (peer === undefined || peer === '') throw new NegotiateError('gssapi.refused', 'no peer name');
     this.flags = flags;
     this.name = kerberosPeerName(peer);
@@ -149,7 +167,14 @@ export class GssapiKerberosContext extends GssapiContext {
     const block = new NativeBlock(this.lib.koffi, 16);
     try {
       const limit = 0xfc30;
-      const status = this.lib.wrapSizeLimit(block.at(0), this.handle.context, this.confidentiality ? 1 : 0, 0, limit, block.at(8));
+      const status = this.lib.wrapSizeLimit(
+        block.at(0),
+        this.handle.context,
+        this.confidentiality ? 1 : 0,
+        0,
+        limit,
+        block.at(8),
+      );
       const max = block.u32(8);
       const reported = isError(status) || max > limit ? 0 : limit - max;
       return Math.max(reported, MIN_WRAP_OVERHEAD);
@@ -165,7 +190,8 @@ export class GssapiKerberosContext extends GssapiContext {
   verifyMic(message: Uint8Array, mic: Uint8Array, _options?: MicOptions): void {
     const status = this.gssVerifyMic(message, mic);
     // The library's sequence bits only: our own order starts at the first data frame (see checkSequence).
-    if ((status & SEQUENCE_PROBLEMS) !== 0) throw this.broken('OutOfSequence', `gss_verify_mic status 0x${(status >>> 0).toString(16)}`);
+    if ((status & SEQUENCE_PROBLEMS) !== 0)
+      throw this.broken('OutOfSequence', `gss_verify_mic status 0x${(status >>> 0).toString(16)}`);
   }
 
   wrap(plain: Uint8Array): Uint8Array {
@@ -191,11 +217,16 @@ export class GssapiKerberosContext extends GssapiContext {
    * which the framing layer faults.
    */
   private checkSequence(major: number, token: Uint8Array): void {
-    if ((major & SEQUENCE_PROBLEMS) !== 0) throw this.broken('OutOfSequence', `gss_unwrap status 0x${(major >>> 0).toString(16)} (duplicate, old, unsequenced or gap)`);
+    if ((major & SEQUENCE_PROBLEMS) !== 0)
+      throw this.broken(
+        'OutOfSequence',
+        `gss_unwrap status 0x${(major >>> 0).toString(16)} (duplicate, old, unsequenced or gap)`,
+      );
     if (token.length < 16 || ((token[0]! << 8) | token[1]!) !== CFX_WRAP) return; // RFC 1964 token: the library's checks only
     if ((token[2]! & CFX_SENT_BY_ACCEPTOR) !== 0) throw this.broken('BadSignature', 'a token sent by the acceptor'); // the library refuses these too
     const seq = new DataView(token.buffer, token.byteOffset, 16).getBigUint64(8, false);
-    if (this.nextSeq !== undefined && seq !== this.nextSeq) throw this.broken('OutOfSequence', `sequence number ${seq}, ${this.nextSeq} expected`);
+    if (this.nextSeq !== undefined && seq !== this.nextSeq)
+      throw this.broken('OutOfSequence', `sequence number ${seq}, ${this.nextSeq} expected`);
     this.nextSeq = (seq + 1n) & 0xffffffffffffffffn;
   }
 }

@@ -61,10 +61,40 @@
  */
 
 import { ConfigError } from '#idb';
-import { accountIdentity, admitAuthenticate, admitNegotiate, AvId, checkNtlmV2Pairs, NTLM_LIMITS, NtlmAccounts, NtlmFlag, parseChallenge, requiredFlags, SIGNATURE_SIZE, signatureProblem, type LogonThrottle, type SignOnlyForm } from '../ntlm/index.ts';
-import { NegotiateError, normalizePeerName, OID, type AcceptorInfo, type MicOptions, type StepResult } from '../security-context.ts';
+import {
+  accountIdentity,
+  admitAuthenticate,
+  admitNegotiate,
+  AvId,
+  checkNtlmV2Pairs,
+  NTLM_LIMITS,
+  NtlmAccounts,
+  NtlmFlag,
+  parseChallenge,
+  requiredFlags,
+  SIGNATURE_SIZE,
+  signatureProblem,
+  type LogonThrottle,
+  type SignOnlyForm,
+} from '../ntlm/index.ts';
+import {
+  NegotiateError,
+  normalizePeerName,
+  OID,
+  type AcceptorInfo,
+  type MicOptions,
+  type StepResult,
+} from '../security-context.ts';
 import { GssapiContext, type Accepted } from './context.ts';
-import { deleteContext, GSS_S_CONTINUE_NEEDED, GssFlag, isError, NativeBlock, type GssLibrary, type Ptr } from './ffi.ts';
+import {
+  deleteContext,
+  GSS_S_CONTINUE_NEEDED,
+  GssFlag,
+  isError,
+  NativeBlock,
+  type GssLibrary,
+  type Ptr,
+} from './ffi.ts';
 
 /** gss-ntlmssp's minor codes (errno values) behind the NTLM refusals of gss_accept_sec_context. */
 const NTLM_MINOR = { noAccount: 2 /* ENOENT */, badMic: 13 /* EACCES */, badProof: 22 /* EINVAL */ } as const;
@@ -88,9 +118,14 @@ export function loadGssNtlmUsers(path: string): NtlmAccounts {
   return NtlmAccounts.load(path, ({ number, text, secret }) => {
     const where = `BRIDGE_NTLM_USERS line ${number}`;
     if (secret.startsWith('{NT}')) {
-      throw new ConfigError(`${where}: gss-ntlmssp reads {NT} hashes as passwords; write the password, or keep BRIDGE_NTLM_BACKEND=typescript`);
+      throw new ConfigError(
+        `${where}: gss-ntlmssp reads {NT} hashes as passwords; write the password, or keep BRIDGE_NTLM_BACKEND=typescript`,
+      );
     }
-    if (secret.includes(':')) throw new ConfigError(`${where}: gss-ntlmssp cannot read a password with ":"; keep BRIDGE_NTLM_BACKEND=typescript for it`);
+    if (secret.includes(':'))
+      throw new ConfigError(
+        `${where}: gss-ntlmssp cannot read a password with ":"; keep BRIDGE_NTLM_BACKEND=typescript for it`,
+      );
     if (Buffer.byteLength(text) > 1000) throw new ConfigError(`${where}: longer than gss-ntlmssp reads (1000 bytes)`);
   });
 }
@@ -113,7 +148,13 @@ export class GssapiNtlmContext extends GssapiContext {
   /** Without SEAL: the form of the client's frames, once its first frame told (see unwrap). */
   private form: SignOnlyForm | undefined;
 
-  constructor(lib: GssLibrary, cred: Ptr, info: AcceptorInfo, private readonly gate: NtlmGateSettings, onRelease: () => void) {
+  constructor(
+    lib: GssLibrary,
+    cred: Ptr,
+    info: AcceptorInfo,
+    private readonly gate: NtlmGateSettings,
+    onRelease: () => void,
+  ) {
     super(lib, cred, OID.ntlm, info, 'NTLM', onRelease);
   }
 
@@ -125,7 +166,11 @@ export class GssapiNtlmContext extends GssapiContext {
     const gate = this.gate;
     if (this.leg === 'negotiate') {
       admitNegotiate(token, NTLM_LIMITS.maxNegotiateBytes, this.info.protectionLevel);
-      if (token.length < 40) throw new NegotiateError('ntlm.negotiate-no-version', `a ${token.length}-byte NEGOTIATE, which gss-ntlmssp 1.2 cannot read`);
+      if (token.length < 40)
+        throw new NegotiateError(
+          'ntlm.negotiate-no-version',
+          `a ${token.length}-byte NEGOTIATE, which gss-ntlmssp 1.2 cannot read`,
+        );
       return;
     }
     const admitted = admitAuthenticate(token, {
@@ -137,10 +182,14 @@ export class GssapiNtlmContext extends GssapiContext {
     this.claimed = admitted.claimed;
     if ('reason' in admitted) throw new NegotiateError(admitted.reason, admitted.detail);
     gate.throttle.refuseBlocked(admitted.claimed, this.info.remoteAddress);
-    const refusal = checkNtlmV2Pairs(admitted.auth, admitted.response, { timestamp: this.challenge!.timestamp, targetNames: gate.targetNames });
+    const refusal = checkNtlmV2Pairs(admitted.auth, admitted.response, {
+      timestamp: this.challenge!.timestamp,
+      targetNames: gate.targetNames,
+    });
     if (refusal) throw new NegotiateError(refusal.reason, refusal.detail);
     // With MsvAvTimestamp in the CHALLENGE a client sends Z(24) as LmChallengeResponse (MS-NLMP 3.1.5.1.2).
-    if (admitted.auth.lmResponse.some((b) => b !== 0)) throw new NegotiateError('ntlm.lm-response', 'an LMv2 response beside the NTLMv2 one');
+    if (admitted.auth.lmResponse.some((b) => b !== 0))
+      throw new NegotiateError('ntlm.lm-response', 'an LMv2 response beside the NTLMv2 one');
   }
 
   protected override failedStep(error: NegotiateError): void {
@@ -151,8 +200,10 @@ export class GssapiNtlmContext extends GssapiContext {
   protected refusal(major: number, minor: number): NegotiateError {
     const detail = this.statusText(major, minor);
     if (this.leg === 'authenticate') {
-      if (minor === NTLM_MINOR.noAccount) return new NegotiateError('gssapi.bad-proof', `unknown user ${this.claimed}: ${detail}`);
-      if (minor === NTLM_MINOR.badProof) return new NegotiateError('gssapi.bad-proof', `wrong password for ${this.claimed}: ${detail}`);
+      if (minor === NTLM_MINOR.noAccount)
+        return new NegotiateError('gssapi.bad-proof', `unknown user ${this.claimed}: ${detail}`);
+      if (minor === NTLM_MINOR.badProof)
+        return new NegotiateError('gssapi.bad-proof', `wrong password for ${this.claimed}: ${detail}`);
       if (minor === NTLM_MINOR.badMic) return new NegotiateError('gssapi.bad-mic', `${this.claimed}: ${detail}`);
     }
     return new NegotiateError('gssapi.refused', detail);
@@ -161,7 +212,8 @@ export class GssapiNtlmContext extends GssapiContext {
   protected finish({ major, output, peer, mechanism, flags }: Accepted): StepResult {
     const more = (major & GSS_S_CONTINUE_NEEDED) !== 0;
     // MIT's mechanism glue names the mechanism once the context is complete (none with the CHALLENGE).
-    if (mechanism !== OID.ntlm && (!more || mechanism !== undefined)) throw new NegotiateError('gssapi.mechanism', `the library chose ${mechanism ?? 'no mechanism'}`);
+    if (mechanism !== OID.ntlm && (!more || mechanism !== undefined))
+      throw new NegotiateError('gssapi.mechanism', `the library chose ${mechanism ?? 'no mechanism'}`);
     if (this.leg === 'negotiate') {
       if (!more || output.length === 0) throw new NegotiateError('gssapi.refused', 'no CHALLENGE after the NEGOTIATE');
       this.checkChallenge(output);
@@ -188,11 +240,15 @@ export class GssapiNtlmContext extends GssapiContext {
     if (!challenge) throw new NegotiateError('gssapi.refused', 'the library wrote no readable CHALLENGE');
     const required = requiredFlags(this.info.protectionLevel);
     if ((challenge.flags & required) !== required) {
-      throw new NegotiateError('ntlm.weak-flags', `gss-ntlmssp granted flags 0x${(challenge.flags >>> 0).toString(16)} (LM_COMPAT_LEVEL below 3?)`);
+      throw new NegotiateError(
+        'ntlm.weak-flags',
+        `gss-ntlmssp granted flags 0x${(challenge.flags >>> 0).toString(16)} (LM_COMPAT_LEVEL below 3?)`,
+      );
     }
     const pair = (id: number): Uint8Array | undefined => challenge.targetInfo.find((p) => p.id === id)?.value;
     const timestamp = pair(AvId.Timestamp);
-    if (timestamp === undefined || timestamp.length !== 8) throw new NegotiateError('gssapi.refused', 'the CHALLENGE has no MsvAvTimestamp');
+    if (timestamp === undefined || timestamp.length !== 8)
+      throw new NegotiateError('gssapi.refused', 'the CHALLENGE has no MsvAvTimestamp');
     const netbios = pair(AvId.NbComputerName);
     this.challenge = {
       timestamp: timestamp.slice(),
@@ -230,8 +286,17 @@ export class GssapiNtlmContext extends GssapiContext {
     try {
       block.setPtr(8, context);
       block.setBuffer(16, 32, Uint8Array.of(direction === 'receive' ? 1 : 0, 0, 0, 0)); // a uint32: 1 resets the verifier
-      const status = this.lib.setSecContextOption(block.at(0), block.at(8), this.lib.oids.ntlmResetCrypto, block.at(16));
-      if (isError(status)) throw this.broken('Broken', `gss_set_sec_context_option (reset crypto): ${this.statusText(status, block.u32(0))}`);
+      const status = this.lib.setSecContextOption(
+        block.at(0),
+        block.at(8),
+        this.lib.oids.ntlmResetCrypto,
+        block.at(16),
+      );
+      if (isError(status))
+        throw this.broken(
+          'Broken',
+          `gss_set_sec_context_option (reset crypto): ${this.statusText(status, block.u32(0))}`,
+        );
     } finally {
       block.free();
     }
@@ -249,7 +314,8 @@ export class GssapiNtlmContext extends GssapiContext {
 
   unwrap(payload: Uint8Array): Uint8Array {
     this.ready();
-    if (payload.length <= SIGNATURE_SIZE) throw this.broken('Malformed', `a ${payload.length}-byte payload holds no NTLM signature and data`);
+    if (payload.length <= SIGNATURE_SIZE)
+      throw this.broken('Malformed', `a ${payload.length}-byte payload holds no NTLM signature and data`);
     const signature = payload.subarray(0, SIGNATURE_SIZE);
     this.checkSignature(signature);
     let plain: Uint8Array;
@@ -299,7 +365,8 @@ export class GssapiNtlmContext extends GssapiContext {
       block.setPtr(8, this.handle.context);
       const exported = lib.exportSecContext(block.at(0), block.at(8), block.at(16));
       this.handle.context = block.ptr(8);
-      if (isError(exported)) throw this.broken('Broken', `gss_export_sec_context: ${this.statusText(exported, block.u32(0))}`);
+      if (isError(exported))
+        throw this.broken('Broken', `gss_export_sec_context: ${this.statusText(exported, block.u32(0))}`);
       const first = lib.importSecContext(block.at(0), block.at(16), block.at(32));
       const second = isError(first) ? first : lib.importSecContext(block.at(0), block.at(16), block.at(40));
       const minor = block.u32(0);
@@ -310,7 +377,10 @@ export class GssapiNtlmContext extends GssapiContext {
       if (value !== 0n) lib.releaseBuffer(block.at(0), block.at(16));
       if (isError(first) || isError(second)) {
         deleteContext(lib, { context: block.ptr(32) });
-        throw this.broken('Broken', `gss_import_sec_context: ${this.statusText(isError(first) ? first : second, minor)}`);
+        throw this.broken(
+          'Broken',
+          `gss_import_sec_context: ${this.statusText(isError(first) ? first : second, minor)}`,
+        );
       }
       return [block.ptr(32), block.ptr(40)];
     } finally {

@@ -28,12 +28,39 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { IntegrityError, NegotiateError, normalizePeerName, OID, type AcceptorInfo, type MechanismContext, type MicOptions, type SecurityBackend, type StepResult } from '../security-context.ts';
+import {
+  IntegrityError,
+  NegotiateError,
+  normalizePeerName,
+  OID,
+  type AcceptorInfo,
+  type MechanismContext,
+  type MicOptions,
+  type SecurityBackend,
+  type StepResult,
+} from '../security-context.ts';
 import { WinbindError, type DomainLogon, type WinbindAuthenticator } from '../winbind.ts';
 import { accountIdentity, type NtlmAccounts } from './accounts.ts';
 import { admitAuthenticate, admitNegotiate, checkNtlmV2Pairs, NTLM_LIMITS } from './checks.ts';
-import { computeMic, constantTimeEqual, exportedSessionKey, ntowfv2, ntProofStr, sessionBaseKey, upperInvariant } from './crypto.ts';
-import { AvId, encodeChallenge, encodeFiletime, NtlmFlag, utf16le, type AuthenticateMessage, type AvPair, type NtlmV2Response } from './messages.ts';
+import {
+  computeMic,
+  constantTimeEqual,
+  exportedSessionKey,
+  ntowfv2,
+  ntProofStr,
+  sessionBaseKey,
+  upperInvariant,
+} from './crypto.ts';
+import {
+  AvId,
+  encodeChallenge,
+  encodeFiletime,
+  NtlmFlag,
+  utf16le,
+  type AuthenticateMessage,
+  type AvPair,
+  type NtlmV2Response,
+} from './messages.ts';
 import { NtlmSessionSecurity } from './session-security.ts';
 import { LogonThrottle } from './throttle.ts';
 
@@ -68,7 +95,10 @@ export class NtlmBackend implements SecurityBackend {
   readonly name = 'ntlm-local';
   readonly mechanisms = [OID.ntlm] as const;
   readonly throttle: LogonThrottle;
-  readonly settings: Required<Omit<NtlmBackendOptions, 'dnsDomainName' | 'domain'>> & { dnsDomainName: string | undefined; domain: DomainLogons | undefined };
+  readonly settings: Required<Omit<NtlmBackendOptions, 'dnsDomainName' | 'domain'>> & {
+    dnsDomainName: string | undefined;
+    domain: DomainLogons | undefined;
+  };
   /** Stands in for an unknown user so that the proof is computed all the same. */
   private readonly decoyHash: Uint8Array;
 
@@ -80,7 +110,9 @@ export class NtlmBackend implements SecurityBackend {
       domain: options.domain,
       dnsIdentity: options.dnsIdentity,
       targetNames: options.targetNames ?? [`host/${options.dnsIdentity}`],
-      netbiosComputerName: options.netbiosComputerName ?? upperInvariant(options.dnsIdentity.split('.')[0] ?? options.dnsIdentity).slice(0, 15),
+      netbiosComputerName:
+        options.netbiosComputerName ??
+        upperInvariant(options.dnsIdentity.split('.')[0] ?? options.dnsIdentity).slice(0, 15),
       netbiosDomainName: options.netbiosDomainName ?? options.domain?.domain ?? 'WORKGROUP',
       dnsDomainName: options.dnsDomainName,
       challengeLifetimeMs: options.challengeLifetimeMs ?? NTLM_LIMITS.challengeLifetimeMs,
@@ -191,7 +223,12 @@ export class NtlmAcceptor implements MechanismContext {
       { id: AvId.Timestamp, value: this.timestamp },
     ];
     this.negotiateBytes = token.slice();
-    this.challengeBytes = encodeChallenge({ flags: this.flags, serverChallenge: this.serverChallenge, targetName: s.netbiosComputerName, targetInfo });
+    this.challengeBytes = encodeChallenge({
+      flags: this.flags,
+      serverChallenge: this.serverChallenge,
+      targetName: s.netbiosComputerName,
+      targetInfo,
+    });
     this.state = 'authenticate';
     return this.challengeBytes;
   }
@@ -209,7 +246,11 @@ export class NtlmAcceptor implements MechanismContext {
     s.throttle.refuseBlocked(claimed, this.info.remoteAddress);
 
     const account = s.accounts.find(auth.user, auth.domain);
-    if (account === undefined && s.domain !== undefined && (auth.domain === '' || upperInvariant(auth.domain) === s.domain.domain)) {
+    if (
+      account === undefined &&
+      s.domain !== undefined &&
+      (auth.domain === '' || upperInvariant(auth.domain) === s.domain.domain)
+    ) {
       return this.passThrough(s.domain, auth, response, claimed, token);
     }
 
@@ -232,7 +273,12 @@ export class NtlmAcceptor implements MechanismContext {
       const matches = constantTimeEqual(ntProofStr(key, this.serverChallenge!, response.blob), response.proof);
       if (matches && responseKey === undefined) responseKey = key;
     }
-    if (!account || !responseKey) return this.fail('ntlm.bad-proof', account ? `wrong password for ${claimed}` : `unknown user ${claimed}`, claimed);
+    if (!account || !responseKey)
+      return this.fail(
+        'ntlm.bad-proof',
+        account ? `wrong password for ${claimed}` : `unknown user ${claimed}`,
+        claimed,
+      );
 
     // The AV pairs, which the proof just verified (checks.ts): our timestamp, the MIC announced, no relaying.
     const refusal = checkNtlmV2Pairs(auth, response, { timestamp: this.timestamp!, targetNames: s.targetNames });
@@ -243,12 +289,26 @@ export class NtlmAcceptor implements MechanismContext {
   }
 
   /** A domain account: the DC checks the proof (see the header for the order). */
-  private async passThrough(domain: DomainLogons, auth: AuthenticateMessage, response: NtlmV2Response, claimed: string, token: Uint8Array): Promise<void> {
-    const refusal = checkNtlmV2Pairs(auth, response, { timestamp: this.timestamp!, targetNames: this.settings.targetNames });
+  private async passThrough(
+    domain: DomainLogons,
+    auth: AuthenticateMessage,
+    response: NtlmV2Response,
+    claimed: string,
+    token: Uint8Array,
+  ): Promise<void> {
+    const refusal = checkNtlmV2Pairs(auth, response, {
+      timestamp: this.timestamp!,
+      targetNames: this.settings.targetNames,
+    });
     if (refusal) this.fail(refusal.reason, refusal.detail, claimed);
     let logon: DomainLogon;
     try {
-      logon = await domain.authenticate({ user: auth.user, domain: auth.domain, serverChallenge: this.serverChallenge!, ntResponse: auth.ntResponse });
+      logon = await domain.authenticate({
+        user: auth.user,
+        domain: auth.domain,
+        serverChallenge: this.serverChallenge!,
+        ntResponse: auth.ntResponse,
+      });
     } catch (error) {
       const reason = error instanceof WinbindError ? error.reason : 'winbind.failed';
       const detail = `${claimed}: ${error instanceof WinbindError ? error.detail : String(error)}`;
@@ -258,8 +318,15 @@ export class NtlmAcceptor implements MechanismContext {
     }
     try {
       // The connection may have closed while the DC was asked (dispose() forgot the handshake).
-      if (this.state !== 'authenticate' || this.negotiateBytes === undefined) throw new NegotiateError('ntlm.disposed', 'the connection closed during the logon');
-      this.establish(logon.sessionBaseKey, auth, token, claimed, `${claimed}: the domain's session key does not verify the MIC`);
+      if (this.state !== 'authenticate' || this.negotiateBytes === undefined)
+        throw new NegotiateError('ntlm.disposed', 'the connection closed during the logon');
+      this.establish(
+        logon.sessionBaseKey,
+        auth,
+        token,
+        claimed,
+        `${claimed}: the domain's session key does not verify the MIC`,
+      );
     } finally {
       logon.sessionBaseKey.fill(0);
     }
@@ -277,10 +344,17 @@ export class NtlmAcceptor implements MechanismContext {
    * The last step of both paths, from the KeyExchangeKey (NTLMv2's SessionBaseKey): the MIC over the three messages,
    * keyed with the exported session key, then the session keys; the handshake is forgotten.
    */
-  private establish(keyExchangeKey: Uint8Array, auth: AuthenticateMessage, token: Uint8Array, claimed: string, micDetail: string | undefined): void {
+  private establish(
+    keyExchangeKey: Uint8Array,
+    auth: AuthenticateMessage,
+    token: Uint8Array,
+    claimed: string,
+    micDetail: string | undefined,
+  ): void {
     const exported = exportedSessionKey(keyExchangeKey, auth.encryptedRandomSessionKey);
     try {
-      if (!constantTimeEqual(computeMic(exported, this.negotiateBytes!, this.challengeBytes!, token), auth.mic!)) this.fail('ntlm.bad-mic', micDetail, claimed);
+      if (!constantTimeEqual(computeMic(exported, this.negotiateBytes!, this.challengeBytes!, token), auth.mic!))
+        this.fail('ntlm.bad-mic', micDetail, claimed);
       this.settings.throttle.succeeded(claimed);
       this.security = new NtlmSessionSecurity(exported, 'server', (this.flags & NtlmFlag.Seal) !== 0);
     } finally {

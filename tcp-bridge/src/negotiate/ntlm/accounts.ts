@@ -62,7 +62,8 @@ export class NtlmAccounts {
       if (secret === '') throw new ConfigError(`${where}: empty password`);
       let hash: Uint8Array;
       if (secret.startsWith('{NT}')) {
-        if (!/^\{NT\}[0-9a-fA-F]{32}$/.test(secret)) throw new ConfigError(`${where}: {NT} must be followed by 32 hex digits`);
+        if (!/^\{NT\}[0-9a-fA-F]{32}$/.test(secret))
+          throw new ConfigError(`${where}: {NT} must be followed by 32 hex digits`);
         hash = Uint8Array.from(Buffer.from(secret.slice(4), 'hex'));
       } else {
         hash = ntHash(secret);
@@ -76,7 +77,9 @@ export class NtlmAccounts {
   find(user: string, domain: string): NtlmAccount | undefined {
     const wantedUser = upperInvariant(user);
     const wantedDomain = upperInvariant(domain);
-    return this.accounts.find((a) => upperInvariant(a.user) === wantedUser && (domain === '' || upperInvariant(a.domain) === wantedDomain));
+    return this.accounts.find(
+      (a) => upperInvariant(a.user) === wantedUser && (domain === '' || upperInvariant(a.domain) === wantedDomain),
+    );
   }
 }
 
@@ -87,7 +90,13 @@ function* usersFileLines(text: string, source: string): Generator<UsersFileLine>
     const first = line.indexOf(':');
     const second = first < 0 ? -1 : line.indexOf(':', first + 1);
     if (second < 0) throw new ConfigError(`${source} line ${index + 1}: expected DOMAIN:user:password`);
-    yield { number: index + 1, text: line, domain: line.slice(0, first), user: line.slice(first + 1, second), secret: line.slice(second + 1) };
+    yield {
+      number: index + 1,
+      text: line,
+      domain: line.slice(0, first),
+      user: line.slice(first + 1, second),
+      secret: line.slice(second + 1),
+    };
   }
 }
 

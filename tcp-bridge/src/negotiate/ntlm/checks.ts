@@ -38,10 +38,15 @@ import {
 } from './messages.ts';
 
 /** The defaults of both acceptors: the largest NEGOTIATE and AUTHENTICATE read, how long a CHALLENGE stays answerable. */
-export const NTLM_LIMITS = { maxNegotiateBytes: 1024, maxAuthenticateBytes: 8192, challengeLifetimeMs: 60_000 } as const;
+export const NTLM_LIMITS = {
+  maxNegotiateBytes: 1024,
+  maxAuthenticateBytes: 8192,
+  challengeLifetimeMs: 60_000,
+} as const;
 
 /** What every client must offer, and agree to in AUTHENTICATE (SEAL too under EncryptAndSign). */
-export const REQUIRED_NTLM_FLAGS = NtlmFlag.Unicode | NtlmFlag.Sign | NtlmFlag.ExtendedSessionSecurity | NtlmFlag.N128 | NtlmFlag.KeyExchange;
+export const REQUIRED_NTLM_FLAGS =
+  NtlmFlag.Unicode | NtlmFlag.Sign | NtlmFlag.ExtendedSessionSecurity | NtlmFlag.N128 | NtlmFlag.KeyExchange;
 
 /** The flags a client must offer, and a CHALLENGE must grant, at `protectionLevel`. */
 export function requiredFlags(protectionLevel: ProtectionLevel): number {
@@ -58,12 +63,17 @@ export interface NtlmRefusal {
 }
 
 /** The NEGOTIATE checks: size, form, the flags a client must offer. Throws NegotiateError. */
-export function admitNegotiate(token: Uint8Array, maxBytes: number, protectionLevel: ProtectionLevel): NegotiateMessage {
+export function admitNegotiate(
+  token: Uint8Array,
+  maxBytes: number,
+  protectionLevel: ProtectionLevel,
+): NegotiateMessage {
   if (token.length > maxBytes) throw new NegotiateError('ntlm.too-large', `NEGOTIATE of ${token.length} bytes`);
   const negotiate = parseNegotiate(token);
   if (!negotiate) throw new NegotiateError('ntlm.malformed', 'not an NTLM NEGOTIATE message');
   const missing = requiredFlags(protectionLevel) & ~negotiate.flags;
-  if (missing !== 0) throw new NegotiateError('ntlm.weak-flags', `the client does not offer flags 0x${(missing >>> 0).toString(16)}`);
+  if (missing !== 0)
+    throw new NegotiateError('ntlm.weak-flags', `the client does not offer flags 0x${(missing >>> 0).toString(16)}`);
   return negotiate;
 }
 
@@ -76,13 +86,16 @@ export function admitAuthenticate(
   token: Uint8Array,
   limits: { maxBytes: number; ageMs: number; lifetimeMs: number; sealing: boolean },
 ): { auth: AuthenticateMessage; response: NtlmV2Response; claimed: string } | (NtlmRefusal & { claimed?: string }) {
-  if (token.length > limits.maxBytes) return { reason: 'ntlm.too-large', detail: `AUTHENTICATE of ${token.length} bytes` };
+  if (token.length > limits.maxBytes)
+    return { reason: 'ntlm.too-large', detail: `AUTHENTICATE of ${token.length} bytes` };
   const auth = parseAuthenticate(token);
   if (!auth) return { reason: 'ntlm.malformed', detail: 'not an NTLM AUTHENTICATE message' };
   const claimed = `${auth.domain}\\${auth.user}`;
-  if (limits.ageMs > limits.lifetimeMs) return { reason: 'ntlm.challenge-expired', detail: `after ${limits.ageMs} ms`, claimed };
+  if (limits.ageMs > limits.lifetimeMs)
+    return { reason: 'ntlm.challenge-expired', detail: `after ${limits.ageMs} ms`, claimed };
   if (auth.user === '' || (auth.flags & NtlmFlag.Anonymous) !== 0) return { reason: 'ntlm.anonymous' };
-  if (auth.ntResponse.length <= 24) return { reason: 'ntlm.v1', detail: `NT response of ${auth.ntResponse.length} bytes (NTLMv1 or LM)`, claimed };
+  if (auth.ntResponse.length <= 24)
+    return { reason: 'ntlm.v1', detail: `NT response of ${auth.ntResponse.length} bytes (NTLMv1 or LM)`, claimed };
   const required = REQUIRED_NTLM_FLAGS | (limits.sealing ? NtlmFlag.Seal : 0);
   if ((auth.flags & required) !== required || (auth.flags & NtlmFlag.Datagram) !== 0) {
     return { reason: 'ntlm.weak-flags', detail: `AUTHENTICATE flags 0x${(auth.flags >>> 0).toString(16)}`, claimed };
@@ -90,7 +103,8 @@ export function admitAuthenticate(
   const response = parseNtlmV2Response(auth.ntResponse);
   if (!response) return { reason: 'ntlm.malformed', detail: 'not an NTLMv2 response', claimed };
   // KEY_EXCH is required: the key is 16 bytes (gss-ntlmssp copies 16 whatever the field's length, and crashes on 0).
-  if (auth.encryptedRandomSessionKey.length !== 16) return { reason: 'ntlm.malformed', detail: 'no 16-byte EncryptedRandomSessionKey', claimed };
+  if (auth.encryptedRandomSessionKey.length !== 16)
+    return { reason: 'ntlm.malformed', detail: 'no 16-byte EncryptedRandomSessionKey', claimed };
   return { auth, response, claimed };
 }
 
@@ -98,10 +112,15 @@ export function admitAuthenticate(
  * The checks on the NTLMv2 response's AV pairs against the CHALLENGE's MsvAvTimestamp and the SPNs a client may name
  * (`targetNames`). The MIC's value needs the session key: its checker's job.
  */
-export function checkNtlmV2Pairs(auth: AuthenticateMessage, response: NtlmV2Response, expected: { timestamp: Uint8Array; targetNames: readonly string[] }): NtlmRefusal | undefined {
+export function checkNtlmV2Pairs(
+  auth: AuthenticateMessage,
+  response: NtlmV2Response,
+  expected: { timestamp: Uint8Array; targetNames: readonly string[] },
+): NtlmRefusal | undefined {
   const pairs = new Map<number, Uint8Array>();
   for (const pair of response.avPairs) {
-    if (pairs.has(pair.id) && SINGLE_AV_PAIRS.has(pair.id)) return { reason: 'ntlm.malformed', detail: `AV pair ${pair.id} twice` };
+    if (pairs.has(pair.id) && SINGLE_AV_PAIRS.has(pair.id))
+      return { reason: 'ntlm.malformed', detail: `AV pair ${pair.id} twice` };
     pairs.set(pair.id, pair.value);
   }
   const ours = new DataView(expected.timestamp.buffer, expected.timestamp.byteOffset, 8).getBigUint64(0, true);
@@ -110,13 +129,15 @@ export function checkNtlmV2Pairs(auth: AuthenticateMessage, response: NtlmV2Resp
     return { reason: 'ntlm.timestamp', detail: 'the client timestamp is not the server timestamp' };
   }
   const avFlags = pairs.get(AvId.Flags);
-  if (!avFlags || avFlags.length !== 4 || (u32le(avFlags, 0) & AV_FLAG_MIC_PRESENT) === 0 || auth.mic === undefined) return { reason: 'ntlm.mic-missing' };
+  if (!avFlags || avFlags.length !== 4 || (u32le(avFlags, 0) & AV_FLAG_MIC_PRESENT) === 0 || auth.mic === undefined)
+    return { reason: 'ntlm.mic-missing' };
   const target = pairs.get(AvId.TargetName);
   const targetName = target === undefined ? '' : (fromUtf16le(target) ?? '\uFFFD');
   if (targetName !== '' && !expected.targetNames.some((spn) => upperInvariant(spn) === upperInvariant(targetName))) {
     return { reason: 'ntlm.target-name', detail: `the client meant ${targetName}` };
   }
   const bindings = pairs.get(AvId.ChannelBindings);
-  if (bindings !== undefined && bindings.some((b) => b !== 0)) return { reason: 'ntlm.channel-bindings', detail: 'channel bindings on a raw TCP connection' };
+  if (bindings !== undefined && bindings.some((b) => b !== 0))
+    return { reason: 'ntlm.channel-bindings', detail: 'channel bindings on a raw TCP connection' };
   return undefined;
 }

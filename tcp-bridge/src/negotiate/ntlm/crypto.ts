@@ -60,7 +60,12 @@ export function exportedSessionKey(keyExchangeKey: Uint8Array, encryptedRandomSe
 }
 
 /** MIC = HMAC_MD5(ExportedSessionKey, NEGOTIATE ‖ CHALLENGE ‖ AUTHENTICATE with its MIC field zeroed). */
-export function computeMic(exported: Uint8Array, negotiate: Uint8Array, challenge: Uint8Array, authenticate: Uint8Array): Uint8Array {
+export function computeMic(
+  exported: Uint8Array,
+  negotiate: Uint8Array,
+  challenge: Uint8Array,
+  authenticate: Uint8Array,
+): Uint8Array {
   const zeroed = authenticate.slice();
   zeroed.fill(0, MIC_OFFSET, MIC_OFFSET + 16);
   return hmacMd5(exported, negotiate, challenge, zeroed);
@@ -74,9 +79,19 @@ const MAGIC = {
 } as const;
 
 /** SIGNKEY and SEALKEY (MS-NLMP 3.4.5.2, 3.4.5.3) with extended session security and 128-bit keys. */
-export function sessionKeys(exported: Uint8Array): { clientSign: Uint8Array; serverSign: Uint8Array; clientSeal: Uint8Array; serverSeal: Uint8Array } {
+export function sessionKeys(exported: Uint8Array): {
+  clientSign: Uint8Array;
+  serverSign: Uint8Array;
+  clientSeal: Uint8Array;
+  serverSeal: Uint8Array;
+} {
   const derive = (magic: string): Uint8Array => md5(exported, new TextEncoder().encode(magic));
-  return { clientSign: derive(MAGIC.clientSign), serverSign: derive(MAGIC.serverSign), clientSeal: derive(MAGIC.clientSeal), serverSeal: derive(MAGIC.serverSeal) };
+  return {
+    clientSign: derive(MAGIC.clientSign),
+    serverSign: derive(MAGIC.serverSign),
+    clientSeal: derive(MAGIC.clientSeal),
+    serverSeal: derive(MAGIC.serverSeal),
+  };
 }
 
 /** Constant-time equality of two byte strings (their lengths are not secret). */

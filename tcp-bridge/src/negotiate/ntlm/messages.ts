@@ -59,7 +59,8 @@ const FILETIME_UNIX_EPOCH = 116444736000000000n;
 const u16 = (b: Uint8Array, at: number): number => b[at]! | (b[at + 1]! << 8);
 
 /** The little-endian 32-bit number at `at`. */
-export const u32le = (b: Uint8Array, at: number): number => (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
+export const u32le = (b: Uint8Array, at: number): number =>
+  (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
 
 export function utf16le(text: string): Uint8Array {
   const out = new Uint8Array(text.length * 2);
@@ -132,7 +133,8 @@ function readField(bytes: Uint8Array, at: number, headerEnd: number): Uint8Array
 }
 
 /** Writes a (length, max length, offset) field. */
-const field = (out: ByteWriter, length: number, offset: number): ByteWriter => out.uint16(length).uint16(length).uint32(offset);
+const field = (out: ByteWriter, length: number, offset: number): ByteWriter =>
+  out.uint16(length).uint16(length).uint32(offset);
 
 export interface NegotiateMessage {
   flags: number;
@@ -161,7 +163,12 @@ export function parseChallenge(bytes: Uint8Array): ChallengeMessage | undefined 
 }
 
 /** A CHALLENGE with our Version; `serverChallenge` is 8 bytes. */
-export function encodeChallenge(message: { flags: number; serverChallenge: Uint8Array; targetName: string; targetInfo: readonly AvPair[] }): Uint8Array {
+export function encodeChallenge(message: {
+  flags: number;
+  serverChallenge: Uint8Array;
+  targetName: string;
+  targetInfo: readonly AvPair[];
+}): Uint8Array {
   const name = utf16le(message.targetName);
   const info = encodeAvPairs(message.targetInfo);
   const out = new ByteWriter(CHALLENGE_HEADER + name.length + info.length).bytes(SIGNATURE).uint32(2);
@@ -193,8 +200,20 @@ export function parseAuthenticate(bytes: Uint8Array): AuthenticateMessage | unde
   if ((flags & NtlmFlag.Unicode) === 0) return undefined; // OEM strings are not accepted
   const [domainName, userName, workstationName] = [domain, user, workstation].map(fromUtf16le);
   if (domainName === undefined || userName === undefined || workstationName === undefined) return undefined;
-  const mic = payloadStart >= AUTHENTICATE_HEADER && bytes.length >= AUTHENTICATE_HEADER ? bytes.slice(MIC_OFFSET, MIC_OFFSET + 16) : undefined;
-  return { flags, lmResponse: lm, ntResponse: nt, domain: domainName, user: userName, workstation: workstationName, encryptedRandomSessionKey: key, mic };
+  const mic =
+    payloadStart >= AUTHENTICATE_HEADER && bytes.length >= AUTHENTICATE_HEADER
+      ? bytes.slice(MIC_OFFSET, MIC_OFFSET + 16)
+      : undefined;
+  return {
+    flags,
+    lmResponse: lm,
+    ntResponse: nt,
+    domain: domainName,
+    user: userName,
+    workstation: workstationName,
+    encryptedRandomSessionKey: key,
+    mic,
+  };
 }
 
 export interface NtlmV2Response {
@@ -237,8 +256,12 @@ export function encodeSignature(checksum: Uint8Array, seq: number): Uint8Array {
  * bytes of version 1 (`Malformed`), or another sequence number (`OutOfSequence`, so that a frame out of order is told
  * from a forged one). Undefined when it may be the one.
  */
-export function signatureProblem(signature: Uint8Array, seq: number): { kind: 'Malformed' | 'OutOfSequence'; message: string } | undefined {
-  if (signature.length !== SIGNATURE_SIZE || u32le(signature, 0) !== 1) return { kind: 'Malformed', message: 'not an NTLM signature (version 1, 16 bytes)' };
+export function signatureProblem(
+  signature: Uint8Array,
+  seq: number,
+): { kind: 'Malformed' | 'OutOfSequence'; message: string } | undefined {
+  if (signature.length !== SIGNATURE_SIZE || u32le(signature, 0) !== 1)
+    return { kind: 'Malformed', message: 'not an NTLM signature (version 1, 16 bytes)' };
   const carried = u32le(signature, 12);
   if (carried !== seq) return { kind: 'OutOfSequence', message: `sequence number ${carried} where ${seq} was due` };
   return undefined;

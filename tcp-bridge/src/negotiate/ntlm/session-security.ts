@@ -98,7 +98,8 @@ export class NtlmSessionSecurity {
 
   unwrap(payload: Uint8Array): Uint8Array {
     this.check();
-    if (payload.length < SIGNATURE_SIZE) throw this.breakWith(new IntegrityError('Malformed', `a ${payload.length}-byte payload has no NTLM signature`));
+    if (payload.length < SIGNATURE_SIZE)
+      throw this.breakWith(new IntegrityError('Malformed', `a ${payload.length}-byte payload has no NTLM signature`));
     const signature = payload.subarray(0, SIGNATURE_SIZE);
     const body = payload.subarray(SIGNATURE_SIZE);
     const form = this.form;
@@ -135,7 +136,8 @@ export class NtlmSessionSecurity {
     const problem = signatureProblem(signature, direction.seq);
     if (problem) return new IntegrityError(problem.kind, problem.message);
     const expected = direction.signature(direction.seq, message());
-    if (!constantTimeEqual(expected.subarray(4, 12), signature.subarray(4, 12))) return new IntegrityError('BadSignature', 'the NTLM signature does not match');
+    if (!constantTimeEqual(expected.subarray(4, 12), signature.subarray(4, 12)))
+      return new IntegrityError('BadSignature', 'the NTLM signature does not match');
     return undefined;
   }
 

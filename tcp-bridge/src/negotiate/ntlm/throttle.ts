@@ -40,7 +40,9 @@ export class LogonThrottle {
   }
 
   blocked(user: string | undefined, address: string): boolean {
-    return this.over(addressKey(address), this.perAddress) || (user !== undefined && this.over(userKey(user), this.perUser));
+    return (
+      this.over(addressKey(address), this.perAddress) || (user !== undefined && this.over(userKey(user), this.perUser))
+    );
   }
 
   failed(user: string | undefined, address: string): void {
@@ -83,7 +85,9 @@ export function addressKey(address: string): string {
   const [head = '', tail = ''] = address.split('%')[0]!.toLowerCase().split('::');
   const left = head === '' ? [] : head.split(':');
   const right = tail === '' ? [] : tail.split(':');
-  const groups = address.includes('::') ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
+  const groups = address.includes('::')
+    ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
+    : left;
   return `a:${groups
     .slice(0, 4)
     .map((g) => g.replace(/^0+(?=.)/, ''))
