@@ -60,7 +60,7 @@ export interface BridgeBenchRow {
 
 /** Runs every target × operation × channel count and prints the table; returns the rows for the targets. */
 export async function runBridgeBench(): Promise<BridgeBenchRow[]> {
-  const log = (s: string) => process.stderr.write(s + '\n');
+  const log = (s: string) => process.stderr.write(`${s}\n`);
   const targets: Target[] = [];
   const rows: BridgeBenchRow[] = [];
   const rss = new Map<string, number>();
@@ -120,7 +120,7 @@ export async function runBridgeBench(): Promise<BridgeBenchRow[]> {
     const canned = rate('canned responder', 'Heartbeat', row.channels);
     const ratio = (peer: number | undefined) => (r && peer ? `${(r.callsPerSecond / peer).toFixed(2)}×` : '–');
     console.log(
-      `| ${row.target} | ${row.operation} | ${row.channels} | ${r ? Math.round(r.callsPerSecond) : '–'} | ${r ? r.p50Ms.toFixed(2) + ' ms' : '–'} | ${r ? r.p99Ms.toFixed(2) + ' ms' : '–'} | ${ratio(mono)} | ${ratio(canned)} |${row.error ? ` ${row.error}` : ''}`,
+      `| ${row.target} | ${row.operation} | ${row.channels} | ${r ? Math.round(r.callsPerSecond) : '–'} | ${r ? `${r.p50Ms.toFixed(2)} ms` : '–'} | ${r ? `${r.p99Ms.toFixed(2)} ms` : '–'} | ${ratio(mono)} | ${ratio(canned)} |${row.error ? ` ${row.error}` : ''}`,
     );
   }
   console.log('');

@@ -138,7 +138,7 @@ interface Row {
   peerNote?: string;
 }
 
-const log = (s: string) => process.stderr.write(s + '\n');
+const log = (s: string) => process.stderr.write(`${s}\n`);
 
 function describe(outcome: ScanOutcome, expected: QrBill): { read: boolean; answer: string } {
   if (outcome.status === 'found') {

@@ -48,7 +48,7 @@ export interface DotnetBenchRow {
   error?: string;
 }
 
-const log = (s: string) => process.stderr.write(s + '\n');
+const log = (s: string) => process.stderr.write(`${s}\n`);
 
 async function bridge(dir: string, env: Record<string, string> = {}): Promise<Target & { port: number }> {
   writeFileSync(join(dir, 'roles.json'), JSON.stringify({ writer: ['anonymous', 'BENCH\\alice'] }));

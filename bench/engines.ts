@@ -275,7 +275,7 @@ async function bombProcessMain(kind: InProcessKind, path: string): Promise<void>
   const started = performance.now();
   const answer = await engines[kind](bytes);
   const ms = performance.now() - started;
-  process.stdout.write(JSON.stringify({ answer, ms, peakKB: procStatusKB('self', 'VmHWM'), idleKB }) + '\n');
+  process.stdout.write(`${JSON.stringify({ answer, ms, peakKB: procStatusKB('self', 'VmHWM'), idleKB })}\n`);
 }
 
 async function runInProcess(
@@ -438,7 +438,7 @@ async function runPdfjs(files: CorpusFile[], shipped: EngineRun['shipped']): Pro
       continue;
     }
     // A bomb gets a child of its own (started fresh, dropped after), so its peak RSS is its own.
-    const c = !child || !child.alive || f.bomb ? await freshChild() : child;
+    const c = !child?.alive || f.bomb ? await freshChild() : child;
     const idleRssMB = c.rssKB() / 1024;
     const first = await c.waitFor('first', PDFJS_TIME_LIMIT_MS, { path: f.path, repeats: f.bomb ? 0 : REPEATS });
     let result: FileResult;
@@ -549,7 +549,7 @@ interface CorpusFile {
 }
 
 const log = (s: string) => {
-  if (process.env.BENCH_VERBOSE) process.stderr.write(s + '\n');
+  if (process.env.BENCH_VERBOSE) process.stderr.write(`${s}\n`);
 };
 
 function cleanup(): void {

@@ -140,7 +140,7 @@ async function measureCalls(bridges: readonly BridgeProcess[], channelCount: num
 
 /** Runs both bridges through the opens and the calls and prints the tables; returns the rows. */
 export async function runNegotiateBench(): Promise<{ handshakes: HandshakeRow[]; calls: CallRow[] }> {
-  const log = (s: string) => process.stderr.write(s + '\n');
+  const log = (s: string) => process.stderr.write(`${s}\n`);
   const dir = mkdtempSync(join(tmpdir(), 'bench-negotiate-'));
   writeFileSync(join(dir, 'users'), `${CREDENTIALS.domain}:${CREDENTIALS.user}:${CREDENTIALS.password}\n`, {
     mode: 0o600,

@@ -350,7 +350,7 @@ export class NetTcpChannel {
   private reply(payload: Buffer): void {
     const { document } = decodeEnvelope(payload, this.reader);
     const envelope = document.children.find((c): c is XmlElement => c.kind === 'element');
-    if (!envelope || envelope.localName !== 'Envelope' || envelope.namespace !== SOAP12)
+    if (envelope?.localName !== 'Envelope' || envelope.namespace !== SOAP12)
       throw new NetTcpChannelError('a reply that is no SOAP 1.2 envelope');
     const header = envelope.children.find((c): c is XmlElement => c.kind === 'element' && c.localName === 'Header');
     const headerText = (name: string) => {

@@ -14,7 +14,7 @@ import { fmtMs, measure, p50, type Sample } from './stats.ts';
 const MiB = 1024 * 1024;
 const VALIDATE = '/api/v1/documents/validate';
 const EXTRACT = '/api/v1/documents/extract-swiss-qr-code';
-const log = (s: string) => process.stderr.write(s + '\n');
+const log = (s: string) => process.stderr.write(`${s}\n`);
 
 /**
  * One POST over its own connection (no pooling: 200 clients are 200 sockets), written in 1 MiB chunks with
@@ -50,7 +50,11 @@ function post(
       for (let at = 0; at < body.length && !answered && !req.destroyed; at += MiB) {
         if (!req.write(body.subarray(at, at + MiB))) {
           await new Promise<void>((r) => {
-            const done = () => (req.off('drain', done), req.off('close', done), r());
+            const done = () => {
+              req.off('drain', done);
+              req.off('close', done);
+              r();
+            };
             req.on('drain', done).on('close', done);
           });
         }

@@ -86,7 +86,7 @@ interface Row {
   note?: string;
 }
 
-const log = (s: string) => process.stderr.write(s + '\n');
+const log = (s: string) => process.stderr.write(`${s}\n`);
 const normalize = (s: string) => s.replace(/\r\n/g, '\n');
 
 interface GeneratedEntry {

@@ -60,7 +60,7 @@ setTimeout(() => {
   process.exit(2);
 }, HARD_LIMIT_MS).unref();
 
-const log = (s: string) => process.stderr.write(s + '\n');
+const log = (s: string) => process.stderr.write(`${s}\n`);
 
 async function main(): Promise<void> {
   const runStarted = performance.now();

@@ -3,9 +3,8 @@ const SKIP = 64; // ASCII whitespace: line wrapping is allowed anywhere
 const PAD = 65;
 const INVALID = 255;
 const CLASS = new Uint8Array(256).fill(INVALID);
-'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
-  .split('')
-  .forEach((ch, i) => (CLASS[ch.charCodeAt(0)] = i));
+for (const [i, ch] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].entries())
+  CLASS[ch.charCodeAt(0)] = i;
 for (const c of [0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20]) CLASS[c] = SKIP;
 CLASS[0x3d] = PAD;
 

@@ -32,8 +32,12 @@ export class JwksCache {
     const now = this.options.clock.now();
     const stale = now - this.fetchedAt > MAX_AGE_MS;
     const unknownKid = kid !== undefined && !this.keys.some((k) => k.kid === kid);
-    if ((stale || unknownKid) && now - this.attemptedAt > MIN_REFETCH_MS)
-      await (this.pending ??= this.refresh().finally(() => (this.pending = undefined)));
+    if ((stale || unknownKid) && now - this.attemptedAt > MIN_REFETCH_MS) {
+      this.pending ??= this.refresh().finally(() => {
+        this.pending = undefined;
+      });
+      await this.pending;
+    }
     return this.keys;
   }
 

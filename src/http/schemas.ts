@@ -35,12 +35,10 @@ export const ValidatePdfResponse = z
 
 export const ProblemDetails = z
   .object({
-    type: z
-      .string()
-      .openapi({
-        description: 'Stable URI; clients branch on its last segment.',
-        example: 'https://errors.example/problems/invalid-pdf',
-      }),
+    type: z.string().openapi({
+      description: 'Stable URI; clients branch on its last segment.',
+      example: 'https://errors.example/problems/invalid-pdf',
+    }),
     title: z.string(),
     status: z.number().int(),
     detail: z.string(),

@@ -56,6 +56,7 @@ const MiB = 1024 * 1024;
 
 export function readEndpointConfig(env: Environment): EndpointConfig {
   const serviceNamespace = env.SERVICE_NAMESPACE || 'http://tempuri.org/';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: a URI excludes the C0 controls and DEL (RFC 3986)
   if (!/^[a-z][a-z0-9+.-]*:[^\s<>"{}|\\^`\x00-\x1f\x7f]+$/i.test(serviceNamespace))
     throw new ConfigError(`SERVICE_NAMESPACE must be an absolute URI, not "${serviceNamespace}"`);
   const security = env.BRIDGE_SECURITY || 'windows';

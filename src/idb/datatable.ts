@@ -148,7 +148,7 @@ export function formatCell(column: DataColumn, cell: Exclude<DataCell, null>): s
       return formatFloat(expectNumber(cell), false);
     case 'Boolean':
       if (typeof cell === 'boolean') return cell ? 'true' : 'false';
-      if (cell === 0 || cell === 1 || cell === 0n || cell === 1n) return cell == 1 ? 'true' : 'false';
+      if (cell === 0 || cell === 1 || cell === 0n || cell === 1n) return cell === 1 || cell === 1n ? 'true' : 'false';
       throw invalid('a Boolean', cell);
     case 'String':
       if (typeof cell !== 'string') throw invalid('a String', cell);
@@ -363,6 +363,7 @@ export function encodeBase64(bytes: Uint8Array): string {
 
 // Characters XML 1.0 cannot carry: C0 controls but tab, LF and CR; unpaired surrogates (the u flag makes a pair one
 // code point, so only lone halves fall in the range); U+FFFE and U+FFFF.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters XML 1.0 forbids
 const INVALID_XML_CHAR = /[\0-\x08\x0B\x0C\x0E-\x1F\uD800-\uDFFF\uFFFE\uFFFF]/u;
 
 function checkText(text: string, where: string): void {

@@ -104,7 +104,7 @@ function render(node: XmlElement, indent = ''): string {
   if (node.children.every((c) => typeof c === 'string'))
     return `${open}>${node.children.map((c) => escapeText(c as string)).join('')}</${node.name}>`;
   const inner = node.children
-    .map((c) => (typeof c === 'string' ? indent + '  ' + escapeText(c) : render(c, indent + '  ')))
+    .map((c) => (typeof c === 'string' ? `${indent}  ${escapeText(c)}` : render(c, `${indent}  `)))
     .join('\n');
   return `${open}>\n${inner}\n${indent}</${node.name}>`;
 }

@@ -103,15 +103,33 @@ function crossCheck(
   const limit = rowTotal * 1.5;
   // from the centre up: the rest of the core, light, dark
   let yy = y;
-  while (yy >= 0 && at(yy) && counts[2]! <= limit) counts[2]!++, yy--;
-  while (yy >= 0 && !at(yy) && counts[1]! <= limit) counts[1]!++, yy--;
-  while (yy >= 0 && at(yy) && counts[0]! <= limit) counts[0]!++, yy--;
+  while (yy >= 0 && at(yy) && counts[2]! <= limit) {
+    counts[2]!++;
+    yy--;
+  }
+  while (yy >= 0 && !at(yy) && counts[1]! <= limit) {
+    counts[1]!++;
+    yy--;
+  }
+  while (yy >= 0 && at(yy) && counts[0]! <= limit) {
+    counts[0]!++;
+    yy--;
+  }
   const top = yy + 1;
   // and down
   yy = y + 1;
-  while (yy < height && at(yy) && counts[2]! <= limit) counts[2]!++, yy++;
-  while (yy < height && !at(yy) && counts[3]! <= limit) counts[3]!++, yy++;
-  while (yy < height && at(yy) && counts[4]! <= limit) counts[4]!++, yy++;
+  while (yy < height && at(yy) && counts[2]! <= limit) {
+    counts[2]!++;
+    yy++;
+  }
+  while (yy < height && !at(yy) && counts[3]! <= limit) {
+    counts[3]!++;
+    yy++;
+  }
+  while (yy < height && at(yy) && counts[4]! <= limit) {
+    counts[4]!++;
+    yy++;
+  }
   const total = counts.reduce((a, b) => a + b, 0);
   if (counts.some((c) => c === 0) || total > limit || total < rowTotal / 1.5 || !ratiosMatch(counts)) return undefined;
   return { y: top + counts[0]! + counts[1]! + counts[2]! / 2, total };

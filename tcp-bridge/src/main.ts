@@ -3,7 +3,7 @@ import { jsonLogger, readLogLevel } from '#idb';
 import { openBridge } from './bridge.ts';
 import { readBridgeConfig } from './config.ts';
 
-const logger = jsonLogger(readLogLevel(process.env), (line) => process.stdout.write(line + '\n'));
+const logger = jsonLogger(readLogLevel(process.env), (line) => process.stdout.write(`${line}\n`));
 
 try {
   const bridge = await openBridge(readBridgeConfig(process.env), logger);

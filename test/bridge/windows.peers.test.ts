@@ -154,7 +154,7 @@ describe.skipIf(!available.gssapi)('tcp-bridge with Windows security (NTLM throu
       Number(
         text
           .split('\n')
-          .find((l) => l.startsWith(series + ' '))
+          .find((l) => l.startsWith(`${series} `))
           ?.split(' ')
           .pop() ?? 0,
       );

@@ -23,7 +23,7 @@ beforeAll(async () => {
 type Form = 'json' | 'pdf' | 'multipart';
 
 /** A multipart/form-data body as browsers and curl write it. */
-export function formBody(
+function formBody(
   parts: { name: string; filename?: string; type?: string; body: Uint8Array | string }[],
   boundary = '----formdata-test-7MA4YWxkTrZu0gW',
 ): { body: Uint8Array; contentType: string } {

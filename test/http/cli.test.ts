@@ -235,7 +235,7 @@ describe('swiss-doc validate', () => {
     const run = await swissDoc(['validate', '--pretty', 'one.pdf']);
     expect(run.code).toBe(0);
     const expected = JSON.parse(exactLine('one.pdf', await api(app, VALIDATE, pdfRequest(files.one)))) as unknown;
-    expect(run.stdout).toBe(JSON.stringify(expected, null, 2) + '\n');
+    expect(run.stdout).toBe(`${JSON.stringify(expected, null, 2)}\n`);
   });
 
   it('a file over MAX_BODY_MB gets the API 413 problem', async () => {

@@ -39,6 +39,7 @@ describe('parseJsonObject', () => {
       text: ['references'],
     });
     expect(members.References).toEqual(
+      // biome-ignore lint/correctness/noPrecisionLoss: the number is past 2^53 on purpose; its text must survive
       new JsonWithText([12345678901234567890, 1.5, { a: 'é' }], '[12345678901234567890, 1.50, {"a" : "é"}]'),
     );
   });

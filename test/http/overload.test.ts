@@ -30,7 +30,14 @@ function heldBody() {
     },
     { highWaterMark: 0 },
   );
-  return { stream, state, send: (bytes: Uint8Array) => (controller.enqueue(bytes), controller.close()) };
+  return {
+    stream,
+    state,
+    send: (bytes: Uint8Array) => {
+      controller.enqueue(bytes);
+      controller.close();
+    },
+  };
 }
 
 const pdfRequest = (
@@ -107,7 +114,13 @@ describe('QUEUE_TIMEOUT_MS', () => {
           ),
         ),
     };
-    return { engine, releaseAll: () => waiting.splice(0).forEach((go) => go()), started: () => waiting.length };
+    return {
+      engine,
+      releaseAll: () => {
+        for (const go of waiting.splice(0)) go();
+      },
+      started: () => waiting.length,
+    };
   }
 
   it('answers 503 overloaded to a document that waited that long for the engine, not pdf-too-complex', async () => {
@@ -150,7 +163,7 @@ describe('QUEUE_TIMEOUT_MS', () => {
 
 describe('GET /metrics', () => {
   const value = (text: string, series: string) => {
-    const line = text.split('\n').find((l) => l.startsWith(series + ' '));
+    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
     return line === undefined ? undefined : Number(line.slice(series.length + 1));
   };
 

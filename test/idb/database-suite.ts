@@ -513,9 +513,9 @@ export function databaseSuite(b: Backend): void {
         }
       } else {
         await inTransaction('read', async (reader) => {
-          const escape = await fault(reader.run('SET TRANSACTION READ WRITE', [], LIMITS));
-          expect(escape).toMatchObject({ fault: 'SqlError', transactionAborted: true });
-          expect(escape.message).toMatch(/read-write mode must be set before any query/);
+          const escaped = await fault(reader.run('SET TRANSACTION READ WRITE', [], LIMITS));
+          expect(escaped).toMatchObject({ fault: 'SqlError', transactionAborted: true });
+          expect(escaped.message).toMatch(/read-write mode must be set before any query/);
           expect((await fault(reader.run('INSERT INTO items VALUES (11, null)', [], LIMITS))).fault).toBe('SqlError'); // aborted: refused before reaching the server
         });
         await inTransaction('read', async (reader) => {

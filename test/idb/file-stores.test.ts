@@ -172,14 +172,14 @@ describe.each([
       guid.replaceAll('-', ''),
       `${guid} `,
       `${guid}\0`,
-      'files/' + guid,
+      `files/${guid}`,
     ];
     for (const key of bad) {
       expect((await storeError(h.store.put(key, new Uint8Array(1)))).kind).toBe('invalid-argument');
       expect((await storeError(h.store.get(key, EMPTY_SHA256))).kind).toBe('invalid-argument');
       expect((await storeError(h.store.delete(key))).kind).toBe('invalid-argument');
     }
-    for (const digest of ['', 'abc', EMPTY_SHA256.slice(1) + 'g', ` ${EMPTY_SHA256}`]) {
+    for (const digest of ['', 'abc', `${EMPTY_SHA256.slice(1)}g`, ` ${EMPTY_SHA256}`]) {
       expect((await storeError(h.store.get(guid, digest))).kind).toBe('invalid-argument');
     }
   });

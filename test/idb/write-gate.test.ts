@@ -7,8 +7,14 @@ describe('WriteGate (one SQLite writer at a time in this process)', () => {
     const gate = new WriteGate();
     const order: string[] = [];
     const leaveFirst = await gate.enter(1000);
-    const second = gate.enter(1000).then((leave) => (order.push('second'), leave));
-    const third = gate.enter(1000).then((leave) => (order.push('third'), leave));
+    const second = gate.enter(1000).then((leave) => {
+      order.push('second');
+      return leave;
+    });
+    const third = gate.enter(1000).then((leave) => {
+      order.push('third');
+      return leave;
+    });
     await Promise.resolve();
     expect(order).toEqual([]);
     leaveFirst();

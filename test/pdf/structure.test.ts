@@ -30,7 +30,7 @@ function objectStreamPdf(objects: string[], plain: number, objectStreamBody?: Ui
   let body = '';
   packed.forEach((o, i) => {
     index += `${plain + 1 + i} ${body.length} `;
-    body += o + '\n';
+    body += `${o}\n`;
   });
   const objstmNum = objects.length + 1;
   const xrefNum = objects.length + 2;
@@ -47,7 +47,7 @@ function objectStreamPdf(objects: string[], plain: number, objectStreamBody?: Ui
       length += p.length;
     }
   };
-  objects.slice(0, plain).forEach((o, i) => add(i + 1, o));
+  for (const [i, o] of objects.slice(0, plain).entries()) add(i + 1, o);
   const objstmData = zlibSync(objectStreamBody ?? enc.encode(index + body));
   add(
     objstmNum,
@@ -57,7 +57,7 @@ function objectStreamPdf(objects: string[], plain: number, objectStreamBody?: Ui
   offsets.set(xrefNum, length);
   const rows: number[][] = [[0, 0, 0]];
   for (let n = 1; n <= plain; n++) rows.push([1, offsets.get(n)!, 0]);
-  packed.forEach((_, i) => rows.push([2, objstmNum, i]));
+  for (const i of packed.keys()) rows.push([2, objstmNum, i]);
   rows.push([1, offsets.get(objstmNum)!, 0], [1, offsets.get(xrefNum)!, 0]);
   const raw: number[] = [];
   let prev = [0, 0, 0, 0, 0, 0, 0];
@@ -78,11 +78,11 @@ function objectStreamPdf(objects: string[], plain: number, objectStreamBody?: Ui
 
 describe('findHeader', () => {
   it('finds the header after leading bytes within 1024', () => {
-    expect(findHeader(enc.encode('x'.repeat(500) + '%PDF-1.4\n'))).toEqual({ offset: 500, version: '1.4' });
+    expect(findHeader(enc.encode(`${'x'.repeat(500)}%PDF-1.4\n`))).toEqual({ offset: 500, version: '1.4' });
     expect(findHeader(enc.encode('\ufeff%PDF-2.0\n'))?.version).toBe('2.0');
   });
   it('refuses a missing, late or malformed header', () => {
-    expect(findHeader(enc.encode('x'.repeat(2000) + '%PDF-1.4\n'))).toBeUndefined();
+    expect(findHeader(enc.encode(`${'x'.repeat(2000)}%PDF-1.4\n`))).toBeUndefined();
     expect(findHeader(enc.encode('%pdf-1.4\n'))).toBeUndefined();
     expect(findHeader(enc.encode('%PDF-1.10\n'))).toBeUndefined();
     expect(findHeader(enc.encode('%PDF-x.y\n'))).toBeUndefined();

@@ -190,7 +190,7 @@ describe('readQrBill: separators and line count', () => {
     expect(reason('SPC\n0200')).toBe('line-count');
     expect(reason('SPC')).toBe('line-count');
     // Empty lines at the end do not count, so a bill cut after its reference is short even when padded.
-    expect(reason(BASE.slice(0, 29).join('\n') + '\n\n\n\n')).toBe('line-count');
+    expect(reason(`${BASE.slice(0, 29).join('\n')}\n\n\n\n`)).toBe('line-count');
   });
 
   it('rejects more than 34 element lines', () => {

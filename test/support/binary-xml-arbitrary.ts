@@ -101,18 +101,16 @@ export const atomicTextArb: fc.Arbitrary<XmlText> = fc.oneof(
   guidArb.map((g) => ({ kind: 'text', type: 'UniqueId', value: `urn:uuid:${g}` }) as XmlText),
   guidArb.map((value) => ({ kind: 'text', type: 'Uuid', value }) as XmlText),
   fc.boolean().map((value) => ({ kind: 'text', type: 'Bool', value }) as XmlText),
-  fc
-    .tuple(fc.integer({ min: 0, max: 25 }), dictionaryNameArb)
-    .map(
-      ([p, n]) =>
-        ({
-          kind: 'text',
-          type: 'QNameDictionary',
-          prefix: String.fromCharCode(0x61 + p),
-          localName: n.value,
-          key: n.key,
-        }) as XmlText,
-    ),
+  fc.tuple(fc.integer({ min: 0, max: 25 }), dictionaryNameArb).map(
+    ([p, n]) =>
+      ({
+        kind: 'text',
+        type: 'QNameDictionary',
+        prefix: String.fromCharCode(0x61 + p),
+        localName: n.value,
+        key: n.key,
+      }) as XmlText,
+  ),
 );
 
 export const textArb: fc.Arbitrary<XmlText> = fc.oneof(

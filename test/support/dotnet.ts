@@ -127,7 +127,7 @@ export function runDotnet(args: readonly string[], options: RunOptions = {}): Pr
         maxBuffer: 256 * 1024 * 1024,
       },
       (error, stdout, stderr) => {
-        if (error && error.killed)
+        if (error?.killed)
           return reject(
             new Error(`dotnet ${args.join(' ')} did not finish within ${timeoutMs} ms\n${stdout}${stderr}`),
           );

@@ -117,6 +117,6 @@ export function md5(data: Uint8Array): Uint8Array {
   }
   const out = new Uint8Array(16);
   const outView = new DataView(out.buffer);
-  h.forEach((x, i) => outView.setUint32(i * 4, x, true));
+  for (const [i, x] of h.entries()) outView.setUint32(i * 4, x, true);
   return out;
 }

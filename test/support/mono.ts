@@ -66,7 +66,7 @@ export function runMonoTool(tool: MonoTool, args: readonly string[], options: Ru
         maxBuffer: 64 * 1024 * 1024,
       },
       (error, stdout, stderr) => {
-        if (error && error.killed)
+        if (error?.killed)
           return reject(
             new Error(`${tool} ${args.join(' ')} did not finish within ${timeoutMs} ms\n${stdout}${stderr}`),
           );

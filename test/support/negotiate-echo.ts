@@ -43,7 +43,7 @@ export async function startNegotiateEcho(options: Omit<NegotiateStreamOptions, '
   const notify = (): void => {
     const pending = waiters;
     waiters = [];
-    pending.forEach((w) => w());
+    for (const w of pending) w();
   };
   const server = createServer({ noDelay: true }, (socket) => {
     sockets.add(socket);

@@ -60,8 +60,7 @@ export class NtlmInitiator {
     this.child.stdout.setEncoding('utf8');
     this.child.stdout.on('data', (chunk: string) => {
       buffered += chunk;
-      let at: number;
-      while ((at = buffered.indexOf('\n')) >= 0) {
+      for (let at = buffered.indexOf('\n'); at >= 0; at = buffered.indexOf('\n')) {
         const line = buffered.slice(0, at);
         buffered = buffered.slice(at + 1);
         const waiter = this.waiting;

@@ -136,5 +136,5 @@ export function adoptKeys(to: XmlContent, from: XmlContent): void {
       adoptKeys(a.value, b.value);
     }
   });
-  to.children.forEach((c, i) => adoptKeys(c, from.children[i]!));
+  for (const [i, c] of to.children.entries()) adoptKeys(c, from.children[i]!);
 }

@@ -155,7 +155,10 @@ export class PdfDocument {
       this.limits.checkpoint();
       seen.add(offset);
       let section: PdfDict | undefined;
-      for (const at of this.candidates(offset)) if ((section = this.readXrefSection(at))) break;
+      for (const at of this.candidates(offset)) {
+        section = this.readXrefSection(at);
+        if (section) break;
+      }
       if (!section) return newest?.has('Root') ? newest : undefined;
       newest ??= section;
       const hybrid = section.get('XRefStm');

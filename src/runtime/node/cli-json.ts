@@ -8,7 +8,7 @@
 export function layoutJson(text: string, indent = 0): string {
   let out = '';
   let depth = 0;
-  const newline = () => (indent > 0 ? '\n' + ' '.repeat(depth * indent) : '');
+  const newline = () => (indent > 0 ? `\n${' '.repeat(depth * indent)}` : '');
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     switch (c) {
@@ -41,7 +41,7 @@ export function layoutJson(text: string, indent = 0): string {
         out += newline() + c;
         break;
       case ',':
-        out += ',' + newline();
+        out += `,${newline()}`;
         break;
       case ':':
         out += indent > 0 ? ': ' : ':';

@@ -290,7 +290,7 @@ async function main(argv: string[]): Promise<number> {
     return usageError(`--pretty prints one file's result; ${inputs.length} files were found.`);
 
   const logger: Logger =
-    config.logLevel === 'debug' ? jsonLogger('debug', (line) => process.stderr.write(line + '\n')) : { log: () => {} };
+    config.logLevel === 'debug' ? jsonLogger('debug', (line) => process.stderr.write(`${line}\n`)) : { log: () => {} };
   // The CLI only validates and extracts, so the bridge's settings (published in the WSDL) do not apply to it, nor
   // metrics: nothing scrapes them here.
   const app = createApp({
@@ -311,7 +311,7 @@ async function main(argv: string[]): Promise<number> {
       continue;
     }
     const line = `{"file":${JSON.stringify(input.path)},"status":${answer.status},"body":${answer.body}}`;
-    await write((options.pretty ? layoutJson(line, 2) : line) + '\n');
+    await write(`${options.pretty ? layoutJson(line, 2) : line}\n`);
     if (answer.status !== 200 && exit === EXIT.ok) exit = EXIT.problem;
   }
   return exit;

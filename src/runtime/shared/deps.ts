@@ -93,7 +93,7 @@ export function serverDeps(
     ...(apiKeys && { apiKeys }),
     metrics: new PromMetricsRegistry(),
     clock,
-    logger: jsonLogger(config.logLevel, (line) => process.stdout.write(line + '\n')),
+    logger: jsonLogger(config.logLevel, (line) => process.stdout.write(`${line}\n`)),
     docsScript: () => (docsScript ??= readFile(require.resolve('@scalar/api-reference/browser/standalone.js'), 'utf8')),
   };
 }

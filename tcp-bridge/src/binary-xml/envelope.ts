@@ -4,7 +4,7 @@
  */
 
 import { ByteWriter } from '../bytes.ts';
-import { type ReaderSession, type WriterSession } from './dictionary.ts';
+import type { ReaderSession, WriterSession } from './dictionary.ts';
 import type { XmlDocument } from './nodes.ts';
 import { decodeDocument, type DecodeOptions } from './reader.ts';
 import { encodeDocument } from './writer.ts';

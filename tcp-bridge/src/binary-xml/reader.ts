@@ -202,7 +202,10 @@ class Reader {
         if (type === Record.ShortXmlnsAttribute || type === Record.XmlnsAttribute) declaration.uri = this.string();
         else [declaration.uri, declaration.uriKey] = this.dictionaryString();
         let uris = this.bindings.get(declaration.prefix);
-        if (!uris) this.bindings.set(declaration.prefix, (uris = []));
+        if (!uris) {
+          uris = [];
+          this.bindings.set(declaration.prefix, uris);
+        }
         uris.push(declaration.uri);
         declared.push(declaration.prefix);
         into.push(declaration);

@@ -61,14 +61,17 @@ class Writer {
   content(node: XmlContent): void {
     switch (node.kind) {
       case 'element':
-        return this.element(node);
+        this.element(node);
+        return;
       case 'text':
-        return this.text(node, false);
+        this.text(node, false);
+        return;
       case 'comment':
         this.out.u8(Record.Comment).string(node.value);
         return;
       case 'array':
-        return this.array(node);
+        this.array(node);
+        return;
     }
   }
 

@@ -192,7 +192,8 @@ export class ServerFramingDecoder {
   private onByte(step: Exclude<Step, { kind: 'data' }>, byte: number, events: FramingEvent[]): void {
     switch (step.kind) {
       case 'recordType':
-        return this.onRecordType(byte, events);
+        this.onRecordType(byte, events);
+        return;
       case 'versionMajor':
         if (byte !== FRAMING_MAJOR_VERSION) {
           throw this.refuse('UnsupportedVersion', `framing version ${byte}.x is not supported (1.0 is)`);

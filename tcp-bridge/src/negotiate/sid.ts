@@ -55,7 +55,7 @@ export function sidToBytes(text: string): Uint8Array {
   out[1] = subAuthorities.length;
   for (let i = 0; i < 6; i++) out[2 + i] = Number((authority >> BigInt(8 * (5 - i))) & 0xffn);
   const view = new DataView(out.buffer);
-  subAuthorities.forEach((value, i) => view.setUint32(8 + 4 * i, value, true));
+  for (const [i, value] of subAuthorities.entries()) view.setUint32(8 + 4 * i, value, true);
   return out;
 }
 

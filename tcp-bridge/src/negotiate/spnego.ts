@@ -30,7 +30,7 @@
  */
 
 import {
-  BitString,
+  type BitString,
   Constructed,
   Enumerated,
   fromBER,

@@ -289,8 +289,7 @@ export class WinbindAuthenticator {
     helper.stdout.on('data', (chunk: string) => {
       if (this.helper !== helper) return;
       this.buffered += chunk;
-      let newline: number;
-      while ((newline = this.buffered.indexOf('\n')) >= 0) {
+      for (let newline = this.buffered.indexOf('\n'); newline >= 0; newline = this.buffered.indexOf('\n')) {
         const line = this.buffered.slice(0, newline);
         this.buffered = this.buffered.slice(newline + 1);
         const pending = this.pending;

@@ -46,7 +46,8 @@ export function writeValue(
   const prefixOf = (namespace: string, wanted?: string): string => {
     for (const [p, uri] of declared ?? scope)
       if (uri === namespace && p !== '' && (wanted === undefined || p === wanted)) return p;
-    const inner = (declared ??= new Map(scope));
+    declared ??= new Map(scope);
+    const inner = declared;
     const chosen = wanted ?? [...LETTERS].find((letter) => !inner.has(letter))!;
     inner.set(chosen, namespace);
     declarations.push(xmlns(chosen, namespace));

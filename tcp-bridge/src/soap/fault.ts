@@ -3,7 +3,7 @@
  * answers it (writeFault). The constructors below make the faults WCF itself sends for the same problems, with its
  * codes and (English) reasons, so a WCF client raises the exception it would get from a .NET service.
  */
-import { FAULT_CODE, IdbFault } from '#idb';
+import { FAULT_CODE, type IdbFault } from '#idb';
 import { SOAP_NS, WSA_NS } from './names.ts';
 
 export interface QualifiedName {

@@ -89,7 +89,11 @@ function readBytes(records: readonly XmlText[]): Uint8Array {
   }
   if (chunks.length === 1) return chunks[0]!;
   const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  chunks.reduce((at, c) => (out.set(c, at), at + c.length), 0);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
   return out;
 }
 

@@ -16,7 +16,7 @@ import { ConfigError } from '../../../src/config.ts';
 import { readBridgeConfig } from '../../../tcp-bridge/src/config.ts';
 import {
   GssapiBackend,
-  GssapiNtlmContext,
+  type GssapiNtlmContext,
   gssapiBackendFor,
   GssFlag,
   loadGssNtlmUsers,

@@ -13,7 +13,7 @@ import {
   handshakeFrame,
   MAX_DATA_SEND,
   NnsDecoder,
-  NnsError,
+  type NnsError,
   type NnsFrame,
 } from '../../../tcp-bridge/src/negotiate/nns.ts';
 import {
@@ -21,7 +21,7 @@ import {
   NtlmAccounts,
   NtlmBackend,
   NtlmFlag,
-  NtlmSessionSecurity,
+  type NtlmSessionSecurity,
 } from '../../../tcp-bridge/src/negotiate/ntlm/index.ts';
 import {
   IntegrityError,

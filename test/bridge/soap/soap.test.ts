@@ -473,7 +473,7 @@ describe('readRequest: every operation as a WCF client sends it', () => {
 // ---------------------------------------------------------------------------------------------------------------
 
 /** ReturnScalar with one parameter whose Value is `value`; the arguments' one ClrValue read back. */
-function valueOf(value: XmlElement, { onWire = true } = {}): ClrValue | null {
+function clrValueOf(value: XmlElement, { onWire = true } = {}): ClrValue | null {
   const document = request('ReturnScalar', sqlParams([queryParameter('p', value)]));
   const args = readRequest(onWire ? wire(document) : document, OPTIONS).args as Operations['ReturnScalar']['args'];
   return args.parameters![0]!.Value;
@@ -532,17 +532,20 @@ describe('object values: every i:type, as records and as text', () => {
     ['empty base64Binary', 'base64Binary', [], { type: 'base64Binary', value: new Uint8Array(0) }],
   ];
   for (const [name, type, content, expected] of cases) {
-    it(name, () => expect(valueOf(typed('Value', type, content))).toEqual(expected));
+    it(name, () => expect(clrValueOf(typed('Value', type, content))).toEqual(expected));
   }
 
   it('guid, in the Serialization namespace (text, and the Guid record)', () => {
-    expect(valueOf(typed('Value', 'guid', text(GUID_A.toUpperCase()), SER))).toEqual({ type: 'guid', value: GUID_A });
-    expect(valueOf(typed('Value', 'guid', [uuidText(GUID_A)], SER))).toEqual({ type: 'guid', value: GUID_A });
+    expect(clrValueOf(typed('Value', 'guid', text(GUID_A.toUpperCase()), SER))).toEqual({
+      type: 'guid',
+      value: GUID_A,
+    });
+    expect(clrValueOf(typed('Value', 'guid', [uuidText(GUID_A)], SER))).toEqual({ type: 'guid', value: GUID_A });
   });
 
   it('resolves the QName prefix through the declarations in scope, wherever they are', () => {
     const onValue = member('Value', [intText(5)], [attribute('i', 'type', 'x:int'), xmlns('x', XSD)]);
-    expect(valueOf(onValue)).toEqual({ type: 'int', value: 5 });
+    expect(clrValueOf(onValue)).toEqual({ type: 'int', value: 5 });
     // Declared on the parameters element, and as a QNameDictionary record.
     const parameters = param(
       'parameters',
@@ -555,7 +558,7 @@ describe('object values: every i:type, as records and as text', () => {
     ).toEqual({ type: 'long', value: 5n });
     // The default namespace: an unprefixed QName.
     const unprefixed = member('Value', text('true'), [attribute('i', 'type', 'boolean'), xmlns('', XSD)]);
-    expect(valueOf(unprefixed)).toEqual({ type: 'boolean', value: true });
+    expect(clrValueOf(unprefixed)).toEqual({ type: 'boolean', value: true });
     // A prefix redeclared closer in wins (x is ser on the parameters, XSD on the Value).
     const shadowedValue = member('Value', text('x'), [attribute('i', 'type', 'x:string'), xmlns('x', XSD)]);
     const shadowing = param('parameters', [queryParameter('p', shadowedValue)], [...contractRoot(), xmlns('x', SER)]);
@@ -564,7 +567,7 @@ describe('object values: every i:type, as records and as text', () => {
       (readRequest(wire(shadowedDoc), OPTIONS).args as Operations['ReturnScalar']['args']).parameters![0]!.Value,
     ).toEqual({ type: 'string', value: 'x' });
     // Redeclaring the member's own prefix moves the member out of the contracts namespace: an unknown element, skipped.
-    expect(valueOf(member('Value', text('x'), [attribute('i', 'type', 'b:string'), xmlns('b', XSD)]))).toBeNull();
+    expect(clrValueOf(member('Value', text('x'), [attribute('i', 'type', 'b:string'), xmlns('b', XSD)]))).toBeNull();
   });
 
   it('refuses an i:type it does not know, in the wrong namespace, with an undeclared prefix, or missing', () => {

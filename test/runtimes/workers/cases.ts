@@ -152,7 +152,11 @@ const form = (name: string, path: string, bytes: Uint8Array, references?: string
   if (references !== undefined) chunks.push(head('references'), enc.encode(`${references}\r\n`));
   chunks.push(enc.encode(`--${BOUNDARY}--\r\n`));
   const body = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  chunks.reduce((at, c) => (body.set(c, at), at + c.length), 0);
+  let at = 0;
+  for (const c of chunks) {
+    body.set(c, at);
+    at += c.length;
+  }
   return {
     name,
     method: 'POST',

@@ -110,7 +110,10 @@ export async function createSqliteDatabase(options: SqliteDatabaseOptions): Prom
     if (closing === undefined && waiting.length > 0 && all.size < maxConnections) waiting.shift()!.resolve(spawn());
   };
   const release = (worker: SqliteWorker): void => {
-    if (closing !== undefined || !worker.usable) return discard(worker);
+    if (closing !== undefined || !worker.usable) {
+      discard(worker);
+      return;
+    }
     const waiter = waiting.shift();
     if (waiter) waiter.resolve(worker);
     else if (idle.length < idleWorkers) idle.push(worker);

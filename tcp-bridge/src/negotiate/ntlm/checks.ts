@@ -129,7 +129,7 @@ export function checkNtlmV2Pairs(
     return { reason: 'ntlm.timestamp', detail: 'the client timestamp is not the server timestamp' };
   }
   const avFlags = pairs.get(AvId.Flags);
-  if (!avFlags || avFlags.length !== 4 || (u32le(avFlags, 0) & AV_FLAG_MIC_PRESENT) === 0 || auth.mic === undefined)
+  if (avFlags?.length !== 4 || (u32le(avFlags, 0) & AV_FLAG_MIC_PRESENT) === 0 || auth.mic === undefined)
     return { reason: 'ntlm.mic-missing' };
   const target = pairs.get(AvId.TargetName);
   const targetName = target === undefined ? '' : (fromUtf16le(target) ?? '\uFFFD');
@@ -137,7 +137,7 @@ export function checkNtlmV2Pairs(
     return { reason: 'ntlm.target-name', detail: `the client meant ${targetName}` };
   }
   const bindings = pairs.get(AvId.ChannelBindings);
-  if (bindings !== undefined && bindings.some((b) => b !== 0))
+  if (bindings?.some((b) => b !== 0))
     return { reason: 'ntlm.channel-bindings', detail: 'channel bindings on a raw TCP connection' };
   return undefined;
 }

@@ -53,6 +53,6 @@ export function md4(message: Uint8Array): Uint8Array {
   }
   const out = new Uint8Array(16);
   const outView = new DataView(out.buffer);
-  [a, b, c, d].forEach((word, n) => outView.setUint32(n * 4, word >>> 0, true));
+  for (const [n, word] of [a, b, c, d].entries()) outView.setUint32(n * 4, word >>> 0, true);
   return out;
 }
