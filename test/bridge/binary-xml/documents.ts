@@ -1,3 +1,4 @@
+/** What the binary XML tests share: records spelled in hex, small documents, and the literal round trip. */
 import { expect } from 'vitest';
 import {
   decodeDocument,

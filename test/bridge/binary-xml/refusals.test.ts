@@ -1,3 +1,4 @@
+/** What the MC-NBFX reader refuses, with the BinaryXmlError code it names. */
 import { describe, expect, it } from 'vitest';
 import { type BinaryXmlError, decodeDocument } from '../../../tcp-bridge/src/binary-xml/index.ts';
 import { unhex } from './documents.ts';

@@ -1,3 +1,4 @@
+/** MC-NBFSE: the session dictionary's table before each document, its ids across envelopes, and its limits. */
 import { describe, expect, it } from 'vitest';
 import {
   type BinaryXmlError,

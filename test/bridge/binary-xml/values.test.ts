@@ -1,3 +1,4 @@
+/** Text values (values.ts): the text record XmlBinaryWriter chooses for a value, and the XML text .NET writes for it. */
 import { describe, expect, it } from 'vitest';
 import {
   formatDateTime,

@@ -1,3 +1,7 @@
+/**
+ * The NTLM functions on published vectors: MD4 and RC4, then MS-NLMP section 4.2.4 (NTLMv2 authentication and
+ * GSS_WrapEx with key exchange).
+ */
 import { describe, expect, it } from 'vitest';
 import { md4 } from '../../../tcp-bridge/src/negotiate/ntlm/md4.ts';
 import {

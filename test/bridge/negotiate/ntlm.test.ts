@@ -1,3 +1,8 @@
+/**
+ * The NTLMv2 acceptor (tcp-bridge/src/negotiate/ntlm/acceptor.ts): every rule one at a time, driven by the test
+ * initiator of support/ntlm-client.ts, and the session security of the context it completes. The NTLM functions on
+ * their vectors are in ntlm-crypto.test.ts, the users file and the throttle in ntlm-accounts.test.ts.
+ */
 import { describe, expect, it } from 'vitest';
 import {
   AvId,
