@@ -1,6 +1,6 @@
 /**
  * NegotiateStream with NTLM through gss-ntlmssp (BRIDGE_NTLM_BACKEND=gssapi: GssapiBackend given the users file,
- * tcp-bridge/src/negotiate/gssapi/) against the same real initiators as bridge-negotiate-e2e.test.ts: MIT GSSAPI's
+ * tcp-bridge/src/negotiate/gssapi/) against the same real initiators as e2e.peers.test.ts: MIT GSSAPI's
  * SPNEGO with gss-ntlmssp and impacket's NTLM client, through support/nns-client.py, against stream.ts + the GSSAPI
  * backend in support/negotiate-echo.ts, which echoes what it unwraps. The backend itself is driven directly with
  * support/ntlm-client.ts for what a real initiator does not send (a bad MIC, a foreign SPN, garbage).
@@ -16,12 +16,12 @@ import { describe, expect, it } from 'vitest';
 import { OID, type ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { expectLogonDenied } from '../../support/negotiate-echo.ts';
 import { LOGON_DENIED_PAYLOAD, pattern, toHex } from '../../support/negotiate.ts';
-import { gssNtlmPeersAvailable, useGssNtlmEcho } from './gss-ntlm-echo.ts';
+import { gssNtlmPeersMissing, useGssNtlmEcho } from './gss-ntlm-echo.ts';
 
 // Peers guard: python3-gssapi with gss-ntlmssp (and impacket); without them these suites skip and say so.
-const available = gssNtlmPeersAvailable();
+const { noInitiators, noImpacket } = gssNtlmPeersMissing();
 
-describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmssp (GSSAPI backend)', () => {
+describe.skipIf(noInitiators)('NegotiateStream with NTLM through gss-ntlmssp (GSSAPI backend)', () => {
   const { dir, as, alice, server, last, closed, client, stillServes } = useGssNtlmEcho();
 
   describe('sessions', () => {
@@ -175,7 +175,7 @@ describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmss
       }
     });
 
-    describe.skipIf(!available.impacket)('impacket', () => {
+    describe.skipIf(noImpacket)('impacket', () => {
       const cases: Array<{ name: string; mode: string; args: string[]; reason: string }> = [
         {
           name: 'impacket as it is: its 32-byte NEGOTIATE, which gss-ntlmssp 1.2 cannot read',
