@@ -22,7 +22,7 @@ import { BILLS, expectedBill, fax, lowResJpeg, officeScan, phonePhoto } from '..
 import { PAYMENT_PART_CODE, billCode } from '../test/support/qr-bills.ts';
 import { TWO_BILL_PAGES, UPPER_READ_FIRST } from '../test/support/reading-order-pages.ts';
 import { generateQRData } from '../node_modules/swissqrbill/lib/esm/shared/qr-code.js';
-import { peerCall, peerTools } from './qr.ts';
+import { peerCall, peerTools } from './qr-peer.ts';
 import { killAllChildren } from './server.ts';
 import { fmtMs, percentile } from './stats.ts';
 
