@@ -21,7 +21,9 @@ export const ValidatePdfForm = z.object({ file: pdfFile('The PDF file.') }).open
 
 export const ExtractSwissQrCodeForm = z
   .object({
-    file: pdfFile('The PDF, or a JPEG, PNG or TIFF image (told apart by their first bytes).'),
+    file: pdfFile(
+      "The PDF, or a JPEG, PNG or TIFF image (the part's Content-Type says which: image/jpeg, image/png or image/tiff; anything else is read as a PDF).",
+    ),
     references: z.string().optional().openapi({ description: referencesText, example: '["INV-2026-0042"]' }),
   })
   .openapi('ExtractSwissQrCodeForm');

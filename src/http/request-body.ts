@@ -4,7 +4,7 @@ import { overloaded, tooLarge } from './inflight.ts';
 import { JsonSyntaxError, JsonWithText, parseJsonObject, type RawMembers } from './json-object.ts';
 import { MultipartError, boundaryOf, parseMultipart } from './multipart.ts';
 import { Problem } from './problems.ts';
-import { type ImageMedia, sniffImage } from '../image/media.ts';
+import type { ImageMedia } from '../image/media.ts';
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
 const MULTIPART_TYPE = /^multipart\/form-data\s*(;|$)/i;
@@ -28,8 +28,8 @@ export const BODY_FORMS: readonly BodyForm[] = ['json', 'file', 'multipart'];
  * A document request in any of its three forms:
  * - `json`: the members of the JSON object (json-object.ts; `base64Pdf` a view of the body, still Base64);
  * - `file` (`application/pdf`, or an image type) and `multipart` (`multipart/form-data`): the file's bytes as a view of
- *   the one buffer the body was read into, what they are (`media`: from the Content-Type, or for a form's `file` part
- *   from its first bytes), and `references` (for extract) from the query parameter or the form's `references` part.
+ *   the one buffer the body was read into, what they are (`media`: from the Content-Type of the body or of the form's
+ *   `file` part), and `references` (for extract) from the query parameter or the form's `references` part.
  */
 export type DocumentBody =
   | { form: 'json'; members: Record<string, unknown> }
@@ -126,7 +126,9 @@ export async function readDocumentBody(
   const file = part('file');
   if (!file)
     throw new Problem('validation', 'The file part is required.', { errors: { file: ['The file part is required.'] } });
-  const media = sniffImage(file.body) ?? 'pdf';
+  // The part's own Content-Type says whether it is an image (curl -F sets it from the file name, generated clients from
+  // the caller); anything else is a PDF, so a PNG renamed .pdf answers as it does in the JSON form.
+  const media = fileMediaOf(file.contentType ?? '') ?? 'pdf';
   if (media !== 'pdf' && !rules.images) throw unsupported(rules, IMAGE_ON_VALIDATE);
   const referencesPart = wantsReferences ? part('references') : undefined;
   return {
