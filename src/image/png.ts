@@ -12,7 +12,7 @@ import type { PdfImage } from './one-page-pdf.ts';
 export function pngImage(bytes: Uint8Array): { image: PdfImage } & ImageMetadata {
   const chunks = readChunks(bytes);
   const header = chunks.find((c) => c.type === 'IHDR')?.data;
-  if (!header || header.length !== 13) throw new InvalidImage('The PNG has no valid IHDR chunk.');
+  if (header?.length !== 13) throw new InvalidImage('The PNG has no valid IHDR chunk.');
   const view = new DataView(header.buffer, header.byteOffset, 13);
   const [width, height, depth, colorType, interlace] = [
     view.getUint32(0),

@@ -1,0 +1,61 @@
+/**
+ * Image files of bills, for extract's image bodies (JPEG, PNG, TIFF): the degraded families' own images
+ * (degraded-bills.ts) written as files that carry their resolution, so each is the same page as the family's PDF
+ * (imageOnlyPdf draws the image across an A4 page's width).
+ */
+import { crc32 } from 'node:zlib';
+import { encode as encodePng } from 'fast-png';
+import UTIF from 'utif2';
+import { SAMPLE_BILL, type BillData } from './qr-bills.ts';
+import { officeScanImage } from './degraded-bills.ts';
+import type { GrayImage } from './gray-image.ts';
+
+/** The resolution of an image drawn across an A4 page's width (imageOnlyPdf), in dots per inch. */
+export const a4Dpi = (width: number): number => width / (210 / 25.4);
+
+/** The encoder's JPEG with its JFIF header's density set to `dpi` (units: dots per inch). */
+export function withJfifDensity(jpeg: Uint8Array, dpi: number): Uint8Array {
+  if (jpeg[2] !== 0xff || jpeg[3] !== 0xe0 || String.fromCharCode(...jpeg.subarray(6, 10)) !== 'JFIF')
+    throw new Error('not a JFIF file');
+  const out = jpeg.slice();
+  const density = Math.round(dpi);
+  out.set([1, density >> 8, density & 0xff, density >> 8, density & 0xff], 13);
+  return out;
+}
+
+/** A grey image as an 8-bit grey PNG, with a pHYs chunk of `dpi` when given. */
+export function grayPng(image: GrayImage, dpi?: number): Uint8Array {
+  const png = encodePng({ width: image.width, height: image.height, data: image.data, channels: 1, depth: 8 });
+  return dpi === undefined ? png : withPhys(png, dpi);
+}
+
+/** A PNG with a pHYs chunk (pixels per metre) after its IHDR. */
+export function withPhys(png: Uint8Array, dpi: number): Uint8Array {
+  const ppm = Math.round(dpi / 0.0254);
+  const chunk = new Uint8Array(21);
+  const view = new DataView(chunk.buffer);
+  view.setUint32(0, 9);
+  chunk.set([0x70, 0x48, 0x59, 0x73], 4); // pHYs
+  view.setUint32(8, ppm);
+  view.setUint32(12, ppm);
+  chunk[16] = 1;
+  view.setUint32(17, crc32(chunk.subarray(4, 17)));
+  const ihdrEnd = 8 + 25;
+  return Uint8Array.from([...png.subarray(0, ihdrEnd), ...chunk, ...png.subarray(ihdrEnd)]);
+}
+
+/** A grey image as an uncompressed RGBA TIFF (UTIF's encoder) with its resolution in dots per inch. */
+export function grayTiff(image: GrayImage, dpi: number): Uint8Array {
+  const rgba = new Uint8Array(image.width * image.height * 4);
+  for (let i = 0; i < image.data.length; i++) rgba.set([image.data[i]!, image.data[i]!, image.data[i]!, 255], i * 4);
+  const resolution = [[Math.round(dpi), 1]];
+  return new Uint8Array(
+    UTIF.encodeImage(rgba, image.width, image.height, { t282: resolution, t283: resolution, t296: [2] } as never),
+  );
+}
+
+/** A bill as an office scan's JPEG (200 dpi, said in its JFIF header): what a caller's scanner uploads. */
+export function billJpeg(data: BillData = SAMPLE_BILL): Uint8Array {
+  const image = officeScanImage({ data, dpi: 200 });
+  return withJfifDensity(image.data, a4Dpi(image.width));
+}
