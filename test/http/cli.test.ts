@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postJson, testApp, type TestApp } from '../support/app.ts';
 import { describeShared, readShared, sharedPath } from '../support/corpus.ts';
 import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
-import { billJpeg, grayPng, grayTiff } from '../support/bill-images.ts';
+import { grayPng, grayTiff } from '../support/bill-images.ts';
+import { billJpeg } from '../support/degraded-bills.ts';
 import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, rasterPage, spcCode } from '../support/qr-bills.ts';
 
 /** A clean bill page at 150 dpi, in grey. */

@@ -21,7 +21,7 @@ import { freePort } from '../support/net.ts';
 import { sha256Hex } from '../support/jwt.ts';
 import { simplePdf } from '../support/pdf-builder.ts';
 import { swissQrBillPdf } from '../support/pdfkit-bill.ts';
-import { billJpeg } from '../support/bill-images.ts';
+import { billJpeg } from '../support/degraded-bills.ts';
 import { SAMPLE_BILL } from '../support/qr-bills.ts';
 
 const KEY = 'k_generated_clients_0123456789abcdef';

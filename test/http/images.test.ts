@@ -4,13 +4,14 @@
  * degraded families of degraded-bills.ts, whose PDFs draw the image across an A4 page: the files carry that
  * resolution). Damaged and truncated files are 400 `invalid-image`; validate answers 415 for images.
  */
-import { crc32 } from 'node:zlib';
+import { crc32 } from '../../src/image/png.ts';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { a4Dpi, grayPng, grayTiff, withJfifDensity, withPhys } from '../support/bill-images.ts';
+import { a4Dpi, g4Tiff, grayPng, grayTiff, withJfifDensity, withPhys } from '../support/bill-images.ts';
 import {
   BILLS,
   fax,
   faxRaster,
+  g4Stream,
   lowResJpegImage,
   officeScanImage,
   phonePhotoImage,
@@ -137,6 +138,16 @@ describe('images of the degraded families answer as the same pages inside PDFs',
     });
     const fax1 = faxCase(1);
     expect((await asImage(fax1.file, fax1.type)).status).toBe(200);
+  });
+
+  it('a fax as a CCITT G4 TIFF (as fax software writes it) answers as the fax PDF with the same G4 data', async () => {
+    for (const seed of [1, 3]) {
+      const stream = g4Stream(faxRaster({ seed }));
+      const expected = await answer(await asPdf(imageOnlyPdf(stream)));
+      expect(expected.status).toBe(200);
+      const tiff = g4Tiff(stream.width, stream.height, stream.data, a4Dpi(stream.width));
+      expect(await answer(await asImage(tiff, 'image/tiff'))).toEqual(expected);
+    }
   });
 
   it('a TIFF answers as the PNG of the same pixels', async () => {

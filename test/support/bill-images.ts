@@ -3,11 +3,9 @@
  * (degraded-bills.ts) written as files that carry their resolution, so each is the same page as the family's PDF
  * (imageOnlyPdf draws the image across an A4 page's width).
  */
-import { crc32 } from 'node:zlib';
+import { crc32 } from '../../src/image/png.ts';
 import { encode as encodePng } from 'fast-png';
 import UTIF from 'utif2';
-import { SAMPLE_BILL, type BillData } from './qr-bills.ts';
-import { officeScanImage } from './degraded-bills.ts';
 import type { GrayImage } from './gray-image.ts';
 
 /** The resolution of an image drawn across an A4 page's width (imageOnlyPdf), in dots per inch. */
@@ -54,8 +52,45 @@ export function grayTiff(image: GrayImage, dpi: number): Uint8Array {
   );
 }
 
-/** A bill as an office scan's JPEG (200 dpi, said in its JFIF header): what a caller's scanner uploads. */
-export function billJpeg(data: BillData = SAMPLE_BILL): Uint8Array {
-  const image = officeScanImage({ data, dpi: 200 });
-  return withJfifDensity(image.data, a4Dpi(image.width));
+/**
+ * A bilevel image as a TIFF of one strip of CCITT G4 (T.6) data, as fax software and document scanners write it:
+ * `g4` is the T.6 stream of ccitt-g4.ts. Written by hand: UTIF's encoder writes uncompressed RGBA only.
+ */
+export function g4Tiff(width: number, height: number, g4: Uint8Array, dpi: number): Uint8Array {
+  const entries: [tag: number, type: number, value: number][] = [
+    [256, 4, width],
+    [257, 4, height],
+    [258, 3, 1], // BitsPerSample
+    [259, 3, 4], // Compression: T.6
+    [262, 3, 0], // WhiteIsZero, as T.6 codes runs
+    [273, 4, 0], // StripOffsets, set below
+    [277, 3, 1], // SamplesPerPixel
+    [278, 4, height], // RowsPerStrip
+    [279, 4, g4.length], // StripByteCounts
+    [282, 5, 0], // XResolution, set below
+    [283, 5, 0], // YResolution
+    [296, 3, 2], // inches
+  ];
+  const ifdAt = 8;
+  const ifdLength = 2 + entries.length * 12 + 4;
+  const rationalAt = ifdAt + ifdLength;
+  const dataAt = rationalAt + 8;
+  const out = new Uint8Array(dataAt + g4.length);
+  const view = new DataView(out.buffer);
+  out.set([0x49, 0x49, 0x2a, 0]);
+  view.setUint32(4, ifdAt, true);
+  view.setUint16(ifdAt, entries.length, true);
+  entries.forEach(([tag, type, value], i) => {
+    const at = ifdAt + 2 + i * 12;
+    view.setUint16(at, tag, true);
+    view.setUint16(at + 2, type, true);
+    view.setUint32(at + 4, 1, true);
+    const stored = tag === 273 ? dataAt : type === 5 ? rationalAt : value;
+    if (type === 3) view.setUint16(at + 8, stored, true);
+    else view.setUint32(at + 8, stored, true);
+  });
+  view.setUint32(rationalAt, Math.round(dpi), true);
+  view.setUint32(rationalAt + 4, 1, true);
+  out.set(g4, dataAt);
+  return out;
 }

@@ -6,6 +6,7 @@
  */
 import { generateQRData } from '../../node_modules/swissqrbill/lib/esm/shared/qr-code.js';
 import { readQrBill, type QrBill } from '../../src/qr/bill.ts';
+import { a4Dpi, withJfifDensity } from './bill-images.ts';
 import { encodeG4 } from './ccitt-g4.ts';
 import { blur, light, seededRandom, shrink, threshold, warp, type GrayImage, type Point } from './gray-image.ts';
 import { encodeJpeg } from './jpeg-encoder.ts';
@@ -310,4 +311,10 @@ export function phonePhotoImage({
     b[i] = v * 0.86;
   }
   return jpegStream({ width, height, r, g, b }, quality);
+}
+
+/** A bill as an office scan's JPEG (200 dpi, said in its JFIF header): what a caller's scanner uploads. */
+export function billJpeg(data: BillData = SAMPLE_BILL): Uint8Array {
+  const image = officeScanImage({ data, dpi: 200 });
+  return withJfifDensity(image.data, a4Dpi(image.width));
 }
