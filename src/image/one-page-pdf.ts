@@ -87,13 +87,19 @@ export function onePagePdf(image: PdfImage, resolution: Resolution, orientation:
   write(offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join(''));
   write(`trailer\n<< /Size ${offsets.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`);
 
-  const pdf = new Uint8Array(length);
+  return concatBytes(parts as Uint8Array[]);
+}
+
+/** The parts one after another (the one part itself when there is only one). */
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const part of parts) {
-    pdf.set(part as Uint8Array, at);
-    at += (part as Uint8Array).length;
+    out.set(part, at);
+    at += part.length;
   }
-  return pdf;
+  return out;
 }
 
 function number(n: number): string {

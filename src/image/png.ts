@@ -1,7 +1,7 @@
 import { zlibSync } from 'fflate';
 import { decode } from 'fast-png';
 import { type ImageMetadata, InvalidImage, plausible } from './metadata.ts';
-import type { PdfImage } from './one-page-pdf.ts';
+import { concatBytes, type PdfImage } from './one-page-pdf.ts';
 
 /**
  * A PNG without transparency and without interlacing (a scanner's) goes into the PDF as it is: its IDAT stream is a
@@ -48,7 +48,7 @@ export function pngImage(bytes: Uint8Array): { image: PdfImage } & ImageMetadata
         width,
         height,
         entries: `/ColorSpace ${colorSpace} /BitsPerComponent ${depth} /Filter /FlateDecode /DecodeParms << /Predictor 15 /Colors ${colors} /BitsPerComponent ${depth} /Columns ${width} >>`,
-        data: concat(chunks.filter((c) => c.type === 'IDAT').map((c) => c.data)),
+        data: concatBytes(chunks.filter((c) => c.type === 'IDAT').map((c) => c.data)),
       },
       resolution,
     };
@@ -147,17 +147,6 @@ export function crc32(bytes: Uint8Array): number {
   let c = 0xffffffff;
   for (const byte of bytes) c = CRC_TABLE[(c ^ byte) & 0xff]! ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }
 
 function hex(bytes: Uint8Array): string {
