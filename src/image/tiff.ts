@@ -4,8 +4,8 @@ import { type ImageMetadata, InvalidImage, plausible } from './metadata.ts';
 import type { Orientation, PdfImage } from './one-page-pdf.ts';
 
 /**
- * A TIFF is decoded (UTIF: uncompressed, PackBits, LZW, Deflate, JPEG, CCITT G3 and G4 fax, the compressions scanners
- * write) and its pixels go into the PDF in grey, or in RGB when any pixel has colour, Flate-compressed at its fastest
+ * A G4 fax page goes into the PDF as it is (g4Strip). Any other TIFF is decoded (UTIF: uncompressed, PackBits, LZW,
+ * Deflate, JPEG, CCITT G3 and G4, the compressions scanners write) and its pixels go into the PDF in grey, or in RGB when any pixel has colour, Flate-compressed at its fastest
  * level (the PDF is read at once). A multi-page TIFF is a multi-page document: its last page is the one read, as the
  * last page of a PDF is. Strips or tiles that lie past the end of the file are a truncated upload: refused.
  */
@@ -27,6 +27,9 @@ export function tiffImage(bytes: Uint8Array, maxPixels: number): { image: PdfIma
     throw new InvalidImage('The TIFF page has no image data (strip or tile offsets).');
   if (offsets.some((offset, i) => offset + counts[i]! > bytes.length))
     throw new InvalidImage('The TIFF is truncated: its image data runs past the end of the file.');
+  const metadata = metadataOf(page);
+  const g4 = g4Strip(page, bytes, offsets, counts);
+  if (g4) return { image: g4, ...metadata };
   let rgba: Uint8Array;
   try {
     UTIF.decodeImage(buffer, page);
@@ -45,10 +48,6 @@ export function tiffImage(bytes: Uint8Array, maxPixels: number): { image: PdfIma
     const alpha = rgba[p * 4 + 3]! / 255;
     for (let c = 0; c < channels; c++) pixels[p * channels + c] = Math.round(255 - alpha * (255 - rgba[p * 4 + c]!));
   }
-  const unit = tag(page, 't296') ?? 2;
-  const perInch = unit === 3 ? 2.54 : unit === 2 ? 1 : undefined;
-  const [x, y] = [rational(page, 't282'), rational(page, 't283')];
-  const orientation = tag(page, 't274');
   return {
     image: {
       width,
@@ -56,6 +55,38 @@ export function tiffImage(bytes: Uint8Array, maxPixels: number): { image: PdfIma
       entries: `/ColorSpace ${colour ? '/DeviceRGB' : '/DeviceGray'} /BitsPerComponent 8 /Filter /FlateDecode`,
       data: zlibSync(pixels, { level: 1 }),
     },
+    ...metadata,
+  };
+}
+
+/**
+ * A bilevel page of one strip of CCITT T.6 (G4) data, white as zero, as fax software and document scanners write it,
+ * goes into the PDF as it is (CCITTFaxDecode, as the G4 scans inside PDFs are): no decoding here, PDFium decodes it.
+ */
+function g4Strip(page: UTIF.IFD, bytes: Uint8Array, offsets: number[], counts: number[]): PdfImage | undefined {
+  const plain =
+    tag(page, 't259') === 4 &&
+    (tag(page, 't258') ?? 1) === 1 &&
+    tag(page, 't262') === 0 &&
+    (tag(page, 't266') ?? 1) === 1 &&
+    ((tag(page, 't293') ?? 0) & 2) === 0 && // T6Options: no uncompressed mode
+    offsets.length === 1;
+  if (!plain) return undefined;
+  const [width, height] = [tag(page, 't256')!, tag(page, 't257')!];
+  return {
+    width,
+    height,
+    entries: `/ColorSpace /DeviceGray /BitsPerComponent 1 /Filter /CCITTFaxDecode /DecodeParms << /K -1 /Columns ${width} /Rows ${height} /BlackIs1 false >>`,
+    data: bytes.subarray(offsets[0]!, offsets[0]! + counts[0]!),
+  };
+}
+
+function metadataOf(page: UTIF.IFD): ImageMetadata {
+  const unit = tag(page, 't296') ?? 2;
+  const perInch = unit === 3 ? 2.54 : unit === 2 ? 1 : undefined;
+  const [x, y] = [rational(page, 't282'), rational(page, 't283')];
+  const orientation = tag(page, 't274');
+  return {
     resolution: perInch && x && y ? plausible({ x: x * perInch, y: y * perInch }) : undefined,
     orientation: orientation && orientation >= 1 && orientation <= 8 ? (orientation as Orientation) : undefined,
   };
