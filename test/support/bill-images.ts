@@ -5,7 +5,6 @@
  */
 import { crc32 } from '../../src/image/png.ts';
 import { encode as encodePng } from 'fast-png';
-import UTIF from 'utif2';
 import type { GrayImage } from './gray-image.ts';
 
 /** The resolution of an image drawn across an A4 page's width (imageOnlyPdf), in dots per inch. */
@@ -42,40 +41,43 @@ export function withPhys(png: Uint8Array, dpi: number): Uint8Array {
   return Uint8Array.from([...png.subarray(0, ihdrEnd), ...chunk, ...png.subarray(ihdrEnd)]);
 }
 
-/** A grey image as an uncompressed RGBA TIFF (UTIF's encoder) with its resolution in dots per inch. */
-export function grayTiff(image: GrayImage, dpi: number): Uint8Array {
-  const rgba = new Uint8Array(image.width * image.height * 4);
-  for (let i = 0; i < image.data.length; i++) rgba.set([image.data[i]!, image.data[i]!, image.data[i]!, 255], i * 4);
-  const resolution = [[Math.round(dpi), 1]];
-  return new Uint8Array(
-    UTIF.encodeImage(rgba, image.width, image.height, { t282: resolution, t283: resolution, t296: [2] } as never),
-  );
-}
+/** A grey image as an uncompressed 8-bit grey TIFF (decoded by UTIF in the service) with its resolution in dpi. */
+export const grayTiff = (image: GrayImage, dpi: number): Uint8Array =>
+  tiff(image.width, image.height, { bits: 8, compression: 1, photometric: 1 }, image.data, dpi);
 
 /**
  * A bilevel image as a TIFF of one strip of CCITT G4 (T.6) data, as fax software and document scanners write it:
- * `g4` is the T.6 stream of ccitt-g4.ts. Written by hand: UTIF's encoder writes uncompressed RGBA only.
+ * `g4` is the T.6 stream of ccitt-g4.ts.
  */
-export function g4Tiff(width: number, height: number, g4: Uint8Array, dpi: number): Uint8Array {
+export const g4Tiff = (width: number, height: number, g4: Uint8Array, dpi: number): Uint8Array =>
+  tiff(width, height, { bits: 1, compression: 4, photometric: 0 }, g4, dpi);
+
+/** A one-strip, one-sample TIFF, written by hand (UTIF's encoder writes uncompressed RGBA only). */
+function tiff(
+  width: number,
+  height: number,
+  { bits, compression, photometric }: { bits: number; compression: number; photometric: number },
+  data: Uint8Array,
+  dpi: number,
+): Uint8Array {
   const entries: [tag: number, type: number, value: number][] = [
     [256, 4, width],
     [257, 4, height],
-    [258, 3, 1], // BitsPerSample
-    [259, 3, 4], // Compression: T.6
-    [262, 3, 0], // WhiteIsZero, as T.6 codes runs
+    [258, 3, bits], // BitsPerSample
+    [259, 3, compression],
+    [262, 3, photometric],
     [273, 4, 0], // StripOffsets, set below
     [277, 3, 1], // SamplesPerPixel
     [278, 4, height], // RowsPerStrip
-    [279, 4, g4.length], // StripByteCounts
+    [279, 4, data.length], // StripByteCounts
     [282, 5, 0], // XResolution, set below
     [283, 5, 0], // YResolution
     [296, 3, 2], // inches
   ];
   const ifdAt = 8;
-  const ifdLength = 2 + entries.length * 12 + 4;
-  const rationalAt = ifdAt + ifdLength;
+  const rationalAt = ifdAt + 2 + entries.length * 12 + 4;
   const dataAt = rationalAt + 8;
-  const out = new Uint8Array(dataAt + g4.length);
+  const out = new Uint8Array(dataAt + data.length);
   const view = new DataView(out.buffer);
   out.set([0x49, 0x49, 0x2a, 0]);
   view.setUint32(4, ifdAt, true);
@@ -91,6 +93,6 @@ export function g4Tiff(width: number, height: number, g4: Uint8Array, dpi: numbe
   });
   view.setUint32(rationalAt, Math.round(dpi), true);
   view.setUint32(rationalAt + 4, 1, true);
-  out.set(g4, dataAt);
+  out.set(data, dataAt);
   return out;
 }
