@@ -1,7 +1,6 @@
-import { zlibSync } from 'fflate';
 import { decode } from 'fast-png';
 import { type ImageMetadata, InvalidImage, plausible } from './metadata.ts';
-import { concatBytes, type PdfImage } from './one-page-pdf.ts';
+import { concatBytes, type PdfImage, pixelImage } from './one-page-pdf.ts';
 
 /**
  * A PNG without transparency and without interlacing (a scanner's) goes into the PDF as it is: its IDAT stream is a
@@ -56,7 +55,7 @@ export function pngImage(bytes: Uint8Array): { image: PdfImage } & ImageMetadata
   return { image: decodedPng(bytes), resolution };
 }
 
-/** Any PNG, decoded and drawn over white: grey or RGB, 8 bits, Flate-compressed (its fastest level: it is read at once). */
+/** Any PNG, decoded and drawn over white: grey or RGB, 8 bits (pixelImage). */
 function decodedPng(bytes: Uint8Array): PdfImage {
   let png;
   try {
@@ -107,12 +106,7 @@ function decodedPng(bytes: Uint8Array): PdfImage {
       out[p * values.length + c] = Math.round(255 - alpha * (255 - (v * 255) / max));
     });
   }
-  return {
-    width,
-    height,
-    entries: `/ColorSpace ${colour ? '/DeviceRGB' : '/DeviceGray'} /BitsPerComponent 8 /Filter /FlateDecode`,
-    data: zlibSync(out, { level: 1 }),
-  };
+  return pixelImage(width, height, colour, out);
 }
 
 interface Chunk {

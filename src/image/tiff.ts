@@ -1,12 +1,10 @@
-import { zlibSync } from 'fflate';
 import UTIF from 'utif2';
 import { type ImageMetadata, InvalidImage, plausible } from './metadata.ts';
-import type { Orientation, PdfImage } from './one-page-pdf.ts';
+import { type Orientation, type PdfImage, pixelImage } from './one-page-pdf.ts';
 
 /**
  * A G4 fax page goes into the PDF as it is (g4Strip). Any other TIFF is decoded (UTIF: uncompressed, PackBits, LZW,
- * Deflate, JPEG, CCITT G3 and G4, the compressions scanners write) and its pixels go into the PDF in grey, or in RGB when any pixel has colour, Flate-compressed at its fastest
- * level (the PDF is read at once). A multi-page TIFF is a multi-page document: its last page is the one read, as the
+ * Deflate, JPEG, CCITT G3 and G4, the compressions scanners write) and its pixels go into the PDF in grey, or in RGB when any pixel has colour (pixelImage). A multi-page TIFF is a multi-page document: its last page is the one read, as the
  * last page of a PDF is. Strips or tiles that lie past the end of the file are a truncated upload: refused.
  */
 export function tiffImage(bytes: Uint8Array, maxPixels: number): { image: PdfImage } & ImageMetadata {
@@ -43,20 +41,15 @@ export function tiffImage(bytes: Uint8Array, maxPixels: number): { image: PdfIma
     colour = rgba[i] !== rgba[i + 1] || rgba[i] !== rgba[i + 2];
   const channels = colour ? 3 : 1;
   const pixels = new Uint8Array(width * height * channels);
-  for (let p = 0; p < width * height; p++) {
-    // Drawn over white where the TIFF has an alpha channel.
-    const alpha = rgba[p * 4 + 3]! / 255;
-    for (let c = 0; c < channels; c++) pixels[p * channels + c] = Math.round(255 - alpha * (255 - rgba[p * 4 + c]!));
+  for (let p = 0, q = 0; p < width * height; p++, q += 4) {
+    const alpha = rgba[q + 3]!;
+    for (let c = 0; c < channels; c++) {
+      const v = rgba[q + c]!;
+      // Drawn over white where the TIFF has an alpha channel.
+      pixels[p * channels + c] = alpha === 255 ? v : (255 - ((255 - v) * alpha + 127) / 255) | 0;
+    }
   }
-  return {
-    image: {
-      width,
-      height,
-      entries: `/ColorSpace ${colour ? '/DeviceRGB' : '/DeviceGray'} /BitsPerComponent 8 /Filter /FlateDecode`,
-      data: zlibSync(pixels, { level: 1 }),
-    },
-    ...metadata,
-  };
+  return { image: pixelImage(width, height, colour, pixels), ...metadata };
 }
 
 /**
