@@ -63,7 +63,7 @@ export async function runImageBodyBench(): Promise<void> {
   const [status] = [...answers.values()][0]!.split(' ');
   const peer = p50(rows[1]![2]);
   console.log(
-    `- ${photo.width}×${photo.height} colour JPEG, ${(jpeg.length / 1e6).toFixed(2)} MB; the PDF draws it across an A4 page (${a4Dpi(photo.width).toFixed(0)} dpi, which the JPEG's JFIF header says too); server as \`npm start\` runs it, one request at a time`,
+    `- ${photo.width}×${photo.height} colour JPEG, ${(jpeg.length / 1e6).toFixed(2)} MB; the PDF draws it across an A4 page (${a4Dpi(photo.width).toFixed(0)} dpi, which the JPEG's JFIF header says too); server as \`npm start\` runs it, one request at a time, the three forms interleaved (${ROUNDS} rounds after one untimed round)`,
   );
   console.log(`- answers: ${same ? `the same for all three forms (HTTP ${status})` : 'DIFFERENT: see the rows'}`);
   console.log('');
