@@ -2,6 +2,48 @@
 import type { Answer } from './cases.ts';
 
 export const NODE_ANSWERS: Record<string, Answer> = {
+  "extract: image/jpeg body": {
+    "status": 200,
+    "contentType": "application/json",
+    "text": "{\"references\":[\"INV-1\"],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[]}"
+  },
+  "extract: image/png body, no resolution (300 dpi)": {
+    "status": 200,
+    "contentType": "application/json",
+    "text": "{\"references\":[2],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[]}"
+  },
+  "extract: image/tiff body": {
+    "status": 200,
+    "contentType": "application/json",
+    "text": "{\"references\":[],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[]}"
+  },
+  "extract: a PNG as the form part": {
+    "status": 200,
+    "contentType": "application/json",
+    "text": "{\"references\":[\"x\"],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[]}"
+  },
+  "extract: truncated JPEG": {
+    "status": 400,
+    "contentType": "application/problem+json",
+    "json": {
+      "type": "https://errors.example/problems/invalid-image",
+      "title": "The file is not a valid image.",
+      "status": 400,
+      "detail": "The JPEG is truncated: it has no end-of-image marker.",
+      "traceId": "00-4bf92f3577b34da6a3ce929d0e0e4736-<span>-00"
+    }
+  },
+  "validate: image/jpeg body (415)": {
+    "status": 415,
+    "contentType": "application/problem+json",
+    "json": {
+      "type": "https://errors.example/problems/unsupported-media-type",
+      "title": "Unsupported media type.",
+      "status": 415,
+      "detail": "validate reads PDFs only; an image (JPEG, PNG, TIFF) is read by POST /api/v1/documents/extract-swiss-qr-code.",
+      "traceId": "00-4bf92f3577b34da6a3ce929d0e0e4736-<span>-00"
+    }
+  },
   "validate: application/pdf body": {
     "status": 200,
     "contentType": "application/json",
@@ -613,7 +655,7 @@ export const NODE_ANSWERS: Record<string, Answer> = {
   "OpenAPI document": {
     "status": 200,
     "contentType": "application/json",
-    "sha256": "c5f1d17e9a6e445614edadf75edabf6acc5195ac765041ed4591a58c60b12439"
+    "sha256": "7ca8c3e8f7f950e59d34a92645ffaca5910da0f3314026a3c838d94472a49649"
   },
   "API reference page": {
     "status": 200,
