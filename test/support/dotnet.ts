@@ -169,11 +169,9 @@ function linkedFiles(project: DotnetProject): string[] {
   return linked.filter((file) => relative(folder, file).startsWith('..'));
 }
 
-/** The source files of a project (its folder, the files it links, Directory.Build.props, the tool manifest). */
+/** The source files of a project (its folder, the files it links, Directory.Build.props). */
 function projectFiles(project: DotnetProject): string[] {
-  const extras = ['Directory.Build.props', join('.config', 'dotnet-tools.json')]
-    .map((f) => join(DOTNET_SOURCES, f))
-    .filter((f) => existsSync(f));
+  const extras = ['Directory.Build.props'].map((f) => join(DOTNET_SOURCES, f)).filter((f) => existsSync(f));
   return [...extras, ...filesUnder(join(DOTNET_SOURCES, project)), ...linkedFiles(project)];
 }
 

@@ -2,7 +2,10 @@
 // (binary encoding, 64 MiB messages unless --max-message-mb), the service of Service.cs over a folder.
 // Prints {"ready":true,"port":N,"endpoint":"..."} once it listens; stops when its stdin closes (and exits the
 // process itself, see the end of Main).
-// Usage: CoreWcfHost --port N --data <folder> [--max-message-mb N]
+// With --metadata-port N it also publishes its description as CoreWCF does (AddServiceModelMetadata,
+// ServiceMetadataBehavior.HttpGetEnabled) at http://127.0.0.1:N/IDBService?wsdl, the reference the bridge's WSDL is
+// compared with (test/idb/wsdl-dotnet-svcutil.peers.test.ts); without it, nothing listens on HTTP (the benchmark).
+// Usage: CoreWcfHost --port N --data <folder> [--max-message-mb N] [--metadata-port N]
 using System;
 using System.Globalization;
 using System.IO;
@@ -21,7 +24,7 @@ namespace IDBService.CoreWcfHost
     {
         public static async Task<int> Main(string[] args)
         {
-            int port = 8808, maxMB = 64;
+            int port = 8808, maxMB = 64, metadataPort = 0;
             string data = Path.Combine(Path.GetTempPath(), "corewcf-idb");
             for (int i = 0; i + 1 < args.Length; i += 2)
             {
@@ -30,6 +33,7 @@ namespace IDBService.CoreWcfHost
                     case "--port": port = int.Parse(args[i + 1], CultureInfo.InvariantCulture); break;
                     case "--data": data = args[i + 1]; break;
                     case "--max-message-mb": maxMB = int.Parse(args[i + 1], CultureInfo.InvariantCulture); break;
+                    case "--metadata-port": metadataPort = int.Parse(args[i + 1], CultureInfo.InvariantCulture); break;
                     default: Console.Error.WriteLine("unknown argument " + args[i]); return 2;
                 }
             }
@@ -40,6 +44,11 @@ namespace IDBService.CoreWcfHost
             builder.Logging.SetMinimumLevel(LogLevel.Warning);
             builder.WebHost.UseNetTcp(System.Net.IPAddress.Loopback, port);
             builder.Services.AddServiceModelServices();
+            if (metadataPort != 0)
+            {
+                builder.WebHost.ConfigureKestrel(k => k.Listen(System.Net.IPAddress.Loopback, metadataPort));
+                builder.Services.AddServiceModelMetadata();
+            }
             builder.Services.AddSingleton(service);
             var app = builder.Build();
             long max = (long)maxMB * 1024 * 1024;
@@ -55,9 +64,14 @@ namespace IDBService.CoreWcfHost
             binding.ReaderQuotas.MaxNameTableCharCount = int.MaxValue;
             app.UseServiceModel(b =>
             {
-                b.AddService<IdbService>();
+                b.AddService<IdbService>(options =>
+                {
+                    if (metadataPort != 0) options.BaseAddresses.Add(new Uri("http://127.0.0.1:" + metadataPort + "/IDBService"));
+                });
                 b.AddServiceEndpoint<IdbService, IIDBService>(binding, "/IDBService");
             });
+            if (metadataPort != 0)
+                app.Services.GetRequiredService<CoreWCF.Description.ServiceMetadataBehavior>().HttpGetEnabled = true;
             await app.StartAsync();
             Console.WriteLine("{\"ready\":true,\"port\":" + port + ",\"endpoint\":\"net.tcp://localhost:" + port + "/IDBService\"}");
             Console.Out.Flush();
