@@ -26,9 +26,10 @@ import { escapeAttribute, escapeText } from './datatable.ts';
 
 export interface WsdlOptions {
   /**
-   * How ReturnDatatable's result is described. `dataset`: as .NET describes a DataTable (the ActualType annotation
-   * and the two xs:any of schema and diffgram), from which .NET's svcutil generates a DataTable member. `anytype`:
-   * plain xs:anyType, for Mono's svcutil, which mis-imports the DataTable form.
+   * How ReturnDatatable's result is described. `dataset`: the type {System.Data}DataTable as .NET describes it (the
+   * ActualType annotation and the two xs:any of schema and diffgram, see dataTableType), from which .NET's svcutil
+   * and dotnet-svcutil generate a DataTable member. `anytype`: plain xs:anyType, for Mono's svcutil, which
+   * mis-imports the DataTable form.
    */
   dataTable: 'dataset' | 'anytype';
 }
