@@ -81,9 +81,11 @@ const ALICE = ['--user', 'TESTDOM\\alice', '--password', 'Secret123!'];
 
 interface Mode {
   security: 'none' | 'windows';
+  level: string;
   env: Record<string, string>;
-  /** The generated GetBindingForEndpoint's security lines. */
+  /** The generated GetBindingForEndpoint's security lines: there, and not there. */
   securityCode: string[];
+  noSecurityCode: string[];
   /** What SvcutilClient reports of the binding the generated configuration built. */
   binding: RegExp;
   args: string[];
@@ -92,22 +94,36 @@ interface Mode {
 const MODES: Mode[] = [
   {
     security: 'none',
+    level: '-',
     env: { BRIDGE_SECURITY: 'none' },
     securityCode: ['result.Security.Mode = System.ServiceModel.SecurityMode.None;'],
+    noSecurityCode: ['ProtectionLevel'],
     binding: /^None\/Windows\/EncryptAndSign net\.tcp:\/\/localhost:\d+\/IDBService /,
     args: [],
   },
   {
+    // NetTcpBinding's default: Transport security, Windows credentials, EncryptAndSign; nothing to set.
     security: 'windows',
+    level: 'EncryptAndSign',
+    env: { BRIDGE_SECURITY: 'windows', BRIDGE_PROTECTION_LEVEL: 'EncryptAndSign' },
+    securityCode: [],
+    noSecurityCode: ['Security.Mode', 'ProtectionLevel'],
+    binding: /^Transport\/Windows\/EncryptAndSign net\.tcp:\/\/localhost:\d+\/IDBService localhost$/,
+    args: ALICE,
+  },
+  {
+    security: 'windows',
+    level: 'Sign',
     env: { BRIDGE_SECURITY: 'windows', BRIDGE_PROTECTION_LEVEL: 'Sign' },
     securityCode: ['result.Security.Transport.ProtectionLevel = System.Net.Security.ProtectionLevel.Sign;'],
+    noSecurityCode: ['Security.Mode'],
     binding: /^Transport\/Windows\/Sign net\.tcp:\/\/localhost:\d+\/IDBService localhost$/,
     args: ALICE,
   },
 ];
 
 describe.skipIf(missing)('dotnet-svcutil on GET /IDBService?wsdl', () => {
-  describe.each(MODES)('BRIDGE_SECURITY=$security', (mode) => {
+  describe.each(MODES)('BRIDGE_SECURITY=$security, BRIDGE_PROTECTION_LEVEL=$level', (mode) => {
     let folder: string;
     let bridge: RunningBridge;
     let http: ServerType | undefined;
@@ -117,7 +133,7 @@ describe.skipIf(missing)('dotnet-svcutil on GET /IDBService?wsdl', () => {
 
     beforeAll(async () => {
       if (skip) return;
-      folder = await mkdtemp(join(tmpdir(), `idb-svcutil-${mode.security}-`));
+      folder = await mkdtemp(join(tmpdir(), `idb-svcutil-${mode.security}-${mode.level}-`));
       await writeFile(join(folder, 'users'), USERS, { mode: 0o600 });
       await writeFile(
         join(folder, 'roles.json'),
@@ -161,6 +177,7 @@ describe.skipIf(missing)('dotnet-svcutil on GET /IDBService?wsdl', () => {
           'System.ServiceModel.NetTcpBinding result = new System.ServiceModel.NetTcpBinding();',
         );
         for (const line of mode.securityCode) expect(configuration).toContain(line);
+        for (const text of mode.noSecurityCode) expect(configuration).not.toContain(text);
         expect(configuration).toContain(
           `return new System.ServiceModel.EndpointAddress(new System.Uri("net.tcp://localhost:${bridge.port}/IDBService"), new System.ServiceModel.DnsEndpointIdentity("localhost"));`,
         );
