@@ -1,18 +1,3 @@
-/**
- * Microsoft's own WCF client for .NET (System.ServiceModel.NetTcp + Primitives, test/dotnet/WcfClient) against the
- * bridge: the ChannelFactory client of the spec's contract runs every operation and checks every value (the Mono
- * scenario, plus every column type of the spec's table into a real System.Data.DataTable, ReturnScalar of each CLR
- * type, 100 channels opened and closed in a row on pooled sockets, 16 channels at once, a 50 MB file up and down,
- * MaxReceivedMessageSize exceeded on both sides), on SQLite and on PostgreSQL + S3; then with Windows transport
- * security: NTLM through the system GSSAPI (gss-ntlmssp) at EncryptAndSign and Sign, a reader's refusals, a wrong
- * password and a Sign client against an EncryptAndSign bridge as a .NET user sees them, .NET's managed NTLM, and
- * Kerberos from a kinit ccache against an MIT KDC with the endpoint's DNS identity. The client dotnet-svcutil
- * generates from GET /IDBService?wsdl, and the CoreWCF host of the same contract (the scenario against another
- * server), run when the NuGet feed serves their packages and say so when it does not.
- *
- * Each suite skips with a message when `dotnet` (or the peer it needs) is missing.
- */
-import { serve, type ServerType } from '@hono/node-server';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import { securityBackends, startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
 import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
-import { testApp } from '../support/app.ts';
 import { bridgeBackends, type BridgeBackend } from '../support/bridge-backends.ts';
 import {
   buildDotnetProject,
@@ -32,10 +16,9 @@ import {
   runChecks,
   type DotnetBuild,
 } from '../support/dotnet.ts';
-import { startCoreWcfHost, buildSvcutilClient } from '../support/dotnet-peers.ts';
+import { startCoreWcfHost } from '../support/dotnet-peers.ts';
 import { krb5Missing, startTestRealm, type TestRealm } from '../support/krb5-realm.ts';
 import { describeFailures, type MonoRun } from '../support/mono-e2e.ts';
-import { freePort } from '../support/net.ts';
 
 const available = dotnetAvailable();
 if (!available) console.warn(`[bridge dotnet] ${DOTNET_MISSING}`);
@@ -345,49 +328,7 @@ async function orSkip<T>(context: { skip: (note?: string) => void }, what: strin
   }
 }
 
-describe.skipIf(!available)('dotnet-svcutil client and CoreWCF host', () => {
-  let folder: string;
-  let bridge: RunningBridge;
-  let http: ServerType | undefined;
-  let httpPort: number;
-
-  beforeAll(async () => {
-    folder = await mkdtemp(join(tmpdir(), 'bridge-dotnet-peers-'));
-    await writeFile(join(folder, 'roles.json'), JSON.stringify({ writer: ['anonymous'] }));
-    bridge = await bridgeOn({
-      BRIDGE_SECURITY: 'none',
-      BRIDGE_ROLES_FILE: join(folder, 'roles.json'),
-      DATABASE_URL: `file:${join(folder, 'idb.sqlite')}`,
-      FILES_URL: `file:${join(folder, 'files')}`,
-    });
-    const { app } = await testApp({ BRIDGE_SECURITY: 'none', BRIDGE_PORT: String(bridge.port) });
-    httpPort = await freePort();
-    await new Promise<void>((listening) => {
-      http = serve({ fetch: app.fetch, port: httpPort, hostname: '127.0.0.1' }, () => listening());
-    });
-  }, TIMEOUT);
-
-  afterAll(async () => {
-    await new Promise((closed) => (http ? http.close(closed) : closed(undefined)));
-    await bridge?.close();
-    if (folder) await rm(folder, { recursive: true, force: true });
-  });
-
-  it(
-    'the client dotnet-svcutil generates from GET /IDBService?wsdl (typed DataTable) calls Heartbeat, ReturnDatatable, NewFile, GetFile',
-    async (context) => {
-      const exe = await orSkip(
-        context,
-        'dotnet-svcutil',
-        buildSvcutilClient(`http://127.0.0.1:${httpPort}/IDBService?wsdl`),
-      );
-      const run = await runChecks(exe.dll, [`net.tcp://localhost:${bridge.port}/IDBService`]);
-      expect(run.failed, describeFailures(run)).toEqual([]);
-      expect(run.checks.length).toBeGreaterThan(10);
-    },
-    TIMEOUT,
-  );
-
+describe.skipIf(!available)('CoreWCF host', () => {
   it(
     'the same scenario passes against the CoreWCF host (SQLite and a folder), so the scenario itself is right',
     async (context) => {
