@@ -52,6 +52,7 @@ const GUID_DATATYPE = 'System.Guid, mscorlib, Version=4.0.0.0, Culture=neutral, 
 
 /** The XSD type a column is declared with in the inline schema. */
 export const XSD_TYPE: Readonly<Record<ClrType, string>> = {
+  Byte: 'xs:unsignedByte',
   Int16: 'xs:short',
   Int32: 'xs:int',
   Int64: 'xs:long',
@@ -63,7 +64,13 @@ export const XSD_TYPE: Readonly<Record<ClrType, string>> = {
   'Byte[]': 'xs:base64Binary',
   DateTime: 'xs:dateTime',
   Guid: 'xs:string',
+  // XmlTreeGen has no XSD type for DateTimeOffset: anyType with msdata:DataType, like Guid's string.
+  DateTimeOffset: 'xs:anyType',
+  TimeSpan: 'xs:duration',
 };
+
+const DATE_TIME_OFFSET_DATATYPE =
+  'System.DateTimeOffset, mscorlib, Version=4.0.0.0, Culture=neutral, PublicKeyToken=b77a5c561934e089';
 
 /**
  * What DataContractSerializer writes inside the element of a DataTable result (`ReturnDatatableResult`): the inline
@@ -100,6 +107,7 @@ export function writeDataTable(
     // XmlTreeGen's attribute order: name, msdata:DataType, msdata:DateTimeMode, type, minOccurs.
     out += `<xs:element name="${names[i]}"`;
     if (c.type === 'Guid') out += ` msdata:DataType="${GUID_DATATYPE}"`;
+    if (c.type === 'DateTimeOffset') out += ` msdata:DataType="${DATE_TIME_OFFSET_DATATYPE}"`;
     const mode = c.dateTimeMode ?? 'Unspecified';
     if (c.type === 'DateTime' && mode !== 'UnspecifiedLocal') out += ` msdata:DateTimeMode="${mode}"`;
     out += ` type="${XSD_TYPE[c.type]}" minOccurs="0" />`;
@@ -136,10 +144,16 @@ export function writeDataTable(
 /** A cell's text as XmlConvert (and DataColumn's storage classes) write it, before XML escaping. */
 export function formatCell(column: DataColumn, cell: Exclude<DataCell, null>): string {
   switch (column.type) {
+    case 'Byte':
     case 'Int16':
     case 'Int32':
     case 'Int64':
       return formatInteger(column.type, cell);
+    case 'DateTimeOffset':
+      // XmlConvert.ToString(DateTimeOffset): the wall clock and its offset (`+00:00`, never `Z`).
+      return formatDateTime(cell, 'UnspecifiedLocal');
+    case 'TimeSpan':
+      return formatTimeSpan(cell);
     case 'Decimal':
       return formatDecimal(cell);
     case 'Single':
@@ -299,6 +313,27 @@ function formatDateTime(cell: unknown, mode: DateTimeMode): string {
 }
 
 const pad2 = (n: number): string => String(n).padStart(2, '0');
+
+/**
+ * XmlConvert.ToString(TimeSpan), an xs:duration: `PT1H2M3.5S`, `PT0S` for zero, days as `P1DT…`. From the text
+ * `[-][d.]hh:mm:ss[.fffffff]` (SQL Server's time, a non-negative time of day).
+ */
+function formatTimeSpan(cell: unknown): string {
+  const m = typeof cell === 'string' ? /^(-)?(?:(\d+)\.)?(\d{1,2}):(\d{2}):(\d{2})(?:\.(\d{1,7}))?$/.exec(cell) : null;
+  if (!m) throw invalid('a TimeSpan', cell);
+  const [days, hours, minutes, seconds] = [2, 3, 4, 5].map((i) => Number(m[i] ?? 0)) as [
+    number,
+    number,
+    number,
+    number,
+  ];
+  const fraction = (m[6] ?? '').replace(/0+$/, '');
+  let out = `${m[1] ?? ''}P${days > 0 ? `${days}D` : ''}`;
+  const time = `${hours > 0 ? `${hours}H` : ''}${minutes > 0 ? `${minutes}M` : ''}${seconds > 0 || fraction ? `${seconds}${fraction ? `.${fraction}` : ''}S` : ''}`;
+  if (time !== '') out += `T${time}`;
+  else if (days === 0) out += 'T0S';
+  return out;
+}
 
 function utcFields(d: Date): number[] {
   return [

@@ -197,10 +197,10 @@ class Service implements IdbService {
     database: Database,
     sql: string,
     parameters: readonly SqlParameter<SqlValue>[],
-  ): [string, SqlValue[], StatementLimits] {
+  ): [string, SqlValue[], StatementLimits, string[] | undefined] {
     const bound = bindParameters(sql, parameters, database.dialect);
     if (!bound.ok) throw new IdbFault(bound.fault, bound.message);
-    return [bound.sql, bound.values, this.limits];
+    return [bound.sql, bound.values, this.limits, bound.names];
   }
 
   /** Runs `work` in a transaction of its own: committed when it is a write and `work` succeeds, else rolled back. */
@@ -251,9 +251,13 @@ class Service implements IdbService {
     const fileId = guid(file.FileId, 'FileId');
     const { result: oldKey, contentKey } = await this.withNewContent(file, (row) =>
       this.inTransaction(this.main, 'write', async (t) => {
-        const old = await this.query(t, `SELECT content_key FROM idb_files WHERE file_id = @id${this.forUpdate()}`, {
-          id: guidValue(fileId),
-        });
+        const old = await this.query(
+          t,
+          `SELECT content_key FROM ${this.lockedFiles()} WHERE file_id = @id${this.forUpdate()}`,
+          {
+            id: guidValue(fileId),
+          },
+        );
         if (old.rows.length === 0) return undefined;
         await this.query(
           t,
@@ -291,7 +295,7 @@ class Service implements IdbService {
         type: text(file.ContentType),
         length: { type: 'long', value: BigInt(stored.length) },
         sha: { type: 'string', value: stored.sha256 },
-        now: { type: 'dateTime', value: utc(this.deps.utcNow()) },
+        now: this.nowValue(),
       });
       return { result, contentKey };
     } catch (error) {
@@ -338,7 +342,11 @@ class Service implements IdbService {
   private async deleteFile(fileId: string): Promise<boolean> {
     const id = { id: guidValue(fileId) };
     const oldKey = await this.inTransaction(this.main, 'write', async (t) => {
-      const old = await this.query(t, `SELECT content_key FROM idb_files WHERE file_id = @id${this.forUpdate()}`, id);
+      const old = await this.query(
+        t,
+        `SELECT content_key FROM ${this.lockedFiles()} WHERE file_id = @id${this.forUpdate()}`,
+        id,
+      );
       if (old.rows.length === 0) return undefined;
       // The foreign keys cascade to the file's documents and their index fields.
       await this.query(t, 'DELETE FROM idb_files WHERE file_id = @id', id);
@@ -395,7 +403,7 @@ class Service implements IdbService {
     const fields = index.Fields ?? [];
     if (fields.some((f) => f == null)) throw new IdbFault('InvalidArgument', 'An index field is nil.');
     await this.inTransaction(this.main, 'write', async (t) => {
-      const file = await this.query(t, `SELECT 1 FROM idb_files WHERE file_id = @id${this.forUpdate()}`, {
+      const file = await this.query(t, `SELECT 1 FROM ${this.lockedFiles()} WHERE file_id = @id${this.forUpdate()}`, {
         id: guidValue(fileId),
       });
       if (file.rows.length === 0) throw new IdbFault('FileNotFound', `There is no file ${fileId}.`);
@@ -409,7 +417,7 @@ class Service implements IdbService {
           container: guidValue(containerId),
           file: guidValue(fileId),
           title: text(index.Title),
-          now: { type: 'dateTime', value: utc(this.deps.utcNow()) },
+          now: this.nowValue(),
         },
       );
       await this.query(t, 'DELETE FROM idb_index_fields WHERE document_id = @doc', { doc: guidValue(documentId) });
@@ -432,6 +440,20 @@ class Service implements IdbService {
   /** Row locks for read-then-write on PostgreSQL; SQLite's write transaction already holds the database. */
   private forUpdate(): string {
     return this.main.dialect === 'postgres' ? ' FOR UPDATE' : '';
+  }
+
+  /**
+   * The time a row is written, in UTC. On SQL Server as text, which the datetimeoffset column converts exactly: a
+   * DateTime parameter is SqlClient's datetime, 1/300 s (see sqlserver-values.ts), and would change the milliseconds.
+   */
+  private nowValue(): ClrValue {
+    const value = utc(this.deps.utcNow());
+    return this.main.dialect === 'sqlserver' ? { type: 'string', value } : { type: 'dateTime', value };
+  }
+
+  /** idb_files read to be written: T-SQL takes the update lock as a table hint (SQL Server has no FOR UPDATE). */
+  private lockedFiles(): string {
+    return this.main.dialect === 'sqlserver' ? 'idb_files WITH (UPDLOCK, ROWLOCK)' : 'idb_files';
   }
 
   /** Deletes content no row points at (any more); a failure leaves an orphan for a sweep, so it is only logged. */
