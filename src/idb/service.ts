@@ -407,10 +407,14 @@ class Service implements IdbService {
         id: guidValue(fileId),
       });
       if (file.rows.length === 0) throw new IdbFault('FileNotFound', `There is no file ${fileId}.`);
-      // An upsert, so a retried call with the same DocumentId (or two at once) replaces instead of failing.
+      // An upsert, so a retried call with the same DocumentId (or two at once) replaces instead of failing. T-SQL has
+      // no ON CONFLICT (and Babelfish no MERGE): an update under a key-range lock, then an insert if nothing was there.
       await this.query(
         t,
-        `INSERT INTO idb_documents (document_id, container_id, file_id, title, created_utc) VALUES (@doc, @container, @file, @title, @now)
+        this.main.dialect === 'sqlserver'
+          ? `UPDATE idb_documents WITH (UPDLOCK, SERIALIZABLE) SET container_id = @container, file_id = @file, title = @title WHERE document_id = @doc;
+             IF @@ROWCOUNT = 0 INSERT INTO idb_documents (document_id, container_id, file_id, title, created_utc) VALUES (@doc, @container, @file, @title, @now)`
+          : `INSERT INTO idb_documents (document_id, container_id, file_id, title, created_utc) VALUES (@doc, @container, @file, @title, @now)
          ON CONFLICT (document_id) DO UPDATE SET container_id = excluded.container_id, file_id = excluded.file_id, title = excluded.title`,
         {
           doc: guidValue(documentId),

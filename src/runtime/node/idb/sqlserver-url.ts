@@ -147,6 +147,9 @@ export function connectionConfig(settings: SqlServerSettings, login: SqlLogin | 
       useUTC: true,
       // Statements time out by their own limit (request.setTimeout); this is the fallback for our own.
       requestTimeout: 60_000,
+      // How long a cancelled or timed-out statement waits for the server's acknowledgement before tedious closes the
+      // connection (the server then rolls its transaction back). Babelfish may take seconds inside a long statement.
+      cancelTimeout: 1000,
       connectTimeout: settings.acquireTimeoutMs,
       rowCollectionOnRequestCompletion: false,
       rowCollectionOnDone: false,
