@@ -30,6 +30,8 @@ export interface RunningBabelfish {
   url: string;
   /** The same with the readers' login (db_datareader). */
   readerUrl: string;
+  /** A SqlClient connection string of database `idb` as the service's login (TLS, the certificate trusted). */
+  connectionString: string;
   /** Runs T-SQL batches as the administrator in database `idb` (setup and checks outside the code under test). */
   admin(sql: string): Promise<unknown[][]>;
   stop(): Promise<void>;
@@ -77,6 +79,7 @@ export async function startBabelfish(): Promise<RunningBabelfish> {
       port,
       url: `sqlserver://idb_service@127.0.0.1:${port}/idb?passwordFile=${service}&${tls}&readerUser=idb_reader&readerPasswordFile=${reader}`,
       readerUrl: `sqlserver://idb_reader@127.0.0.1:${port}/idb?passwordFile=${reader}&${tls}`,
+      connectionString: `Server=127.0.0.1,${port};Database=idb;User ID=idb_service;Password=Service_Passw0rd!;Encrypt=True;TrustServerCertificate=True`,
       admin: (sql) => exec('idb', sql),
       stop,
     };

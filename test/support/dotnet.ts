@@ -34,7 +34,7 @@ export const DOTNET_SOURCES = join(TEST_DIR, 'dotnet');
 const REPO = resolve(TEST_DIR, '..');
 const CACHE = join(REPO, 'node_modules', '.cache', 'idb-dotnet');
 
-export type DotnetProject = 'WcfClient' | 'CoreWcfHost' | 'HttpApiClient' | 'SvcutilClient';
+export type DotnetProject = 'WcfClient' | 'CoreWcfHost' | 'HttpApiClient' | 'SvcutilClient' | 'SqlParity';
 
 export class DotnetUnavailableError extends Error {
   override name = 'DotnetUnavailableError';
