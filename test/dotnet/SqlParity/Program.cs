@@ -21,7 +21,9 @@ namespace IDBService.Parity
 
         public static int Main(string[] args)
         {
-            if (args.Length != 2) { Console.Error.WriteLine("usage: SqlParity <net.tcp endpoint> <connection string>"); return 2; }
+            if (args.Length == 4 && args[0] == "bench")
+                return Bench.Run(args[1], args[2], double.Parse(args[3], CultureInfo.InvariantCulture));
+            if (args.Length != 2) { Console.Error.WriteLine("usage: SqlParity [bench] <net.tcp endpoint> <connection string> [seconds]"); return 2; }
             var total = Stopwatch.StartNew();
             var corpus = Corpus.All();
             var direct = RunDirect(corpus, args[1]);
