@@ -1,4 +1,5 @@
 import { integerRange, type ClrType, type DateTimeMode } from './column-types.ts';
+import { formatTimeSpan } from './datatable-timespan.ts';
 
 export interface DataColumn {
   /** The column name as the database gave it; encoded for XML here (see encodeLocalName). */
@@ -152,8 +153,11 @@ export function formatCell(column: DataColumn, cell: Exclude<DataCell, null>): s
     case 'DateTimeOffset':
       // XmlConvert.ToString(DateTimeOffset): the wall clock and its offset (`+00:00`, never `Z`).
       return formatDateTime(cell, 'UnspecifiedLocal');
-    case 'TimeSpan':
-      return formatTimeSpan(cell);
+    case 'TimeSpan': {
+      const text = formatTimeSpan(cell);
+      if (text === undefined) throw invalid('a TimeSpan', cell);
+      return text;
+    }
     case 'Decimal':
       return formatDecimal(cell);
     case 'Single':
@@ -313,27 +317,6 @@ function formatDateTime(cell: unknown, mode: DateTimeMode): string {
 }
 
 const pad2 = (n: number): string => String(n).padStart(2, '0');
-
-/**
- * XmlConvert.ToString(TimeSpan), an xs:duration: `PT1H2M3.5S`, `PT0S` for zero, days as `P1DT…`. From the text
- * `[-][d.]hh:mm:ss[.fffffff]` (SQL Server's time, a non-negative time of day).
- */
-function formatTimeSpan(cell: unknown): string {
-  const m = typeof cell === 'string' ? /^(-)?(?:(\d+)\.)?(\d{1,2}):(\d{2}):(\d{2})(?:\.(\d{1,7}))?$/.exec(cell) : null;
-  if (!m) throw invalid('a TimeSpan', cell);
-  const [days, hours, minutes, seconds] = [2, 3, 4, 5].map((i) => Number(m[i] ?? 0)) as [
-    number,
-    number,
-    number,
-    number,
-  ];
-  const fraction = (m[6] ?? '').replace(/0+$/, '');
-  let out = `${m[1] ?? ''}P${days > 0 ? `${days}D` : ''}`;
-  const time = `${hours > 0 ? `${hours}H` : ''}${minutes > 0 ? `${minutes}M` : ''}${seconds > 0 || fraction ? `${seconds}${fraction ? `.${fraction}` : ''}S` : ''}`;
-  if (time !== '') out += `T${time}`;
-  else if (days === 0) out += 'T0S';
-  return out;
-}
 
 function utcFields(d: Date): number[] {
   return [

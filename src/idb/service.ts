@@ -47,6 +47,7 @@ import { DatabaseRequests } from './requests.ts';
 import { dataTableXml, scalarOf } from './results.ts';
 import type { Roles } from './roles.ts';
 import { migrate } from './schema.ts';
+import { selectFileForUpdate, upsertDocument, utcTimeValue } from './service-dialects.ts';
 import { bindParameters, type SqlParameter } from './sql-parameters.ts';
 
 export interface IdbServiceDeps {
@@ -251,13 +252,9 @@ class Service implements IdbService {
     const fileId = guid(file.FileId, 'FileId');
     const { result: oldKey, contentKey } = await this.withNewContent(file, (row) =>
       this.inTransaction(this.main, 'write', async (t) => {
-        const old = await this.query(
-          t,
-          `SELECT content_key FROM ${this.lockedFiles()} WHERE file_id = @id${this.forUpdate()}`,
-          {
-            id: guidValue(fileId),
-          },
-        );
+        const old = await this.query(t, selectFileForUpdate(this.main.dialect, 'content_key'), {
+          id: guidValue(fileId),
+        });
         if (old.rows.length === 0) return undefined;
         await this.query(
           t,
@@ -295,7 +292,7 @@ class Service implements IdbService {
         type: text(file.ContentType),
         length: { type: 'long', value: BigInt(stored.length) },
         sha: { type: 'string', value: stored.sha256 },
-        now: this.nowValue(),
+        now: utcTimeValue(this.main.dialect, utc(this.deps.utcNow())),
       });
       return { result, contentKey };
     } catch (error) {
@@ -342,11 +339,7 @@ class Service implements IdbService {
   private async deleteFile(fileId: string): Promise<boolean> {
     const id = { id: guidValue(fileId) };
     const oldKey = await this.inTransaction(this.main, 'write', async (t) => {
-      const old = await this.query(
-        t,
-        `SELECT content_key FROM ${this.lockedFiles()} WHERE file_id = @id${this.forUpdate()}`,
-        id,
-      );
+      const old = await this.query(t, selectFileForUpdate(this.main.dialect, 'content_key'), id);
       if (old.rows.length === 0) return undefined;
       // The foreign keys cascade to the file's documents and their index fields.
       await this.query(t, 'DELETE FROM idb_files WHERE file_id = @id', id);
@@ -403,27 +396,18 @@ class Service implements IdbService {
     const fields = index.Fields ?? [];
     if (fields.some((f) => f == null)) throw new IdbFault('InvalidArgument', 'An index field is nil.');
     await this.inTransaction(this.main, 'write', async (t) => {
-      const file = await this.query(t, `SELECT 1 FROM ${this.lockedFiles()} WHERE file_id = @id${this.forUpdate()}`, {
+      const file = await this.query(t, selectFileForUpdate(this.main.dialect, '1'), {
         id: guidValue(fileId),
       });
       if (file.rows.length === 0) throw new IdbFault('FileNotFound', `There is no file ${fileId}.`);
-      // An upsert, so a retried call with the same DocumentId (or two at once) replaces instead of failing. T-SQL has
-      // no ON CONFLICT (and Babelfish no MERGE): an update under a key-range lock, then an insert if nothing was there.
-      await this.query(
-        t,
-        this.main.dialect === 'sqlserver'
-          ? `UPDATE idb_documents WITH (UPDLOCK, SERIALIZABLE) SET container_id = @container, file_id = @file, title = @title WHERE document_id = @doc;
-             IF @@ROWCOUNT = 0 INSERT INTO idb_documents (document_id, container_id, file_id, title, created_utc) VALUES (@doc, @container, @file, @title, @now)`
-          : `INSERT INTO idb_documents (document_id, container_id, file_id, title, created_utc) VALUES (@doc, @container, @file, @title, @now)
-         ON CONFLICT (document_id) DO UPDATE SET container_id = excluded.container_id, file_id = excluded.file_id, title = excluded.title`,
-        {
-          doc: guidValue(documentId),
-          container: guidValue(containerId),
-          file: guidValue(fileId),
-          title: text(index.Title),
-          now: this.nowValue(),
-        },
-      );
+      // An upsert, so a retried call with the same DocumentId (or two at once) replaces instead of failing.
+      await this.query(t, upsertDocument(this.main.dialect), {
+        doc: guidValue(documentId),
+        container: guidValue(containerId),
+        file: guidValue(fileId),
+        title: text(index.Title),
+        now: utcTimeValue(this.main.dialect, utc(this.deps.utcNow())),
+      });
       await this.query(t, 'DELETE FROM idb_index_fields WHERE document_id = @doc', { doc: guidValue(documentId) });
       for (const [position, field] of fields.entries()) {
         await this.query(
@@ -439,25 +423,6 @@ class Service implements IdbService {
       }
     });
     return documentId;
-  }
-
-  /** Row locks for read-then-write on PostgreSQL; SQLite's write transaction already holds the database. */
-  private forUpdate(): string {
-    return this.main.dialect === 'postgres' ? ' FOR UPDATE' : '';
-  }
-
-  /**
-   * The time a row is written, in UTC. On SQL Server as text, which the datetimeoffset column converts exactly: a
-   * DateTime parameter is SqlClient's datetime, 1/300 s (see sqlserver-values.ts), and would change the milliseconds.
-   */
-  private nowValue(): ClrValue {
-    const value = utc(this.deps.utcNow());
-    return this.main.dialect === 'sqlserver' ? { type: 'string', value } : { type: 'dateTime', value };
-  }
-
-  /** idb_files read to be written: T-SQL takes the update lock as a table hint (SQL Server has no FOR UPDATE). */
-  private lockedFiles(): string {
-    return this.main.dialect === 'sqlserver' ? 'idb_files WITH (UPDLOCK, ROWLOCK)' : 'idb_files';
   }
 
   /** Deletes content no row points at (any more); a failure leaves an orphan for a sweep, so it is only logged. */
