@@ -5,14 +5,13 @@
  * DataTable column types SQL Server adds: Byte, DateTimeOffset, TimeSpan, read by System.Data itself). The shared
  * sections' SQL is written for SQLite and PostgreSQL (boolean, bytea, WITH RECURSIVE): not run here.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
-import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
-import { type RunningBridge, securityBackends, startBridge } from '../../tcp-bridge/src/server.ts';
-import { BABELFISH_MISSING, babelfishAvailable, type RunningBabelfish, startBabelfish } from '../support/babelfish.ts';
+import {
+  BABELFISH_MISSING,
+  babelfishAvailable,
+  type BridgeOnBabelfish,
+  startBridgeOnBabelfish,
+} from '../support/babelfish.ts';
 import { buildDotnetProject, DOTNET_MISSING, dotnetAvailable, runChecks } from '../support/dotnet.ts';
 import { describeFailures } from '../support/mono-e2e.ts';
 
@@ -22,32 +21,17 @@ if (!dotnetAvailable()) console.warn(`[bridge dotnet sqlserver] ${DOTNET_MISSING
 if (!babelfishAvailable) console.warn(`[bridge dotnet sqlserver] ${BABELFISH_MISSING}`);
 
 describe.skipIf(!available)('.NET WCF client through the bridge on SQL Server (Babelfish)', () => {
-  let folder: string;
-  let bbf: RunningBabelfish;
-  let bridge: RunningBridge;
+  let running: BridgeOnBabelfish;
   let dll: string;
 
   beforeAll(async () => {
-    folder = await mkdtemp(join(tmpdir(), 'bridge-dotnet-sqlserver-'));
-    await writeFile(join(folder, 'roles.json'), JSON.stringify({ writer: ['anonymous'] }));
     let build;
-    [bbf, build] = await Promise.all([startBabelfish(), buildDotnetProject('WcfClient')]);
+    [running, build] = await Promise.all([startBridgeOnBabelfish(), buildDotnetProject('WcfClient')]);
     dll = build.dll;
-    const config = readBridgeConfig({
-      BRIDGE_PORT: '0',
-      BRIDGE_SECURITY: 'none',
-      BRIDGE_ROLES_FILE: join(folder, 'roles.json'),
-      DATABASE_URL: bbf.url,
-      FILES_URL: `file:${join(folder, 'files')}`,
-    });
-    const logger = { log: () => {} };
-    bridge = await startBridge(config, await openNodeIdbService(config, logger), logger, securityBackends(config));
   }, TIMEOUT);
 
   afterAll(async () => {
-    await bridge?.close();
-    await bbf?.stop();
-    if (folder) await rm(folder, { recursive: true, force: true });
+    await running?.stop();
   });
 
   it(
@@ -55,14 +39,7 @@ describe.skipIf(!available)('.NET WCF client through the bridge on SQL Server (B
     async () => {
       const run = await runChecks(
         dll,
-        [
-          'e2e',
-          `net.tcp://localhost:${bridge.port}/IDBService`,
-          '--backend',
-          'sqlserver',
-          '--sections',
-          'heartbeat,files,documents,tsql,cleanup',
-        ],
+        ['e2e', running.endpoint, '--backend', 'sqlserver', '--sections', 'heartbeat,files,documents,tsql,cleanup'],
         { timeoutMs: TIMEOUT - 20_000 },
       );
       expect(run.failed, describeFailures(run)).toEqual([]);

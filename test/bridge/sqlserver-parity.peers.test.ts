@@ -8,14 +8,8 @@
  * DataType), values and counts. The known differences are listed in Corpus.cs beside their statements, with the
  * reason; they are reported, not compared.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
-import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
-import { type RunningBridge, securityBackends, startBridge } from '../../tcp-bridge/src/server.ts';
-import { babelfishAvailable, type RunningBabelfish, startBabelfish } from '../support/babelfish.ts';
+import { babelfishAvailable, type BridgeOnBabelfish, startBridgeOnBabelfish } from '../support/babelfish.ts';
 import { buildDotnetProject, dotnetAvailable, runChecks } from '../support/dotnet.ts';
 import { describeFailures } from '../support/mono-e2e.ts';
 
@@ -23,38 +17,23 @@ const TIMEOUT = 600_000;
 const available = dotnetAvailable() && babelfishAvailable;
 
 describe.skipIf(!available)('SQL Server parity: SqlClient directly and the bridge, the same T-SQL', () => {
-  let folder: string;
-  let bbf: RunningBabelfish;
-  let bridge: RunningBridge;
+  let running: BridgeOnBabelfish;
   let dll: string;
 
   beforeAll(async () => {
-    folder = await mkdtemp(join(tmpdir(), 'sqlserver-parity-'));
-    await writeFile(join(folder, 'roles.json'), JSON.stringify({ writer: ['anonymous'] }));
     let build;
-    [bbf, build] = await Promise.all([startBabelfish(), buildDotnetProject('SqlParity')]);
+    [running, build] = await Promise.all([startBridgeOnBabelfish(), buildDotnetProject('SqlParity')]);
     dll = build.dll;
-    const config = readBridgeConfig({
-      BRIDGE_PORT: '0',
-      BRIDGE_SECURITY: 'none',
-      BRIDGE_ROLES_FILE: join(folder, 'roles.json'),
-      DATABASE_URL: bbf.url,
-      FILES_URL: `file:${join(folder, 'files')}`,
-    });
-    const logger = { log: () => {} };
-    bridge = await startBridge(config, await openNodeIdbService(config, logger), logger, securityBackends(config));
   }, TIMEOUT);
 
   afterAll(async () => {
-    await bridge?.close();
-    await bbf?.stop();
-    if (folder) await rm(folder, { recursive: true, force: true });
+    await running?.stop();
   });
 
   it(
     'answers at least 40 statements alike, the listed differences aside, and leaves the database as it found it',
     async () => {
-      const run = await runChecks(dll, [`net.tcp://localhost:${bridge.port}/IDBService`, bbf.connectionString], {
+      const run = await runChecks(dll, [running.endpoint, running.bbf.connectionString], {
         timeoutMs: TIMEOUT - 20_000,
       });
       expect(run.failed, describeFailures(run)).toEqual([]);

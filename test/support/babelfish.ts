@@ -110,3 +110,55 @@ function query(port: number, user: string, password: string, database: string, s
     });
   });
 }
+
+export interface BridgeOnBabelfish {
+  bbf: RunningBabelfish;
+  /** net.tcp://localhost:<port>/IDBService */
+  endpoint: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A Babelfish and an in-process bridge on it (security None, `anonymous` a writer, files in a temp folder): what the
+ * .NET suites on SQL Server call through.
+ */
+export async function startBridgeOnBabelfish(): Promise<BridgeOnBabelfish> {
+  // Imported here: the database suites use this module without the bridge.
+  const [{ openNodeIdbService }, { readBridgeConfig }, { securityBackends, startBridge }] = await Promise.all([
+    import('../../src/runtime/node/idb/idb-service.ts'),
+    import('../../tcp-bridge/src/config.ts'),
+    import('../../tcp-bridge/src/server.ts'),
+  ]);
+  const folder = await mkdtemp(join(tmpdir(), 'bridge-bbf-'));
+  const bbf = await startBabelfish();
+  try {
+    await writeFile(join(folder, 'roles.json'), JSON.stringify({ writer: ['anonymous'] }));
+    const config = readBridgeConfig({
+      BRIDGE_PORT: '0',
+      BRIDGE_SECURITY: 'none',
+      BRIDGE_ROLES_FILE: join(folder, 'roles.json'),
+      DATABASE_URL: bbf.url,
+      FILES_URL: `file:${join(folder, 'files')}`,
+    });
+    const logger = { log: () => {} };
+    const bridge = await startBridge(
+      config,
+      await openNodeIdbService(config, logger),
+      logger,
+      securityBackends(config),
+    );
+    return {
+      bbf,
+      endpoint: `net.tcp://localhost:${bridge.port}/IDBService`,
+      async stop() {
+        await bridge.close();
+        await bbf.stop();
+        await rm(folder, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await bbf.stop();
+    await rm(folder, { recursive: true, force: true });
+    throw error;
+  }
+}
