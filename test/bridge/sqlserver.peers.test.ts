@@ -1,5 +1,6 @@
 /**
- * The bridge on SQL Server (Babelfish, test/support/babelfish.ts) as a process of its own: a bridge killed with
+ * The bridge on SQL Server (Babelfish, test/support/babelfish.ts) as a process of its own: a reader's write through
+ * it is AccessDenied (the read-only login lacks the permission); a bridge killed with
  * SIGKILL in the middle of a database request leaves nothing of it committed and no lock behind (the server rolls
  * the transaction of a vanished connection back); and a bridge whose roles file names readers refuses to start on a
  * SQL Server database without a read-only login, saying why.
@@ -11,7 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { element, stringText, uuidText, type XmlElement } from '../../tcp-bridge/src/binary-xml/index.ts';
-import { NetTcpChannel, elementText } from '../../bench/nettcp-client.ts';
+import { NetTcpChannel, SoapFaultError, elementText } from '../../bench/nettcp-client.ts';
 import { BABELFISH_MISSING, babelfishAvailable, type RunningBabelfish, startBabelfish } from '../support/babelfish.ts';
 import { freePort } from '../support/net.ts';
 
@@ -81,6 +82,35 @@ describe.skipIf(!babelfishAvailable)('the bridge on SQL Server (Babelfish), as a
     expect(await bridge.exited).toBe(1);
     expect(bridge.output()).toMatch(/no read-only login/);
     expect(bridge.output()).not.toMatch(/Passw0rd/);
+  }, 60_000);
+
+  it("answers a reader's write AccessDenied: the server refuses the read-only login", async () => {
+    const roles = join(folder, 'reader-only.json');
+    await writeFile(roles, JSON.stringify({ reader: ['anonymous'] }));
+    const bridge = await spawnBridge({
+      DATABASE_URL: bbf.url,
+      BRIDGE_ROLES_FILE: roles,
+      FILES_URL: `file:${folder}/f`,
+    });
+    try {
+      expect(bridge.output()).toContain('"bridge listening"');
+      const channel = await NetTcpChannel.open(`net.tcp://localhost:${bridge.port}/IDBService`);
+      expect(await channel.returnScalar('SELECT count(*) FROM items')).toEqual({ type: 'int', text: '0' });
+      const refused = await channel
+        .returnScalar("INSERT INTO items (id, name) OUTPUT INSERTED.id VALUES (7, 'reader')")
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect(refused).toBeInstanceOf(SoapFaultError);
+      expect((refused as SoapFaultError).subcode).toMatch(/AccessDenied/);
+      expect((refused as SoapFaultError).reason).toMatch(/permission/i);
+      await channel.close();
+    } finally {
+      bridge.child.kill('SIGKILL');
+      await bridge.exited;
+    }
+    expect(await bbf.admin('SELECT count(*) FROM items')).toEqual([[0]]);
   }, 60_000);
 
   it('leaves nothing of a request committed, and no lock held, when the bridge is killed in the middle of it', async () => {
