@@ -16,6 +16,7 @@ import { makeCases, SHARED_DIR, type BenchCase } from './inputs.ts';
 import { qpdfVersion, runQpdf, type QpdfRun } from './qpdf.ts';
 import { runBridgeBench } from './bridge.ts';
 import { runDotnetBench } from './dotnet.ts';
+import { runSqlServerBench } from './sqlserver.ts';
 import { runStalledSendersBench } from './bridge-memory.ts';
 import { runNegotiateBench } from './negotiate.ts';
 import { runProductionBench } from './production.ts';
@@ -183,6 +184,7 @@ async function main(): Promise<void> {
   await runBridgeBench();
   await runNegotiateBench();
   await runDotnetBench();
+  await runSqlServerBench();
   await runStalledSendersBench();
   console.log('');
   console.log(

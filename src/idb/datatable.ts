@@ -1,4 +1,5 @@
 import { integerRange, type ClrType, type DateTimeMode } from './column-types.ts';
+import { formatTimeSpan } from './datatable-timespan.ts';
 
 export interface DataColumn {
   /** The column name as the database gave it; encoded for XML here (see encodeLocalName). */
@@ -52,6 +53,7 @@ const GUID_DATATYPE = 'System.Guid, mscorlib, Version=4.0.0.0, Culture=neutral, 
 
 /** The XSD type a column is declared with in the inline schema. */
 export const XSD_TYPE: Readonly<Record<ClrType, string>> = {
+  Byte: 'xs:unsignedByte',
   Int16: 'xs:short',
   Int32: 'xs:int',
   Int64: 'xs:long',
@@ -63,7 +65,13 @@ export const XSD_TYPE: Readonly<Record<ClrType, string>> = {
   'Byte[]': 'xs:base64Binary',
   DateTime: 'xs:dateTime',
   Guid: 'xs:string',
+  // XmlTreeGen has no XSD type for DateTimeOffset: anyType with msdata:DataType, like Guid's string.
+  DateTimeOffset: 'xs:anyType',
+  TimeSpan: 'xs:duration',
 };
+
+const DATE_TIME_OFFSET_DATATYPE =
+  'System.DateTimeOffset, mscorlib, Version=4.0.0.0, Culture=neutral, PublicKeyToken=b77a5c561934e089';
 
 /**
  * What DataContractSerializer writes inside the element of a DataTable result (`ReturnDatatableResult`): the inline
@@ -100,6 +108,7 @@ export function writeDataTable(
     // XmlTreeGen's attribute order: name, msdata:DataType, msdata:DateTimeMode, type, minOccurs.
     out += `<xs:element name="${names[i]}"`;
     if (c.type === 'Guid') out += ` msdata:DataType="${GUID_DATATYPE}"`;
+    if (c.type === 'DateTimeOffset') out += ` msdata:DataType="${DATE_TIME_OFFSET_DATATYPE}"`;
     const mode = c.dateTimeMode ?? 'Unspecified';
     if (c.type === 'DateTime' && mode !== 'UnspecifiedLocal') out += ` msdata:DateTimeMode="${mode}"`;
     out += ` type="${XSD_TYPE[c.type]}" minOccurs="0" />`;
@@ -136,10 +145,19 @@ export function writeDataTable(
 /** A cell's text as XmlConvert (and DataColumn's storage classes) write it, before XML escaping. */
 export function formatCell(column: DataColumn, cell: Exclude<DataCell, null>): string {
   switch (column.type) {
+    case 'Byte':
     case 'Int16':
     case 'Int32':
     case 'Int64':
       return formatInteger(column.type, cell);
+    case 'DateTimeOffset':
+      // XmlConvert.ToString(DateTimeOffset): the wall clock and its offset (`+00:00`, never `Z`).
+      return formatDateTime(cell, 'UnspecifiedLocal');
+    case 'TimeSpan': {
+      const text = formatTimeSpan(cell);
+      if (text === undefined) throw invalid('a TimeSpan', cell);
+      return text;
+    }
     case 'Decimal':
       return formatDecimal(cell);
     case 'Single':

@@ -34,6 +34,8 @@ export interface Roles {
   rolesOf(caller: RoleSubject): ReadonlySet<Role>;
   /** Whether `caller` may call `operation`. */
   allows(caller: RoleSubject, operation: OperationName): boolean;
+  /** Whether the file names any reader (a backend without read-only transactions must then have a reader login). */
+  readonly hasReaders: boolean;
   /** The `DOMAIN\name` entries the roles grant through (lower case): what a directory may resolve to SIDs. */
   readonly accountNames: readonly string[];
   /** These roles, with `DOMAIN\name` entries also matching callers that carry the SID `directory` has for them. */
@@ -141,6 +143,7 @@ function rolesFrom(members: Record<Role, ReadonlySet<string>>, directory?: Accou
   };
   return {
     rolesOf,
+    hasReaders: members.reader.size > 0,
     allows(caller, operation) {
       const needed = REQUIRED_ROLE[operation];
       return needed === 'none' || rolesOf(caller).has(needed);

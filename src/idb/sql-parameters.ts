@@ -35,6 +35,11 @@
  * - Unterminated strings, identifiers and comments run to the end of the text and are passed through unchanged, so the
  *   database reports its own syntax error (SQLite even accepts an unterminated block comment).
  *
+ * - sqlserver: the SQL is T-SQL and `@name` is its own parameter syntax, so nothing is rewritten: every given parameter
+ *   is passed by its name (without the `@`), as SqlCommand passes them to sp_executesql, and `names` says which value
+ *   is which. An `@name` no parameter names is left to the server: it is a local variable (`DECLARE @n int`) or the
+ *   server's "Must declare the scalar variable" error. The name checks above still apply.
+ *
  * Lexical rules followed (everything else is code, where markers are looked for):
  * - both: `'…'` with `''`, `"…"` with `""`, `-- …` to the end of the line.
  * - sqlite: `` `…` `` with ` `` `, `[…]` (no escape: the first `]` ends it), `/* … *\/` not nested. No dollar quotes
@@ -44,7 +49,7 @@
  *   standard_conforming_strings on (the default since PostgreSQL 9.1): a backslash there is an ordinary character.
  */
 
-export type SqlDialect = 'sqlite' | 'postgres';
+export type SqlDialect = 'sqlite' | 'postgres' | 'sqlserver';
 
 /** QueryParameter as it comes off the wire; Name may be nil there. */
 export interface SqlParameter<V = unknown> {
@@ -53,7 +58,7 @@ export interface SqlParameter<V = unknown> {
 }
 
 export type BoundSql<V = unknown> =
-  | { ok: true; sql: string; values: V[] }
+  | { ok: true; sql: string; values: V[]; names?: string[] }
   | { ok: false; fault: 'InvalidArgument'; message: string };
 
 /** A marker's name, read at the character after the `@`. */
@@ -80,6 +85,15 @@ export function bindParameters<V>(
     byKey.set(key, parameter);
   }
 
+  if (dialect === 'sqlserver') {
+    const given = [...byKey.values()];
+    return {
+      ok: true,
+      sql,
+      values: given.map((p) => p.value),
+      names: given.map((p) => (p.name!.startsWith('@') ? p.name!.slice(1) : p.name!)),
+    };
+  }
   const postgres = dialect === 'postgres';
   const numbers = new Map<string, number>();
   const values: V[] = [];

@@ -44,7 +44,8 @@ export type DotnetProject =
   | 'HttpApiClient'
   | 'SvcutilClient'
   | 'NswagClient'
-  | 'KiotaClient';
+  | 'KiotaClient'
+  | 'SqlParity';
 
 export class DotnetUnavailableError extends Error {
   override name = 'DotnetUnavailableError';

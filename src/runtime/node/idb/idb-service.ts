@@ -48,7 +48,13 @@ export async function openNodeIdbService(
   ]);
   const databases = new Map<string, Database>();
   try {
-    for (const [name, url] of config.databases) databases.set(name, await openDatabase(url));
+    for (const [name, url] of config.databases)
+      databases.set(name, await openDatabase(url, config.databasePasswords?.get(name)));
+    const unguarded = [...databases].filter(([, db]) => db.readOnlyEnforced === false).map(([name]) => name);
+    if (unguarded.length > 0 && roles.hasReaders)
+      throw new ConfigError(
+        `The roles file names readers, but the SQL Server database ${unguarded.join(', ')} has no read-only login: SQL Server has no read-only transaction, so readers' SQL must run as a login with db_datareader only (readerUser= and readerPasswordFile= in its URL).`,
+      );
   } catch (error) {
     await Promise.all([...databases.values()].map((db) => db.close()));
     throw error;
