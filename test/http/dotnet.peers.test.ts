@@ -10,17 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testApp } from '../support/app.ts';
-import { buildDotnetProject, DOTNET_MISSING, dotnetAvailable, infoOf, runChecks } from '../support/dotnet.ts';
+import { buildDotnetProject, infoOf, runChecks } from '../support/dotnet.ts';
 import { describeFailures } from '../support/mono-e2e.ts';
 import { freePort } from '../support/net.ts';
 import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
 import { swissQrBillPdf } from '../support/pdfkit-bill.ts';
 import { PAYMENT_PART_CODE, qrBillPdf, SAMPLE_BILL, textCode } from '../support/qr-bills.ts';
+import { needPeers, PEERS } from '../support/peers.ts';
 
-const available = dotnetAvailable();
-if (!available) console.warn(`[http dotnet] ${DOTNET_MISSING}`);
-
-describe.skipIf(!available)(
+describe.skipIf(needPeers('http dotnet', PEERS.dotnet))(
   'the HTTP API read by a .NET client (HttpClient, System.Net.Http.Json, ProblemDetails)',
   () => {
     let folder: string;

@@ -32,7 +32,6 @@ import {
 import { securityBackends } from '../../../tcp-bridge/src/server.ts';
 import {
   expectLogonDenied,
-  initiatorsAvailable,
   ntlmClientAccount,
   runNnsClient,
   startNegotiateEcho,
@@ -41,18 +40,14 @@ import {
 } from '../../support/negotiate-echo.ts';
 import { CLIENT_FLAGS, TestNtlmClient } from '../../support/ntlm-client.ts';
 import { LOGON_DENIED_PAYLOAD, pattern, toHex } from '../../support/negotiate.ts';
+import { needPeers, PEERS } from '../../support/peers.ts';
 
-const available = initiatorsAvailable();
-if (!available.gssapi)
-  console.warn(
-    '[negotiate gss-ntlmssp] /usr/bin/python3 with gssapi and gss-ntlmssp not found: the gss-ntlmssp backend suites are skipped.',
-  );
-if (!available.impacket)
-  console.warn('[negotiate gss-ntlmssp] python3-impacket not found: the impacket refusals are skipped.');
+const noInitiators = needPeers('negotiate gss-ntlmssp', PEERS.gssInitiators);
+const noImpacket = needPeers('negotiate gss-ntlmssp impacket', PEERS.impacket);
 
 const USERS = 'TESTDOM:alice:Secret123!\nTESTDOM:bob:Hunter2!\n:carol:Carol789!\n';
 
-describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmssp (GSSAPI backend)', () => {
+describe.skipIf(noInitiators)('NegotiateStream with NTLM through gss-ntlmssp (GSSAPI backend)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'nns-gss-ntlm-'));
   const users = join(dir, 'users');
   const servers = new Map<ProtectionLevel, EchoServer>();
@@ -255,7 +250,7 @@ describe.skipIf(!available.gssapi)('NegotiateStream with NTLM through gss-ntlmss
       }
     });
 
-    describe.skipIf(!available.impacket)('impacket', () => {
+    describe.skipIf(noImpacket)('impacket', () => {
       const cases: Array<{ name: string; mode: string; args: string[]; reason: string }> = [
         {
           name: 'impacket as it is: its 32-byte NEGOTIATE, which gss-ntlmssp 1.2 cannot read',

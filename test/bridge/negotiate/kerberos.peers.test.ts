@@ -27,10 +27,9 @@ import {
   type ProtectionLevel,
 } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { describeShared } from '../../support/corpus.ts';
-import { krb5Missing, startTestRealm, type TestRealm } from '../../support/krb5-realm.ts';
+import { startTestRealm, type TestRealm } from '../../support/krb5-realm.ts';
 import {
   expectLogonDenied,
-  initiatorsAvailable,
   ntlmClientAccount,
   runNnsClient,
   startNegotiateEcho,
@@ -38,17 +37,15 @@ import {
   type EchoServer,
 } from '../../support/negotiate-echo.ts';
 import { LOGON_DENIED_PAYLOAD, pattern, toHex } from '../../support/negotiate.ts';
+import { needPeers, PEERS } from '../../support/peers.ts';
 
-const missing = krb5Missing();
-if (missing.length > 0)
-  console.warn(
-    `[negotiate kerberos] missing ${missing.join(', ')}: the Kerberos suites are skipped (Debian packages: krb5-kdc krb5-admin-server krb5-user python3-gssapi libgssapi-krb5-2).`,
-  );
+const missing = needPeers('negotiate kerberos', PEERS.krb5);
+const noInitiators = needPeers('negotiate kerberos with gss-ntlmssp', PEERS.gssInitiators);
 
 const ALICE = 'alice@TEST.LOCAL';
 
 describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through koffi)', () => {
-  describe.skipIf(missing.length > 0)('against a KDC of realm TEST.LOCAL', () => {
+  describe.skipIf(missing)('against a KDC of realm TEST.LOCAL', () => {
     let realm: TestRealm;
     let scratch: string;
     const backends: GssapiBackend[] = [];
@@ -472,7 +469,7 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
         ).toThrow(/replay cache/);
       });
 
-      it.skipIf(!initiatorsAvailable().gssapi)(
+      it.skipIf(noInitiators)(
         'with BRIDGE_NTLM_BACKEND=gssapi one backend offers Kerberos and NTLM through gss-ntlmssp',
         async () => {
           const users = join(scratch, 'ntlm-users');
