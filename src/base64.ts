@@ -14,7 +14,7 @@ const DATA_URL_PREFIX = new TextEncoder().encode('data:application/pdf;base64,')
  * Strict RFC 4648 §4 Base64 over ASCII bytes, as .NET's Convert.FromBase64String reads it: standard alphabet, padding
  * required, ASCII whitespace (line wrapping) ignored, nothing after the padding. Runtime decoders are lenient in
  * different ways (Node drops invalid characters, atob accepts missing padding), so this one decides alike everywhere.
- * A leading `data:application/pdf;base64,` is stripped (spec/HTTP.md). Returns undefined for anything else.
+ * A leading `data:application/pdf;base64,` is stripped (docs/contract/http.md). Returns undefined for anything else.
  *
  * It reads bytes, not a string, and writes the decoded bytes over them (the result is a view of the start of `ascii`):
  * a 64 MiB request body is decoded where it lies. The input is left as it was only when the answer is undefined.

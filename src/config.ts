@@ -1,6 +1,9 @@
 import type { LogLevel } from './ports.ts';
 
-/** Settings of the HTTP service (names from spec/RUN.md), read from whatever environment the runtime has. */
+/**
+ * Settings of the HTTP service (names from docs/contract/operations.md), read from whatever environment the runtime
+ * has.
+ */
 export interface HttpConfig {
   port: number;
   host: string;
@@ -18,11 +21,11 @@ export interface HttpConfig {
   auth: AuthConfig;
 }
 
-/** Who may call the document endpoints and /metrics (HTTP.md, "Authentication"). */
+/** Who may call the document endpoints and /metrics (docs/contract/http.md, "Running in production"). */
 export interface AuthConfig {
   /**
-   * API keys, `name:sha256hex` lines: from the file API_KEYS_FILE (read by the runtime's adapter), or the list itself in
-   * API_KEYS (the Workers secret binding, which has no file system).
+   * API keys, `name:sha256hex` lines: from the file API_KEYS_FILE (read by the runtime's adapter), or the list itself
+   * in API_KEYS (the Workers secret binding, which has no file system).
    */
   apiKeys?: { from: 'file'; path: string } | { from: 'text'; text: string };
   /** AUTH_JWKS_URL with AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE: bearer JWTs of an OpenID Connect provider. */

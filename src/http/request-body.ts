@@ -10,7 +10,7 @@ const PDF_TYPE = /^application\/pdf\s*(;|$)/i;
 const MULTIPART_TYPE = /^multipart\/form-data\s*(;|$)/i;
 
 /**
- * A document request in any of its three forms (HTTP.md, "Other request bodies"):
+ * A document request in any of its three forms (docs/contract/http.md, "Other request bodies"):
  * - `json`: the members of the JSON object (json-object.ts; `base64Pdf` a view of the body, still Base64);
  * - `pdf` (`application/pdf`) and `multipart` (`multipart/form-data`): the PDF's bytes as a view of the one buffer the
  *   body was read into, and `references` (for extract) from the query parameter or the form's `references` part.
@@ -48,7 +48,8 @@ export async function readDocumentBody(
       errors: { $: ['The Content-Type has no valid boundary parameter.'] },
     });
   }
-  // Only this request's own limit is checked here: its share of MAX_INFLIGHT_MB was reserved on admission (inflight.ts).
+  // Only this request's own limit is checked here: its share of MAX_INFLIGHT_MB was reserved on admission
+  // (inflight.ts).
   const declared = Number(c.req.header('content-length'));
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
   const reservation = c.get('bodyReservation');

@@ -1,7 +1,7 @@
 /**
- * The 13 IIDBService operations (spec/IIDBService.md) over the ports: databases, file store, roles, clock. Transport
- * free: a front end (the tcp-bridge's SOAP layer) decodes a call into `call(operation, caller, args)` and encodes the
- * result or the IdbFault it throws.
+ * The 13 IIDBService operations (docs/contract/iidbservice.md) over the ports: databases, file store, roles, clock.
+ * Transport free: a front end (the tcp-bridge's SOAP layer) decodes a call into `call(operation, caller, args)` and
+ * encodes the result or the IdbFault it throws.
  *
  * Decisions:
  * - Authorization first, before any argument is looked at: a caller without the role learns nothing else.

@@ -1,8 +1,9 @@
 /**
  * The HTTP API as a .NET caller sees it (test/dotnet/HttpApiClient): HttpClient + System.Net.Http.Json with DTO classes
- * named as in ../shared/spec/INTERFACE.md and the default web options. Every field the service answers must bind to
+ * named as in docs/contract/http.md and the default web options. Every field the service answers must bind to
  * the DTO (the DTO written back with the same options equals the service's own JSON), references come back as sent,
- * and a 404 reads as ASP.NET Core's ProblemDetails with its `rejected` extension. Skips with a message without `dotnet`.
+ * and a 404 reads as ASP.NET Core's ProblemDetails with its `rejected` extension. Skips with a message without
+ * `dotnet`.
  */
 import { serve, type ServerType } from '@hono/node-server';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -59,7 +59,8 @@ describe.skipIf(needPeers('idb wsdl svcutil', PEERS.mono))("Mono's svcutil on th
     NewFileIndex: `System.Guid NewFileIndex(${C}.FileIndexData index)`,
   };
 
-  // A client written against the contract of spec/IIDBService.md: it compiles only if the proxy's types line up.
+  // A client written against the contract of docs/contract/iidbservice.md: it compiles only if the proxy's types line
+  // up.
   const USAGE = `
 using System;
 using IDBService.Contracts;

@@ -1,6 +1,6 @@
 /**
  * NegotiateStream with NTLM through gss-ntlmssp (BRIDGE_NTLM_BACKEND=gssapi: GssapiBackend given the users file,
- * tcp-bridge/src/negotiate/gssapi/) against the same real initiators as bridge-negotiate-e2e.test.ts: MIT GSSAPI's
+ * tcp-bridge/src/negotiate/gssapi/) against the same real initiators as e2e.peers.test.ts: MIT GSSAPI's
  * SPNEGO with gss-ntlmssp and impacket's NTLM client, through support/nns-client.py, against stream.ts + the GSSAPI
  * backend in support/negotiate-echo.ts, which echoes what it unwraps. The backend itself is driven directly with
  * support/ntlm-client.ts for what a real initiator does not send (a bad MIC, a foreign SPN, garbage).

@@ -1,5 +1,5 @@
 /**
- * The NTLM rules that need no key, stated once, from ../shared/notes/windows-auth.md ("Security rules"): both NTLM
+ * The NTLM rules that need no key, stated once, from docs/contract/windows-security.md: both NTLM
  * acceptors apply them, acceptor.ts (TypeScript) and the gate of ../gssapi/ntlm.ts in front of gss-ntlmssp, so the
  * two refuse the same messages for the same `ntlm.*` reasons in the log. The client sees the same logon-denied
  * status whatever failed.
@@ -37,7 +37,9 @@ import {
   type NtlmV2Response,
 } from './messages.ts';
 
-/** The defaults of both acceptors: the largest NEGOTIATE and AUTHENTICATE read, how long a CHALLENGE stays answerable. */
+/** The defaults of both acceptors: the largest NEGOTIATE and AUTHENTICATE read, how long a CHALLENGE stays answerable.
+ *
+ */
 export const NTLM_LIMITS = {
   maxNegotiateBytes: 1024,
   maxAuthenticateBytes: 8192,
