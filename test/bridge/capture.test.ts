@@ -17,8 +17,7 @@ import {
   type XmlElement,
   type XmlText,
 } from '../../tcp-bridge/src/binary-xml/index.ts';
-import { readInt31 } from '../../tcp-bridge/src/bytes.ts';
-import { type FramingEvent, ServerFramingDecoder } from '../../tcp-bridge/src/framing/index.ts';
+import { ClientFramingDecoder, type FramingEvent, ServerFramingDecoder } from '../../tcp-bridge/src/framing/index.ts';
 import { chunked, readFollowRaw, readTcpConversation, type TcpConversation } from '../support/pcap.ts';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'nettcp');
@@ -35,17 +34,14 @@ function decodeClient(chunks: Uint8Array[], via: string): FramingEvent[] {
   return events;
 }
 
-/** The server's side of the stream: PreambleAck, then sized envelopes (and End, if the server sends one). */
+/** The server's side of the stream as the client codec reads it: PreambleAck, then sized envelopes (and End). */
 function serverRecords(bytes: Uint8Array): { ack: boolean; envelopes: Uint8Array[]; end: boolean } {
-  const envelopes: Uint8Array[] = [];
-  let at = 1;
-  while (at < bytes.length && bytes[at] === 0x06) {
-    const size = readInt31(bytes, at + 1);
-    if (typeof size === 'string') throw new Error('bad envelope size');
-    envelopes.push(bytes.subarray(at + 1 + size.size, at + 1 + size.size + size.value));
-    at += 1 + size.size + size.value;
-  }
-  return { ack: bytes[0] === 0x0b, envelopes, end: at < bytes.length && bytes[at] === 0x07 && at + 1 === bytes.length };
+  const events = new ClientFramingDecoder().push(bytes);
+  return {
+    ack: events[0]?.type === 'preambleAck',
+    envelopes: events.flatMap((e) => (e.type === 'sizedEnvelope' ? [e.payload] : [])),
+    end: events.at(-1)?.type === 'end',
+  };
 }
 
 function child(element: XmlElement | XmlDocument, localName: string): XmlElement {

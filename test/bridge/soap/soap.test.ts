@@ -29,8 +29,7 @@ import {
   type XmlElement,
   type XmlText,
 } from '../../../tcp-bridge/src/binary-xml/index.ts';
-import { ServerFramingDecoder } from '../../../tcp-bridge/src/framing/index.ts';
-import { readInt31 } from '../../../tcp-bridge/src/bytes.ts';
+import { ClientFramingDecoder, ServerFramingDecoder } from '../../../tcp-bridge/src/framing/index.ts';
 import {
   readRequest,
   SoapFault,
@@ -142,13 +141,9 @@ describe('SOAP layer on the Mono capture (SecurityMode.None, Heartbeat and Retur
     const conversation = readTcpConversation(pcap, index);
     const decoder = new ServerFramingDecoder({ acceptVia: () => true });
     const requests = decoder.push(conversation.client).flatMap((e) => (e.type === 'sizedEnvelope' ? [e.payload] : []));
-    const replies: Uint8Array[] = [];
-    for (let at = 1; conversation.server[at] === 0x06; ) {
-      const size = readInt31(conversation.server, at + 1);
-      if (typeof size === 'string') throw new Error('bad envelope size');
-      replies.push(conversation.server.subarray(at + 1 + size.size, at + 1 + size.size + size.value));
-      at += 1 + size.size + size.value;
-    }
+    const replies = new ClientFramingDecoder()
+      .push(conversation.server)
+      .flatMap((e) => (e.type === 'sizedEnvelope' ? [e.payload] : []));
     const inbound = new ReaderSession();
     const outbound = new ReaderSession();
     return {
