@@ -19,6 +19,7 @@
  * - Contents are whole `Uint8Array`s: a FileData travels in one message (at most MAX_MESSAGE_MB, default 64 MiB) and
  *   is in memory anyway, and the sha256 must be known before the content is committed.
  */
+import { GUID_PATTERN } from './guid.ts';
 
 /**
  * Where file contents live; metadata (name, type, times, sha256, length) lives in the database, in the same
@@ -64,14 +65,14 @@ export class StoreError extends Error {
   }
 }
 
-const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/i;
 
-/** Refuses any key but a canonical lower-case Guid (the only characters are 0-9, a-f and `-`: no path can be formed).
- *
+/**
+ * Refuses any key but a canonical lower-case Guid (the only characters are 0-9, a-f and `-`: no path can be
+ * formed).
  */
 export function checkKey(key: string): string {
-  if (typeof key !== 'string' || !GUID.test(key))
+  if (typeof key !== 'string' || !GUID_PATTERN.test(key))
     throw new StoreError('invalid-argument', `file key must be a lower-case Guid, not ${JSON.stringify(key)}`);
   return key;
 }

@@ -8,7 +8,6 @@ import {
 } from '../../src/idb/column-types.ts';
 import {
   DataTableError,
-  encodeBase64,
   encodeLocalName,
   formatCell,
   formatFloat,
@@ -17,6 +16,7 @@ import {
   type DataColumn,
   type DataCell,
 } from '../../src/idb/datatable.ts';
+import { encodeBase64 } from '../../src/base64.ts';
 import { describeShared, readShared } from '../support/corpus.ts';
 
 /**
