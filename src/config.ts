@@ -18,6 +18,8 @@ export interface HttpConfig {
   maxInflightBytes: number;
   /** QUEUE_TIMEOUT_MS: longest a document waits for a PDF engine; then 503 `overloaded`. */
   queueTimeoutMs: number;
+  /** PDF_WORKERS: PDF worker threads where the runtime has them (Node); unset, the runtime decides (one per core). */
+  pdfWorkers?: number;
   auth: AuthConfig;
 }
 
@@ -67,6 +69,7 @@ export function readHttpConfig(env: Environment, defaults: Partial<HttpConfig> =
       integer(env, 'PDF_ENGINE_MEMORY_MB', (defaults.pdfEngineMemoryBytes ?? 256 * MiB) / MiB, 32, 2047) * MiB,
     problemTypeBase,
     ...readLimits(env, maxBodyBytes),
+    ...(env.PDF_WORKERS ? { pdfWorkers: integer(env, 'PDF_WORKERS', 1, 1, 256) } : {}),
     auth: readAuth(env, host),
   };
 }
