@@ -18,7 +18,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
-import { pathToFileURL } from 'node:url';
 import { EMPTY_GUID, type ClrValue } from '#idb';
 import {
   attribute,
@@ -52,6 +51,7 @@ import {
   XSI_NS as XSI,
 } from '../tcp-bridge/src/soap/names.ts';
 import { percentile } from './stats.ts';
+import { isMainModule } from './main-module.ts';
 
 export interface NetTcpChannelOptions {
   /** The service namespace of actions and body elements (default `http://tempuri.org/`). */
@@ -522,7 +522,7 @@ async function main(argv: string[]): Promise<void> {
   console.log(JSON.stringify(result));
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (isMainModule(import.meta)) {
   main(process.argv.slice(2)).catch((error: unknown) => {
     console.error(error instanceof Error ? error.message : error);
     process.exit(1);

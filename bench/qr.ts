@@ -11,7 +11,6 @@ import { execSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { readHttpConfig } from '../src/config.ts';
 import { readQrBill, type QrBill } from '../src/qr/bill.ts';
@@ -19,6 +18,7 @@ import type { ScanOutcome } from '../src/qr/scan.ts';
 import { inProcessEngines } from '../src/runtime/shared/deps.ts';
 import { killAllChildren, postBody, startServer, track, type RunningServer } from './server.ts';
 import { fmtMs, fmtPair, measure, p50, percentile, type Sample } from './stats.ts';
+import { isMainModule } from './main-module.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 /** As test/support/corpus.ts finds it: SHARED_DIR, else ../shared beside the repository. */
@@ -669,7 +669,7 @@ export async function runQrBench({ deadline = Infinity }: { deadline?: number } 
   console.log(`QR part: ${((performance.now() - started) / 1000).toFixed(0)} s.`);
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (isMainModule(import.meta)) {
   process.on('exit', killAllChildren);
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => process.exit(130));
   execSync('npm run --silent build:node', { stdio: 'inherit', cwd: ROOT });
