@@ -37,9 +37,7 @@ import {
   type NtlmV2Response,
 } from './messages.ts';
 
-/** The defaults of both acceptors: the largest NEGOTIATE and AUTHENTICATE read, how long a CHALLENGE stays answerable.
- *
- */
+/** The defaults of both acceptors: the largest NEGOTIATE and AUTHENTICATE read, how long a CHALLENGE stays answerable. */
 export const NTLM_LIMITS = {
   maxNegotiateBytes: 1024,
   maxAuthenticateBytes: 8192,
