@@ -70,7 +70,7 @@ export const XSD_TYPE: Readonly<Record<ClrType, string>> = {
 /**
  * What DataContractSerializer writes inside the element of a DataTable result (`ReturnDatatableResult`): the inline
  * `xs:schema`, then the `diffgr:diffgram` with every row as inserted. Attribute order and element layout follow
- * .NET's XmlTreeGen and diffgram writer (see ../shared/fixtures/nettcp/datatable-dcs-xml.txt); no indentation.
+ * .NET's XmlTreeGen and diffgram writer (see test/fixtures/datatable/, recorded with Mono); no indentation.
  */
 export function writeDataTable(
   columns: readonly DataColumn[],
