@@ -39,7 +39,7 @@ import {
   type XmlElement,
   type XmlText,
 } from '../tcp-bridge/src/binary-xml/index.ts';
-import { type ClientEvent, NetTcpClientSession } from '../tcp-bridge/src/client/session.ts';
+import { NetTcpClientSession } from '../tcp-bridge/src/client/session.ts';
 import {
   actionPrefix,
   ANONYMOUS,
@@ -263,38 +263,32 @@ export class NetTcpChannel {
     this.socket.destroy();
   }
 
+  /** The server's records, through the client codec; anything but an ack, a reply or End fails the channel. */
   private receive(chunk: Buffer): void {
-    let events: ClientEvent[];
     try {
-      events = this.session.push(chunk);
-    } catch (error) {
-      this.fail(new NetTcpChannelError(error instanceof Error ? error.message : String(error)));
-      return;
-    }
-    for (const event of events) {
-      if (this.failure) return;
-      switch (event.type) {
-        case 'preambleAck':
+      for (const event of this.session.push(chunk)) {
+        if (this.failure) return;
+        if (event.type === 'envelope') this.reply(event.document);
+        else if (event.type === 'preambleAck') {
           this.onOpenFailure = undefined;
           this.onAck?.();
-          break;
-        case 'end':
-          this.ended?.();
-          this.fail(new NetTcpChannelError('the server ended the session'));
-          break;
-        case 'fault':
-          this.fail(new NetTcpChannelError(`framing fault ${event.fault}`));
-          break;
-        case 'envelope':
-          try {
-            this.reply(event.document);
-          } catch (error) {
-            this.fail(error instanceof Error ? error : new NetTcpChannelError(String(error)));
-          }
-          break;
-        default:
-          this.fail(new NetTcpChannelError(`an unexpected ${event.type} from the server`));
+        } else {
+          if (event.type === 'end') this.ended?.();
+          throw new NetTcpChannelError(
+            event.type === 'end'
+              ? 'the server ended the session'
+              : event.type === 'fault'
+                ? `framing fault ${event.fault}`
+                : `an unexpected ${event.type} from the server`,
+          );
+        }
       }
+    } catch (error) {
+      this.fail(
+        error instanceof NetTcpChannelError
+          ? error
+          : new NetTcpChannelError(error instanceof Error ? error.message : String(error)),
+      );
     }
   }
 
