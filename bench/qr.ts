@@ -11,7 +11,6 @@ import { execSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { readHttpConfig } from '../src/config.ts';
 import type { ScanOutcome } from '../src/qr/scan.ts';
@@ -21,6 +20,7 @@ import { fmtMs, measure } from './stats.ts';
 import { type HttpRow, loadCases, log, QR_CORPUS_DIR, type QrCase, type Row } from './qr-cases.ts';
 import { PEER_DPI, PEER_SECOND_RUN_UNDER_MS, peerTools, runPeer } from './qr-peer.ts';
 import { median, printHttp, printPerFile, printSummary, printTargets } from './qr-report.ts';
+import { isMainModule } from './main-module.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -239,7 +239,7 @@ export async function runQrBench({ deadline = Infinity }: { deadline?: number } 
   console.log(`QR part: ${((performance.now() - started) / 1000).toFixed(0)} s.`);
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (isMainModule(import.meta)) {
   process.on('exit', killAllChildren);
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => process.exit(130));
   execSync('npm run --silent build:node', { stdio: 'inherit', cwd: ROOT });

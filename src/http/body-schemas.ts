@@ -2,7 +2,8 @@ import { z } from '@hono/zod-openapi';
 import { problemContent } from './schemas.ts';
 
 /**
- * The OpenAPI side of the two request forms besides JSON (HTTP.md, "Other request bodies"): `application/pdf` with
+ * The OpenAPI side of the two request forms besides JSON (docs/contract/http.md, "Other request bodies"):
+ * `application/pdf` with
  * `references` in the query, and `multipart/form-data` with a `file` part (a file picker in /docs) and, for extract, a
  * `references` part. request-body.ts reads them; these schemas only document them.
  */

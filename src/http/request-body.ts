@@ -25,7 +25,7 @@ export type BodyForm = 'json' | 'file' | 'multipart';
 export const BODY_FORMS: readonly BodyForm[] = ['json', 'file', 'multipart'];
 
 /**
- * A document request in any of its three forms:
+ * A document request in any of its three forms (docs/contract/http.md, "Other request bodies"):
  * - `json`: the members of the JSON object (json-object.ts; `base64Pdf` a view of the body, still Base64);
  * - `file` (`application/pdf`, or an image type) and `multipart` (`multipart/form-data`): the file's bytes as a view of
  *   the one buffer the body was read into, what they are (`media`: from the Content-Type of the body or of the form's
@@ -91,7 +91,8 @@ export async function readDocumentBody(
       errors: { $: ['The Content-Type has no valid boundary parameter.'] },
     });
   }
-  // Only this request's own limit is checked here: its share of MAX_INFLIGHT_MB was reserved on admission (inflight.ts).
+  // Only this request's own limit is checked here: its share of MAX_INFLIGHT_MB was reserved on admission
+  // (inflight.ts).
   const declared = Number(c.req.header('content-length'));
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
   const reservation = c.get('bodyReservation');

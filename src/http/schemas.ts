@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { JsonWithText, RawJsonString } from './json-object.ts';
 
-/** The wire shapes of spec/HTTP.md. These schemas validate requests and generate /openapi.json alike. */
+/** The wire shapes of docs/contract/http.md. These schemas validate requests and generate /openapi.json alike. */
 
 /** Read from the body's bytes without becoming a JavaScript string (json-object.ts); documented as the string it is. */
 export const Base64Pdf = z.instanceof(RawJsonString).openapi({

@@ -1,6 +1,6 @@
 /**
- * The .NET type of a result column, from its declared type name (spec/IIDBService.md, "DataTable results") or, for a
- * column without one (a SQLite expression), from its first non-null value. The same on every backend, so a client
+ * The .NET type of a result column, from its declared type name (docs/contract/iidbservice.md, "DataTable results") or,
+ * for a column without one (a SQLite expression), from its first non-null value. The same on every backend, so a client
  * sees the same DataTable whichever database answers.
  */
 export type ClrType =

@@ -1,6 +1,6 @@
 /**
- * Settings of IIDBService (names from spec/RUN.md), read from whatever environment the runtime has. The HTTP service
- * reads the endpoint part to publish the WSDL; the tcp-bridge reads all of it.
+ * Settings of IIDBService (names from docs/contract/operations.md), read from whatever environment the runtime has. The
+ * HTTP service reads the endpoint part to publish the WSDL; the tcp-bridge reads all of it.
  */
 import { ConfigError, integer, type Environment } from '../config.ts';
 import { readFilesConfig, type FilesConfig } from './files-url.ts';
@@ -14,7 +14,10 @@ export interface EndpointConfig {
   protectionLevel: 'EncryptAndSign' | 'Sign';
   /** BRIDGE_DNS_IDENTITY: the endpoint's DNS identity and the SPN's host part. */
   dnsIdentity: string;
-  /** The endpoint address the WSDL publishes: BRIDGE_PUBLIC_URL, else net.tcp://<dns identity>:<BRIDGE_PORT>/IDBService. */
+  /**
+   * The endpoint address the WSDL publishes: BRIDGE_PUBLIC_URL, else net.tcp://<dns
+   * identity>:<BRIDGE_PORT>/IDBService.
+   */
   address: string;
   port: number;
   host: string;

@@ -1,6 +1,6 @@
 /**
  * What the SQL operations answer, from a StatementResult: the DataTable of ReturnDatatable and the `object` of
- * ReturnScalar, typed the same on every backend (spec/IIDBService.md "DataTable results").
+ * ReturnScalar, typed the same on every backend (docs/contract/iidbservice.md "DataTable results").
  *
  * Decisions:
  * - A declared type the spec's table does not name (json, time, interval, arrays, enums) becomes a String column when

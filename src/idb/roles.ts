@@ -1,6 +1,7 @@
 /**
- * Who may call what (spec/IIDBService.md "Rules users rely on", RUN.md BRIDGE_ROLES_FILE): the roles file names
- * identities and groups per role, and every operation needs a role (contract.ts REQUIRED_ROLE). Default deny.
+ * Who may call what (docs/contract/iidbservice.md "Rules users rely on", operations.md BRIDGE_ROLES_FILE): the roles
+ * file names identities and groups per role, and every operation needs a role (contract.ts REQUIRED_ROLE). Default
+ * deny.
  *
  * Decisions:
  * - The file is JSON `{"reader": [...], "writer": [...], "groups": {"name": [members]}}`. Unknown keys, a non-string

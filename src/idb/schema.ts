@@ -1,6 +1,6 @@
 /**
- * The service's own tables (spec/IIDBService.md: "files, documents, index fields … a table prefix of their own
- * (`idb_`)"), created and migrated when the service starts.
+ * The service's own tables (docs/contract/iidbservice.md, "Rules users rely on": files, documents and index
+ * fields under a table prefix of their own, `idb_`), created and migrated when the service starts.
  *
  * Decisions:
  * - Numbered migrations, each a list of single statements per dialect (the Database port runs one statement at a

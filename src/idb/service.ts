@@ -1,7 +1,7 @@
 /**
- * The 13 IIDBService operations (spec/IIDBService.md) over the ports: databases, file store, roles, clock. Transport
- * free: a front end (the tcp-bridge's SOAP layer) decodes a call into `call(operation, caller, args)` and encodes the
- * result or the IdbFault it throws.
+ * The 13 IIDBService operations (docs/contract/iidbservice.md) over the ports: databases, file store, roles, clock.
+ * Transport free: a front end (the tcp-bridge's SOAP layer) decodes a call into `call(operation, caller, args)` and
+ * encodes the result or the IdbFault it throws.
  *
  * Decisions:
  * - Authorization first, before any argument is looked at: a caller without the role learns nothing else.
@@ -42,6 +42,7 @@ import {
   type StatementResult,
 } from './database.ts';
 import { formatCell } from './datatable.ts';
+import { GUID_PATTERN } from './guid.ts';
 import { StoreError, type FileStore } from './file-store.ts';
 import { DatabaseRequests } from './requests.ts';
 import { dataTableXml, scalarOf } from './results.ts';
@@ -80,8 +81,6 @@ export interface IdbService {
 type Handlers = {
   [K in OperationName]: (caller: Caller, args: Operations[K]['args']) => Promise<Operations[K]['result']>;
 };
-
-const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Migrates the default database's idb_ tables, then serves; the service owns the databases from here on. */
 export async function openIdbService(deps: IdbServiceDeps): Promise<IdbService> {
@@ -437,7 +436,7 @@ class Service implements IdbService {
 
 function guid(value: string | null | undefined, name: string): string {
   const id = typeof value === 'string' ? value.toLowerCase() : '';
-  if (!GUID.test(id)) throw new IdbFault('InvalidArgument', `${name} is not a Guid.`);
+  if (!GUID_PATTERN.test(id)) throw new IdbFault('InvalidArgument', `${name} is not a Guid.`);
   return id;
 }
 

@@ -1,9 +1,9 @@
 /**
- * Binds the `@name` parameter markers of client SQL (spec/IIDBService.md: "Parameter markers in sql are @name on every
- * backend") to the QueryParameter values a call carries, and rewrites them into markers the backend's driver binds by
- * position. The SQL arrives written for the original backend, so the markers are found with the target database's own
- * lexical rules: a marker inside a string literal, a quoted identifier or a comment is text, never a parameter, and is
- * left exactly as written.
+ * Binds the `@name` parameter markers of client SQL (docs/contract/iidbservice.md: "Parameter markers in sql are @name
+ * on every backend") to the QueryParameter values a call carries, and rewrites them into markers the backend's driver
+ * binds by position. The SQL arrives written for the original backend, so the markers are found with the target
+ * database's own lexical rules: a marker inside a string literal, a quoted identifier or a comment is text, never a
+ * parameter, and is left exactly as written.
  *
  * Output per dialect:
  * - postgres: `$1`, `$2`, … (the extended-query protocol's markers, which postgres.js, node-postgres and Kysely raw
@@ -30,8 +30,8 @@
  *   PostgreSQL and SQLite would refuse or mis-bind surplus positional values).
  * - Markers of the database's own syntax that the call cannot fill are InvalidArgument rather than passed on: on
  *   postgres `$1` (it would silently take our first value); on sqlite `?`, `?NNN`, `:name`, `$name`, `#name` and an `@`
- *   that SQLite reads as a parameter though we do not (`a@b`, `@1`), because SQLite binds a parameter nobody set as NULL
- *   without a word. PostgreSQL's `?` (a jsonb operator) and `:name` (psql, not the server) are plain text.
+ *   that SQLite reads as a parameter though we do not (`a@b`, `@1`), because SQLite binds a parameter nobody set as
+ * NULL   without a word. PostgreSQL's `?` (a jsonb operator) and `:name` (psql, not the server) are plain text.
  * - Unterminated strings, identifiers and comments run to the end of the text and are passed through unchanged, so the
  *   database reports its own syntax error (SQLite even accepts an unterminated block comment).
  *

@@ -1,7 +1,8 @@
 /**
- * The published description of IIDBService (spec/IIDBService.md, "Published description"): one WSDL 1.1 document with
- * its XSD inline, shaped as .NET's ServiceMetadataBehavior publishes a NetTcpBinding endpoint at `?singleWsdl`, so
- * that svcutil (and "Add Service Reference") generate the client the existing WCF clients were compiled from.
+ * The published description of IIDBService (docs/contract/iidbservice.md, "Published description"): one WSDL 1.1
+ * document with its XSD inline, shaped as .NET's ServiceMetadataBehavior publishes a NetTcpBinding endpoint at
+ * `?singleWsdl`, so that svcutil (and "Add Service Reference") generate the client the existing WCF clients were
+ * compiled from.
  *
  * The service and the contract share one namespace (SERVICE_NAMESPACE). .NET would split the document into a
  * wsdl:import when the two differ; with one namespace everything stays in one file, which is what the spec asks for.
@@ -317,8 +318,9 @@ function systemDataSchema(): XmlElement {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Policy: what NetTcpBinding exports. Security mode None leaves the security assertion out (RUN.md: the WSDL declares
-// what the bridge runs), so a generated client's configuration matches the running bridge.
+// Policy: what NetTcpBinding exports. Security mode None leaves the security assertion out
+// (docs/contract/operations.md: the WSDL declares what the bridge runs), so a generated client's configuration matches
+// the running bridge.
 
 function policy(endpoint: EndpointConfig): XmlElement {
   const nested = (name: string, ...children: XmlElement[]) => el(name, {}, el('wsp:Policy', {}, children));

@@ -1,4 +1,6 @@
-/** `npm run bridge`: IIDBService over net.tcp on Node, configured from the environment (spec/RUN.md). */
+/**
+ * `npm run bridge`: IIDBService over net.tcp on Node, configured from the environment (docs/contract/operations.md).
+ */
 import { jsonLogger, readLogLevel } from '#idb';
 import { openBridge } from './bridge.ts';
 import { readBridgeConfig } from './config.ts';

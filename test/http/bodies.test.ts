@@ -1,7 +1,7 @@
 /**
- * The request forms besides JSON (spec/HTTP.md, "Other request bodies"): `application/pdf` with references in the query,
- * and `multipart/form-data` with a `file` part and a `references` part; each answered as the JSON body with the same
- * bytes, on generated PDFs and on the shared corpora.
+ * The request forms besides JSON (docs/contract/http.md, "Other request bodies"): `application/pdf` with references in
+ * the query, and `multipart/form-data` with a `file` part and a `references` part; each answered as the JSON body with
+ * the same bytes, on generated PDFs and on the shared corpora.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { indexOfBytes, parseMultipart, boundaryOf } from '../../src/http/multipart.ts';

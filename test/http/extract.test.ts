@@ -1,7 +1,7 @@
 /**
- * POST /api/v1/documents/extract-swiss-qr-code (spec/HTTP.md, "Extract") with bills made in the test: swissqrbill's
- * payment part on PDFKit, its QR code drawn as vector rectangles or embedded as an image, whole pages as scans, and
- * hand-written payloads for what generators refuse to make (K addresses, spaces, CRLF, broken bills).
+ * POST /api/v1/documents/extract-swiss-qr-code (docs/contract/http.md, "Extract") with bills made in the test:
+ * swissqrbill's payment part on PDFKit, its QR code drawn as vector rectangles or embedded as an image, whole pages as
+ * scans, and hand-written payloads for what generators refuse to make (K addresses, spaces, CRLF, broken bills).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { encryptedPdf } from '../support/encrypted-pdf.ts';

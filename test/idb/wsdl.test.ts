@@ -1,7 +1,7 @@
 /**
- * The published description of IIDBService (spec/IIDBService.md, "Published description"; RUN.md for what the
- * settings change): read back with libxml2's parser (xmllint), its inline XSD compiled and used to validate messages,
- * served by the app, and imported by Mono's svcutil into a proxy that compiles.
+ * The published description of IIDBService (docs/contract/iidbservice.md, "Published description"; operations.md for
+ * what the settings change): read back with libxml2's parser (xmllint), its inline XSD compiled and used to validate
+ * messages, served by the app, and imported by Mono's svcutil into a proxy that compiles.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -106,7 +106,8 @@ const legacyBill = {
   ...PAYMENT_PART_CODE,
 };
 
-// Authentication on every runtime: each serves API_KEYS_FILE and a JWKS this test serves (HTTP.md, "Authentication").
+// Authentication on every runtime: each serves API_KEYS_FILE and a JWKS this test serves (docs/contract/http.md,
+// "Running in production").
 const API_KEY = 'parity-key-0b7d4e8f60a1b2c3';
 const ISSUER = 'https://idp.example.ch/realms/ap';
 const AUDIENCE = 'swiss-doc-service';

@@ -25,10 +25,10 @@ import {
 import { securityBackends } from '../../../tcp-bridge/src/server.ts';
 import { CLIENT_FLAGS, TestNtlmClient } from '../../support/ntlm-client.ts';
 import { toHex } from '../../support/negotiate.ts';
-import { gssNtlmPeersMissing, USERS, useGssNtlmEcho } from './gss-ntlm-echo.ts';
+import { USERS, useGssNtlmEcho } from './gss-ntlm-echo.ts';
+import { needPeers, PEERS } from '../../support/peers.ts';
 
-// Peers guard: python3-gssapi with gss-ntlmssp (and impacket); without them these suites skip and say so.
-const { noInitiators } = gssNtlmPeersMissing();
+const noInitiators = needPeers('negotiate gss-ntlmssp', PEERS.gssInitiators);
 
 describe.skipIf(noInitiators)('NegotiateStream with NTLM through gss-ntlmssp (GSSAPI backend)', () => {
   const { dir, users, backend } = useGssNtlmEcho();

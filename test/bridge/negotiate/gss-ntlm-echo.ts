@@ -11,30 +11,12 @@ import { GssapiBackend } from '../../../tcp-bridge/src/negotiate/gssapi/index.ts
 import { LogonThrottle } from '../../../tcp-bridge/src/negotiate/ntlm/index.ts';
 import type { ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import {
-  initiatorsAvailable,
   ntlmClientAccount,
   runNnsClient,
   startNegotiateEcho,
   type ClientResult,
   type EchoServer,
 } from '../../support/negotiate-echo.ts';
-
-/**
- * What keeps the gss-ntlmssp suites (noInitiators: python3-gssapi with gss-ntlmssp) and their impacket cases
- * (noImpacket) from running here, each '' when nothing is missing, for `describe.skipIf(...)`; said once per file.
- */
-export function gssNtlmPeersMissing(): { noInitiators: string; noImpacket: string } {
-  const available = initiatorsAvailable();
-  const noInitiators = available.gssapi
-    ? ''
-    : '[negotiate gss-ntlmssp] /usr/bin/python3 with gssapi and gss-ntlmssp not found: the gss-ntlmssp backend suites are skipped.';
-  const noImpacket = available.impacket
-    ? ''
-    : '[negotiate gss-ntlmssp] python3-impacket not found: the impacket refusals are skipped.';
-  if (noInitiators) console.warn(noInitiators);
-  if (noImpacket) console.warn(noImpacket);
-  return { noInitiators, noImpacket };
-}
 
 export const USERS = 'TESTDOM:alice:Secret123!\nTESTDOM:bob:Hunter2!\n:carol:Carol789!\n';
 

@@ -16,10 +16,11 @@ import { describe, expect, it } from 'vitest';
 import { OID, type ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { expectLogonDenied } from '../../support/negotiate-echo.ts';
 import { LOGON_DENIED_PAYLOAD, pattern, toHex } from '../../support/negotiate.ts';
-import { gssNtlmPeersMissing, useGssNtlmEcho } from './gss-ntlm-echo.ts';
+import { useGssNtlmEcho } from './gss-ntlm-echo.ts';
+import { needPeers, PEERS } from '../../support/peers.ts';
 
-// Peers guard: python3-gssapi with gss-ntlmssp (and impacket); without them these suites skip and say so.
-const { noInitiators, noImpacket } = gssNtlmPeersMissing();
+const noInitiators = needPeers('negotiate gss-ntlmssp', PEERS.gssInitiators);
+const noImpacket = needPeers('negotiate gss-ntlmssp impacket', PEERS.impacket);
 
 describe.skipIf(noInitiators)('NegotiateStream with NTLM through gss-ntlmssp (GSSAPI backend)', () => {
   const { dir, as, alice, server, last, closed, client, stillServes } = useGssNtlmEcho();

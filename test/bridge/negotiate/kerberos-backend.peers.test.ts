@@ -15,16 +15,12 @@ import {
 } from '../../../tcp-bridge/src/negotiate/gssapi/index.ts';
 import { IntegrityError, NegotiateError, OID } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { describeShared } from '../../support/corpus.ts';
-import {
-  initiatorsAvailable,
-  ntlmClientAccount,
-  runNnsClient,
-  startNegotiateEcho,
-} from '../../support/negotiate-echo.ts';
-import { ALICE, kerberosPeersMissing, useKerberosEcho } from './kerberos-echo.ts';
+import { ntlmClientAccount, runNnsClient, startNegotiateEcho } from '../../support/negotiate-echo.ts';
+import { ALICE, useKerberosEcho } from './kerberos-echo.ts';
+import { needPeers, PEERS } from '../../support/peers.ts';
 
-// Peers guard: the MIT KDC, its tools and python3-gssapi; without them these suites skip and say what is missing.
-const missing = kerberosPeersMissing();
+const missing = needPeers('negotiate kerberos', PEERS.krb5);
+const noInitiators = needPeers('negotiate kerberos with gss-ntlmssp', PEERS.gssInitiators);
 
 describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through koffi)', () => {
   describe.skipIf(missing)('against a KDC of realm TEST.LOCAL', () => {
@@ -148,7 +144,7 @@ describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through k
         ).toThrow(/replay cache/);
       });
 
-      it.skipIf(!initiatorsAvailable().gssapi)(
+      it.skipIf(noInitiators)(
         'with BRIDGE_NTLM_BACKEND=gssapi one backend offers Kerberos and NTLM through gss-ntlmssp',
         async () => {
           const users = join(kdc.scratch, 'ntlm-users');

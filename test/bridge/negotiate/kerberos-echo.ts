@@ -10,22 +10,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { GssapiBackend } from '../../../tcp-bridge/src/negotiate/gssapi/index.ts';
 import type { ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
-import { krb5Missing, startTestRealm, type TestRealm } from '../../support/krb5-realm.ts';
+import { startTestRealm, type TestRealm } from '../../support/krb5-realm.ts';
 import { runNnsClient, startNegotiateEcho, type ClientResult, type EchoServer } from '../../support/negotiate-echo.ts';
 
 export const ALICE = 'alice@TEST.LOCAL';
-
-/**
- * What keeps the Kerberos suites from running here, as one sentence naming the missing packages ('' when all are
- * here), for `describe.skipIf(...)`; said once per suite file.
- */
-export function kerberosPeersMissing(): string {
-  const missing = krb5Missing();
-  if (missing.length === 0) return '';
-  const line = `[negotiate kerberos] missing ${missing.join(', ')}: the Kerberos suites are skipped (Debian packages: krb5-kdc krb5-admin-server krb5-user python3-gssapi libgssapi-krb5-2).`;
-  console.warn(line);
-  return line;
-}
 
 export interface KerberosEcho {
   /** The running realm (set once the suite's beforeAll ran). */

@@ -10,10 +10,10 @@ import { describe, expect, it } from 'vitest';
 import { describeShared } from '../../support/corpus.ts';
 import { expectLogonDenied, runNnsClient } from '../../support/negotiate-echo.ts';
 import { LOGON_DENIED_PAYLOAD } from '../../support/negotiate.ts';
-import { ALICE, kerberosPeersMissing, useKerberosEcho } from './kerberos-echo.ts';
+import { ALICE, useKerberosEcho } from './kerberos-echo.ts';
+import { needPeers, PEERS } from '../../support/peers.ts';
 
-// Peers guard: the MIT KDC, its tools and python3-gssapi; without them these suites skip and say what is missing.
-const missing = kerberosPeersMissing();
+const missing = needPeers('negotiate kerberos', PEERS.krb5);
 
 describeShared('NegotiateStream with Kerberos (MIT KDC, GSSAPI backend through koffi)', () => {
   describe.skipIf(missing)('against a KDC of realm TEST.LOCAL', () => {

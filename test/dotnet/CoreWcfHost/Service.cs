@@ -1,5 +1,5 @@
 // The 13 operations of IIDBService over Microsoft.Data.Sqlite and a folder, as the bridge serves them on SQLite
-// (../shared/spec/IIDBService.md): typed DataTables by declared column type, parameters bound as the bridge binds them
+// (docs/contract/iidbservice.md): typed DataTables by declared column type, parameters bound as the bridge binds them
 // on SQLite (DateTime and Guid as text), database requests as transactions on connections of their own, files in a
 // folder with their metadata and the documents' index in the database, SOAP 1.2 faults with the contract's subcodes.
 // Every caller is a writer (SecurityMode.None). Compiled with COREWCF for the host; the same file compiles against
@@ -111,7 +111,8 @@ namespace IDBService.CoreWcfHost
             }
         }
 
-        /// <summary>Runs `work` in the request's transaction, or in one of its own for Guid.Empty (committed after).</summary>
+        /// <summary>Runs `work` in the request's transaction, or in one of its own for Guid.Empty (committed
+        // after).</summary>
         T InTransaction<T>(Guid requestId, Func<SqliteConnection, SqliteTransaction, T> work)
         {
             if (requestId == Guid.Empty)
@@ -170,7 +171,8 @@ namespace IDBService.CoreWcfHost
             return cmd;
         }
 
-        /// <summary>SQLite storage classes for .NET values, as the bridge binds them: DateTime and Guid as text.</summary>
+        /// <summary>SQLite storage classes for .NET values, as the bridge binds them: DateTime and Guid as
+        // text.</summary>
         static object Bind(object value)
         {
             switch (value)

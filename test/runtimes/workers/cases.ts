@@ -145,7 +145,10 @@ const legacyBill = spcCode(
   ].join('\n'),
 );
 
-/** The same PDF bytes as the file itself (`application/pdf`) or a form's `file` part (HTTP.md, "Other request bodies"). */
+/**
+ * The same PDF bytes as the file itself (`application/pdf`) or a form's `file` part (docs/contract/http.md, "Other
+ * request bodies").
+ */
 const raw = (
   name: string,
   path: string,

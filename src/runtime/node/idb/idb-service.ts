@@ -1,7 +1,8 @@
 /**
- * IIDBService on Node as configured (spec/RUN.md): the databases of DATABASE_URL (and DATABASE_URL_<NAME>), the file
- * store of FILES_URL, the roles of BRIDGE_ROLES_FILE. The tcp-bridge serves what this builds; it may hand over the
- * roles it read itself (readRolesFile) with a directory attached (Active Directory names resolved to SIDs).
+ * IIDBService on Node as configured (docs/contract/operations.md): the databases of DATABASE_URL (and
+ * DATABASE_URL_<NAME>), the file store of FILES_URL, the roles of BRIDGE_ROLES_FILE. The tcp-bridge serves what this
+ * builds; it may hand over the roles it read itself (readRolesFile) with a directory attached (Active Directory names
+ * resolved to SIDs).
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
