@@ -1,20 +1,10 @@
-/**
- * The image part of `npm run bench`: POST /api/v1/documents/extract-swiss-qr-code with a 12-megapixel phone photo as
- * an `image/jpeg` body, against the same JPEG inside a PDF (`application/pdf`, and as Base64 in JSON), over HTTP
- * against the server as `npm start` runs it, in the same run. The JPEG carries the resolution at which the PDF draws
- * it, so both are the same page and must give the same answer. Also in process: what turning the image into its
- * one-page PDF costs (src/image/). Not part of the tests.
- *
- * Run on its own with `npm run build:node && npx tsx bench/image-body.ts`.
- */
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { imageDocument } from '../src/image/image-document.ts';
 import { a4Dpi, withJfifDensity } from '../test/support/bill-images.ts';
 import { phonePhotoImage } from '../test/support/degraded-bills.ts';
 import { imageOnlyPdf } from '../test/support/qr-bills.ts';
 import { killAllChildren, startServer } from './server.ts';
 import { fmtMs, measure, p50, percentile, type Sample } from './stats.ts';
+import { isMainModule } from './main-module.ts';
 
 const PATH = '/api/v1/documents/extract-swiss-qr-code';
 const ROUNDS = 15;
@@ -79,7 +69,7 @@ export async function runImageBodyBench(): Promise<void> {
   );
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (isMainModule(import.meta)) {
   try {
     await runImageBodyBench();
   } finally {

@@ -10,10 +10,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { babelfishAvailable, BABELFISH_MISSING, startBabelfish } from '../test/support/babelfish.ts';
 import { buildDotnetProject, DOTNET_MISSING, dotnetAvailable, runDotnet } from '../test/support/dotnet.ts';
 import { killAllChildren, startBridgeProcess } from './server.ts';
+import { isMainModule } from './main-module.ts';
 
 const SECONDS = 3;
 
@@ -80,7 +80,7 @@ export async function runSqlServerBench(): Promise<Row[]> {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+if (isMainModule(import.meta)) {
   try {
     await runSqlServerBench();
   } finally {

@@ -1,7 +1,7 @@
 import type { BodyForm } from './request-body.ts';
 
 /**
- * Each document operation takes three body forms (HTTP.md, "Other request bodies"). The OpenAPI document describes
+ * Each document operation takes three body forms (docs/contract/http.md, "Other request bodies"). The OpenAPI document describes
  * each form as its own operation on its own path, because client generators make one method of one operation: NSwag
  * merges the forms of one request body into one C# method (a `references` query parameter and a `references` form
  * field become a duplicate parameter, CS0100), Kiota keeps only one of them, openapi-typescript types a union. With

@@ -20,7 +20,7 @@ export const FILE_MEDIA_TYPES = {
   'image/tiff': 'tiff',
 } as const satisfies Record<string, DocumentMedia>;
 
-/** The three ways a document comes (HTTP.md, "Other request bodies"). */
+/** The three ways a document comes (docs/contract/http.md, "Other request bodies"). */
 export type BodyForm = 'json' | 'file' | 'multipart';
 export const BODY_FORMS: readonly BodyForm[] = ['json', 'file', 'multipart'];
 

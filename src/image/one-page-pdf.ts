@@ -38,7 +38,7 @@ export interface Resolution {
   y: number;
 }
 
-/** When a file says nothing of its resolution: a scanner's usual setting (HTTP.md). */
+/** When a file says nothing of its resolution: a scanner's usual setting (docs/contract/http.md). */
 export const DEFAULT_DPI = 300;
 
 /** Where the stored image's (u right, v down, 0..1) lands on the shown picture, for each orientation. */

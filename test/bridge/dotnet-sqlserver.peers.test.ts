@@ -6,21 +6,15 @@
  * sections' SQL is written for SQLite and PostgreSQL (boolean, bytea, WITH RECURSIVE): not run here.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  BABELFISH_MISSING,
-  babelfishAvailable,
-  type BridgeOnBabelfish,
-  startBridgeOnBabelfish,
-} from '../support/babelfish.ts';
-import { buildDotnetProject, DOTNET_MISSING, dotnetAvailable, runChecks } from '../support/dotnet.ts';
+import { type BridgeOnBabelfish, startBridgeOnBabelfish } from '../support/babelfish.ts';
+import { buildDotnetProject, runChecks } from '../support/dotnet.ts';
 import { describeFailures } from '../support/mono-e2e.ts';
+import { needPeers, PEERS } from '../support/peers.ts';
 
 const TIMEOUT = 600_000;
-const available = dotnetAvailable() && babelfishAvailable;
-if (!dotnetAvailable()) console.warn(`[bridge dotnet sqlserver] ${DOTNET_MISSING}`);
-if (!babelfishAvailable) console.warn(`[bridge dotnet sqlserver] ${BABELFISH_MISSING}`);
+const missing = needPeers('bridge dotnet sqlserver', PEERS.dotnet, PEERS.babelfish);
 
-describe.skipIf(!available)('.NET WCF client through the bridge on SQL Server (Babelfish)', () => {
+describe.skipIf(missing)('.NET WCF client through the bridge on SQL Server (Babelfish)', () => {
   let running: BridgeOnBabelfish;
   let dll: string;
 
@@ -48,5 +42,3 @@ describe.skipIf(!available)('.NET WCF client through the bridge on SQL Server (B
     TIMEOUT,
   );
 });
-
-if (!available) describe.skip('.NET WCF client on SQL Server', () => it.skip('needs dotnet and Babelfish', () => {}));

@@ -9,14 +9,15 @@
  * reason; they are reported, not compared.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { babelfishAvailable, type BridgeOnBabelfish, startBridgeOnBabelfish } from '../support/babelfish.ts';
-import { buildDotnetProject, dotnetAvailable, runChecks } from '../support/dotnet.ts';
+import { type BridgeOnBabelfish, startBridgeOnBabelfish } from '../support/babelfish.ts';
+import { buildDotnetProject, runChecks } from '../support/dotnet.ts';
 import { describeFailures } from '../support/mono-e2e.ts';
+import { needPeers, PEERS } from '../support/peers.ts';
 
 const TIMEOUT = 600_000;
-const available = dotnetAvailable() && babelfishAvailable;
+const missing = needPeers('bridge sqlserver parity', PEERS.dotnet, PEERS.babelfish);
 
-describe.skipIf(!available)('SQL Server parity: SqlClient directly and the bridge, the same T-SQL', () => {
+describe.skipIf(missing)('SQL Server parity: SqlClient directly and the bridge, the same T-SQL', () => {
   let running: BridgeOnBabelfish;
   let dll: string;
 
@@ -43,5 +44,3 @@ describe.skipIf(!available)('SQL Server parity: SqlClient directly and the bridg
     TIMEOUT,
   );
 });
-
-if (!available) describe.skip('SQL Server parity', () => it.skip('needs dotnet and Babelfish', () => {}));

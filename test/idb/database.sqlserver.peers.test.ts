@@ -9,7 +9,8 @@ import type { Database, DatabaseTransaction, SqlValue } from '../../src/idb/data
 import { dataTableXml } from '../../src/idb/results.ts';
 import { bindParameters } from '../../src/idb/sql-parameters.ts';
 import { openDatabase } from '../../src/runtime/node/idb/open-database.ts';
-import { BABELFISH_MISSING, babelfishAvailable, type RunningBabelfish, startBabelfish } from '../support/babelfish.ts';
+import { type RunningBabelfish, startBabelfish } from '../support/babelfish.ts';
+import { needPeers, PEERS } from '../support/peers.ts';
 import { type Backend, databaseSuite, fault, LIMITS } from './database-suite.ts';
 
 const ENDLESS = 'SELECT count_big(*) FROM sys.all_columns a CROSS JOIN sys.all_columns b CROSS JOIN sys.all_columns c';
@@ -35,8 +36,7 @@ const sqlserver: Backend = {
   sql: (text) => text.replace(/\$(\d+)/g, '@p$1'),
 };
 
-if (!babelfishAvailable) describe.skip('Database: sqlserver', () => it.skip(BABELFISH_MISSING, () => {}));
-else {
+describe.skipIf(needPeers('idb database on SQL Server', PEERS.babelfish))('SQL Server (Babelfish)', () => {
   databaseSuite(sqlserver);
 
   describe('Database: sqlserver, T-SQL as SqlClient runs it', () => {
@@ -231,4 +231,4 @@ else {
       expect(await bbf.admin("SELECT count(*) FROM sys.tables WHERE name = 'opened'")).toEqual([[0]]);
     });
   });
-}
+});

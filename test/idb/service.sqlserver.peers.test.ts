@@ -1,6 +1,7 @@
-import { describe, it } from 'vitest';
-import { BABELFISH_MISSING, babelfishAvailable } from '../support/babelfish.ts';
+import { describe } from 'vitest';
+import { needPeers, PEERS } from '../support/peers.ts';
 import { serviceSuite, sqlServerBackend } from './service-suite.ts';
 
-if (babelfishAvailable) serviceSuite('SQL Server (Babelfish) + folder', sqlServerBackend);
-else describe.skip('IIDBService on SQL Server', () => it.skip(BABELFISH_MISSING, () => {}));
+describe.skipIf(needPeers('idb service on SQL Server', PEERS.babelfish))('SQL Server (Babelfish)', () => {
+  serviceSuite('SQL Server (Babelfish) + folder', sqlServerBackend);
+});

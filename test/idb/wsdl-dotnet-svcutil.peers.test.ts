@@ -1,14 +1,3 @@
-/**
- * dotnet-svcutil (the generator behind .NET's "Add Service Reference") on the published description, as a new .NET
- * user runs it (support/dotnet-svcutil.ts): from GET /IDBService?wsdl with the bridge in each security mode, the
- * tool prints no warning, generates DataContractSerializer proxies with the contract's types (System.Guid,
- * System.Data.DataTable, object) and a NetTcpBinding endpoint that matches the running bridge; the generated client,
- * compiled with its generated configuration and no binding of ours, calls the bridge (test/dotnet/SvcutilClient).
- *
- * Skipped with a message without `dotnet`, without the local feed ../shared/nuget, or (Windows security) without
- * gss-ntlmssp.
- */
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,22 +15,20 @@ import {
   contractMethods,
   generatedConfiguration,
   generateProxy,
-  svcutilMissing,
   type GeneratedProxy,
 } from '../support/dotnet-svcutil.ts';
 import { describeFailures } from '../support/mono-e2e.ts';
 import { freePort } from '../support/net.ts';
+import { needPeers, PEERS, peerUnavailable } from '../support/peers.ts';
 
-const missing = svcutilMissing();
-if (missing) console.warn(`[dotnet-svcutil] skipped: ${missing}`);
-const gssNtlm = existsSync('/etc/gss/mech.d/mech.ntlmssp.conf');
-if (!missing && !gssNtlm)
-  console.warn('[dotnet-svcutil] gss-ntlmssp is not installed: the Windows security case is skipped.');
+const missing = needPeers('dotnet-svcutil', PEERS.dotnet, PEERS.peerFeed);
+// .NET's Negotiate on Linux reaches NTLM through MIT GSSAPI and gss-ntlmssp: the Windows security cases need it.
+const noGssNtlmssp = missing || needPeers('dotnet-svcutil windows', PEERS.gssNtlmssp);
 
 const TIMEOUT = 600_000;
 const T = 'System.Threading.Tasks.Task';
 const SQL = 'System.Guid requestId, string sql, Generated.QueryParameter[] parameters';
-/** What the generated contract must say: the C# contract of spec/IIDBService.md, Task-based. */
+/** What the generated contract must say: the C# contract of docs/contract/iidbservice.md, Task-based. */
 export const GENERATED_SIGNATURES: Record<string, string> = {
   HeartbeatAsync: `${T}<bool> HeartbeatAsync()`,
   CreateDatabaseRequestAsync: `${T}<System.Guid> CreateDatabaseRequestAsync(string database)`,
@@ -129,7 +116,7 @@ describe.skipIf(missing)('dotnet-svcutil on GET /IDBService?wsdl', () => {
     let http: ServerType | undefined;
     let wsdlUrl: string;
     let proxy: Promise<GeneratedProxy>;
-    const skip = mode.security === 'windows' && !gssNtlm;
+    const skip = mode.security === 'windows' && noGssNtlmssp !== '';
 
     beforeAll(async () => {
       if (skip) return;
@@ -213,8 +200,7 @@ describe.skipIf(missing)('the same contract hosted by CoreWCF, its WSDL publishe
         host = await startCoreWcfHost({ metadataPort });
       } catch (error) {
         if (!(error instanceof DotnetUnavailableError)) throw error;
-        console.warn(`[dotnet-svcutil] CoreWCF comparison skipped: ${error.message}`);
-        return context.skip();
+        return context.skip(peerUnavailable('dotnet-svcutil CoreWCF', error.message));
       }
       try {
         const reference = await generateProxy(`http://127.0.0.1:${metadataPort}/IDBService?wsdl`);

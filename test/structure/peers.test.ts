@@ -59,7 +59,19 @@ describe('needPeers', () => {
       tshark: ['tshark'],
     });
     expect(Object.keys(PEERS).sort()).toEqual(
-      ['dotnet', 'gssInitiators', 'gssNtlmssp', 'impacket', 'krb5', 'mono', 'postgres', 'samba', 'tshark'].sort(),
+      [
+        'babelfish',
+        'dotnet',
+        'gssInitiators',
+        'gssNtlmssp',
+        'impacket',
+        'krb5',
+        'mono',
+        'peerFeed',
+        'postgres',
+        'samba',
+        'tshark',
+      ].sort(),
     );
   });
 });

@@ -14,6 +14,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { sharedExists, sharedPath } from './corpus.ts';
 import { dotnetVersion } from './dotnet.ts';
 import { krb5Missing } from './krb5-realm.ts';
 import { monoAvailable } from './mono.ts';
@@ -57,6 +58,16 @@ export const PEERS = {
   krb5: peer('an MIT KDC', () => krb5Missing()),
   samba: peer('Samba AD', () => sambaMissing()),
   tshark: peer('tshark', () => (onPath('tshark') ? [] : ['tshark'])),
+  /** ../shared/babelfish: Babelfish for PostgreSQL, the TDS and T-SQL server of the SQL Server suites (support/babelfish.ts). */
+  babelfish: peer('Babelfish', () =>
+    sharedExists('babelfish', 'start.sh')
+      ? []
+      : [`${sharedPath('babelfish')} (the team's prebuilt tree beside the clone)`],
+  ),
+  /** ../shared/nuget: the local NuGet feed of CoreWCF 1.8.0 and dotnet-svcutil 8.0.0 (its README says how they were built). */
+  peerFeed: peer('the local NuGet feed', () =>
+    sharedExists('nuget') ? [] : [`${sharedPath('nuget')} (CoreWCF and dotnet-svcutil, built beside the clone)`],
+  ),
 } satisfies Record<string, Peer>;
 
 /** `REQUIRE_PEERS=1`: a missing peer fails instead of skipping (.ci/run sets it). */
