@@ -1,6 +1,7 @@
 // The CoreWCF host of IIDBService: Kestrel with CoreWCF's net.tcp transport, NetTcpBinding with SecurityMode.None
 // (binary encoding, 64 MiB messages unless --max-message-mb), the service of Service.cs over a folder.
-// Prints {"ready":true,"port":N,"endpoint":"..."} once it listens; stops when its stdin closes.
+// Prints {"ready":true,"port":N,"endpoint":"..."} once it listens; stops when its stdin closes (and exits the
+// process itself, see the end of Main).
 // Usage: CoreWcfHost --port N --data <folder> [--max-message-mb N]
 using System;
 using System.Globalization;
@@ -62,6 +63,10 @@ namespace IDBService.CoreWcfHost
             Console.Out.Flush();
             await Task.Run(() => { while (Console.In.Read() >= 0) { } });
             await app.StopAsync();
+            // CoreWCF 1.8.0 on Linux keeps a foreground thread waiting on its longest IOThreadTimer (about a minute)
+            // after Main returns (fixed upstream after 1.8.0, CoreWCF #1122): end the process here.
+            Console.Out.Flush();
+            Environment.Exit(0);
             return 0;
         }
     }

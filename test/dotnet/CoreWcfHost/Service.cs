@@ -66,7 +66,7 @@ namespace IDBService.CoreWcfHost
             using var cmd = c.CreateCommand();
             cmd.Transaction = t;
             cmd.CommandText = sql;
-            foreach (var (n, v) in ps) cmd.Parameters.AddWithValue(n, v ?? DBNull.Value);
+            foreach (var (n, v) in ps) cmd.Parameters.AddWithValue(n, v ?? System.DBNull.Value);
             cmd.ExecuteNonQuery();
         }
 
@@ -175,7 +175,7 @@ namespace IDBService.CoreWcfHost
         {
             switch (value)
             {
-                case null: return DBNull.Value;
+                case null: return System.DBNull.Value;
                 case DateTime d:
                     var text = d.ToString("yyyy-MM-dd'T'HH:mm:ss.FFFFFFF", CultureInfo.InvariantCulture).TrimEnd('.');
                     return d.Kind == DateTimeKind.Utc ? text + "Z" : d.Kind == DateTimeKind.Local ? d.ToString("yyyy-MM-dd'T'HH:mm:ss.FFFFFFFzzz", CultureInfo.InvariantCulture) : text;
@@ -239,7 +239,7 @@ namespace IDBService.CoreWcfHost
                 if (!undeclared) ByName.TryGetValue(name, out type);
                 if (type == null)
                 {
-                    var first = rows.Select(r => r[i]).FirstOrDefault(v => v != null && v != DBNull.Value);
+                    var first = rows.Select(r => r[i]).FirstOrDefault(v => v != null && v != System.DBNull.Value);
                     type = first switch { long => typeof(long), double => typeof(double), byte[] => typeof(byte[]), _ => typeof(string) };
                 }
                 if (type == typeof(short) || type == typeof(int))
@@ -257,7 +257,7 @@ namespace IDBService.CoreWcfHost
 
         static object Convert(object raw, Column c)
         {
-            if (raw == null || raw == DBNull.Value) return null;
+            if (raw == null || raw == System.DBNull.Value) return null;
             var t = c.Type;
             if (t == typeof(string)) return raw is byte[] b0 ? System.Text.Encoding.UTF8.GetString(b0) : System.Convert.ToString(raw, CultureInfo.InvariantCulture);
             if (t == typeof(long)) return System.Convert.ToInt64(raw, CultureInfo.InvariantCulture);
@@ -321,7 +321,7 @@ namespace IDBService.CoreWcfHost
                     if (col.Type == typeof(DateTime)) dc.DateTimeMode = col.Utc ? DataSetDateTime.Utc : DataSetDateTime.Unspecified;
                 }
                 // Rows stay Added: the diffgram marks them inserted, as the bridge writes it.
-                foreach (var row in rows) table.Rows.Add(columns.Select((col, i) => Convert(row[i], col) ?? DBNull.Value).ToArray());
+                foreach (var row in rows) table.Rows.Add(columns.Select((col, i) => Convert(row[i], col) ?? System.DBNull.Value).ToArray());
                 return table;
             });
         }
