@@ -92,5 +92,35 @@ export interface DatabaseTransaction {
 export interface Database {
   readonly dialect: SqlDialect;
   begin(access: 'read' | 'write'): Promise<DatabaseTransaction>;
+  /**
+   * One statement in a transaction of its own (client SQL of a call with `requestId == Guid.Empty`): committed when
+   * `access` is 'write' and it succeeds, else rolled back; throws DatabaseFault. The same as begin, run and commit
+   * (`runInOwnTransaction`), but a backend may do it in fewer steps: SQLite sends it to its worker in one message, and
+   * runs a writer's statement that turns out not to write beside other readers, without the writer's lock.
+   */
+  runAlone(
+    access: 'read' | 'write',
+    sql: string,
+    values: readonly SqlValue[],
+    limits: StatementLimits,
+  ): Promise<StatementResult>;
   close(): Promise<void>;
+}
+
+/** runAlone as begin, run and commit (write) or roll back (read). */
+export async function runInOwnTransaction(
+  database: Pick<Database, 'begin'>,
+  access: 'read' | 'write',
+  sql: string,
+  values: readonly SqlValue[],
+  limits: StatementLimits,
+): Promise<StatementResult> {
+  const transaction = await database.begin(access);
+  try {
+    const result = await transaction.run(sql, values, limits);
+    if (access === 'write') await transaction.commit();
+    return result;
+  } finally {
+    await transaction.rollback();
+  }
 }

@@ -190,7 +190,7 @@ class Service implements IdbService {
     const requestId = guid(args.requestId, 'requestId');
     if (requestId !== EMPTY_GUID) return this.requests.use(requestId, caller, run);
     const writer = this.deps.roles.rolesOf(caller).has('writer');
-    return this.inTransaction(this.main, writer ? 'write' : 'read', (t) => run(t, this.main));
+    return answer(await this.main.runAlone(writer ? 'write' : 'read', ...this.bind(this.main, args.sql, parameters)));
   }
 
   private bind(

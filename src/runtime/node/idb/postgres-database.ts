@@ -26,6 +26,7 @@ import postgres from 'postgres';
 import type { ClrValueType } from '../../../idb/contract.ts';
 import {
   DatabaseFault,
+  runInOwnTransaction,
   type Database,
   type DatabaseFaultName,
   type DatabaseTransaction,
@@ -137,8 +138,9 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
     return oids.map((oid) => names.get(oid) ?? null);
   }
 
-  return {
+  const database: Database = {
     dialect: 'postgres',
+    runAlone: (access, text, values, limits) => runInOwnTransaction(database, access, text, values, limits),
     async begin(access) {
       let conn: Reserved;
       try {
@@ -159,6 +161,7 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
       await sql.end({ timeout: 5 });
     },
   };
+  return database;
 }
 
 const ABORTED = 'current transaction is aborted, commands ignored until end of transaction block';
