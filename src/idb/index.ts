@@ -11,4 +11,5 @@ export { readIdbConfig, type IdbConfig } from './config.ts';
 export * from './contract.ts';
 export * from './contract-shapes.ts';
 export type { IdbService } from './service.ts';
+export type { XmlSink, XmlTape } from './xml-events.ts';
 export type { AccountDirectory, Role, Roles } from './roles.ts';

@@ -44,7 +44,7 @@ import {
 import { formatCell } from './datatable.ts';
 import { StoreError, type FileStore } from './file-store.ts';
 import { DatabaseRequests } from './requests.ts';
-import { dataTableXml, scalarOf } from './results.ts';
+import { dataTableOf, scalarOf } from './results.ts';
 import type { Roles } from './roles.ts';
 import { migrate } from './schema.ts';
 import { bindParameters, type SqlParameter } from './sql-parameters.ts';
@@ -123,7 +123,7 @@ class Service implements IdbService {
       CreateDatabaseRequest: (caller, { database }) => this.requests.create(caller, this.database(database)),
       CloseDatabaseRequest: (caller, { requestId, commit }) =>
         this.requests.close(guid(requestId, 'requestId'), caller, commit),
-      ReturnDatatable: (caller, args) => this.sql(caller, args, (r) => ({ xml: dataTableXml(r) })),
+      ReturnDatatable: (caller, args) => this.sql(caller, args, dataTableOf),
       ReturnScalar: (caller, args) => this.sql(caller, args, scalarOf),
       ExecuteNonQuery: (caller, args) => this.sql(caller, args, (r) => r.rowsAffected),
       NewFile: (_, { file }) => this.newFile(file),

@@ -13,10 +13,10 @@ import {
   formatCell,
   formatFloat,
   uniqueColumnNames,
-  writeDataTable,
   type DataColumn,
   type DataCell,
 } from '../../src/idb/datatable.ts';
+import { writeDataTable } from '../../src/idb/datatable-writer.ts';
 import { describeShared, readShared } from '../support/corpus.ts';
 
 /**

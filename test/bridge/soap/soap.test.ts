@@ -50,13 +50,8 @@ import {
   type OperationName,
   type Operations,
 } from '../../../src/idb/contract.ts';
-import {
-  escapeAttribute,
-  escapeText,
-  writeDataTable,
-  type DataCell,
-  type DataColumn,
-} from '../../../src/idb/datatable.ts';
+import { escapeAttribute, escapeText, type DataCell, type DataColumn } from '../../../src/idb/datatable.ts';
+import { writeDataTable } from '../../../src/idb/datatable-writer.ts';
 import { describeShared, readShared } from '../../support/corpus.ts';
 import { readTcpConversation } from '../../support/pcap.ts';
 import {
