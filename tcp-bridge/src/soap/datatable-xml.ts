@@ -175,13 +175,15 @@ function toElement(
   fail: (message: string) => never,
 ): { node: XmlElement; scope: ReadonlyMap<string, string> } {
   const [prefix, localName] = splitName(qname);
-  const scope = new Map(outer);
+  // A scope of its own only where the element declares a prefix (a table's rows and cells declare none).
+  let scope: Map<string, string> | undefined;
   const plain: XmlAttributeNode[] = [];
   const declarations: XmlAttributeNode[] = [];
   for (const [name, value] of attributes) {
     const [p, local] = splitName(name);
     if (name === 'xmlns' || p === 'xmlns') {
       const declared = name === 'xmlns' ? '' : local;
+      scope ??= new Map(outer);
       scope.set(declared, value);
       const declaration = xmlns(declared, value);
       if (declared === prefix) declarations.unshift(declaration);
@@ -190,8 +192,13 @@ function toElement(
       plain.push(attribute(p, local, stringText(value)));
     }
   }
-  for (const p of [prefix, ...plain.map((a) => (a.kind === 'attribute' ? a.prefix : ''))]) {
-    if (p !== '' && !scope.has(p)) fail(`the prefix "${p}" is not declared`);
-  }
-  return { node: element(prefix, localName, [...plain, ...declarations]), scope };
+  const inScope = scope ?? outer;
+  if (prefix !== '' && !inScope.has(prefix)) fail(`the prefix "${prefix}" is not declared`);
+  for (const a of plain)
+    if (a.kind === 'attribute' && a.prefix !== '' && !inScope.has(a.prefix))
+      fail(`the prefix "${a.prefix}" is not declared`);
+  return {
+    node: element(prefix, localName, declarations.length ? [...plain, ...declarations] : plain),
+    scope: inScope,
+  };
 }
