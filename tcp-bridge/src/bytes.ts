@@ -105,8 +105,9 @@ export class ByteWriter {
     const at = this.length;
     const needed = at + extra;
     if (needed > this.buffer.length) {
-      let capacity = this.buffer.length * 2;
-      while (capacity < needed) capacity *= 2;
+      // Doubling, or room for a large block (a file's bytes) and the few records after it: doubling past a 1 MiB
+      // block would copy it again for the end tags.
+      const capacity = Math.max(this.buffer.length * 2, needed + 65_536);
       const grown = new Uint8Array(capacity);
       grown.set(this.buffer.subarray(0, at));
       this.buffer = grown;
@@ -200,6 +201,11 @@ export class ByteWriter {
   /** The bytes written so far, as a copy the writer no longer touches. */
   finish(): Uint8Array {
     return this.buffer.slice(0, this.length);
+  }
+
+  /** The bytes written so far without copying them: the writer must not be used afterwards. */
+  written(): Uint8Array {
+    return this.buffer.subarray(0, this.length);
   }
 }
 

@@ -45,7 +45,7 @@ export interface EncodeOptions {
 export function encodeDocument(document: XmlDocument, options: EncodeOptions = {}): Uint8Array {
   const writer = new Writer(options);
   for (const child of document.children) writer.content(child);
-  return writer.out.finish();
+  return writer.out.written();
 }
 
 type NameRef = { key: number } | { literal: string };
