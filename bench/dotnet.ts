@@ -14,7 +14,7 @@
  * - The canned responder answers every envelope with a Heartbeat reply carrying RelatesTo
  *   (bench/canned-responder.ts --relates): a .NET client waits for a reply that relates to its request, so it needs
  *   that much; it still has no service, database or dispatch. It answers Heartbeat rows only.
- * Short runs (SECONDS per row, BENCH_DOTNET_SECONDS to change it); BENCH_DOTNET_ROUNDS rounds (default 1) run the
+ * Short runs (SECONDS per row, BENCH_DOTNET_SECONDS to change it); BENCH_DOTNET_ROUNDS rounds (default 2) run the
  * servers alternately and keep each row's best round.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,7 +29,7 @@ import { runLoad } from './nettcp-client.ts';
 import { killAllChildren, procMemMB, startBridgeProcess, startCannedResponder } from './server.ts';
 
 const SECONDS = Number(process.env.BENCH_DOTNET_SECONDS) || 3;
-const ROUNDS = Number(process.env.BENCH_DOTNET_ROUNDS) || 1;
+const ROUNDS = Number(process.env.BENCH_DOTNET_ROUNDS) || 2;
 const MiB = 1024 * 1024;
 
 type Operation = 'Heartbeat' | 'ReturnScalar' | 'ReturnDatatable' | 'GetFile' | 'ExecuteNonQuery';

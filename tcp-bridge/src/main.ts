@@ -4,21 +4,26 @@ import { openBridge } from './bridge.ts';
 import { readBridgeConfig } from './config.ts';
 
 /**
- * Log lines leave in one write per turn of the event loop. stdout to a file or a pipe is a synchronous write per line
- * in Node, and the bridge logs every call: under load (Heartbeat, 8 channels) that write cost about as much as the
- * reply's own. Lines still go out in order, and the ones of the last turn at exit.
+ * Log lines leave in batches: when 16 KiB are waiting, else 50 ms after the first. stdout to a file or a pipe is a
+ * synchronous write per line in Node, and the bridge writes an audit line per call: in the profile of Heartbeat on 8
+ * channels that write was 6% of the bridge's busy time. Lines still go out in order, and the waiting ones at exit;
+ * at most 16 KiB wait.
  */
 function batchedStdout(): (line: string) => void {
   let pending = '';
+  let timer: NodeJS.Timeout | undefined;
   const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
     const out = pending;
     pending = '';
     if (out) process.stdout.write(out);
   };
   process.on('exit', flush);
   return (line) => {
-    if (pending === '') setImmediate(flush);
     pending += `${line}\n`;
+    if (pending.length >= 16_384) flush();
+    else timer ??= setTimeout(flush, 50).unref();
   };
 }
 
