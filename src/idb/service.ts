@@ -303,13 +303,9 @@ class Service implements IdbService {
   private async getFile(fileId: string): Promise<FileData | null> {
     let previousKey: string | undefined;
     for (;;) {
-      const found = await this.inTransaction(this.main, 'read', (t) =>
-        this.query(
-          t,
-          'SELECT content_key, file_name, content_type, length, sha256, created_utc, modified_utc FROM idb_files WHERE file_id = @id',
-          { id: guidValue(fileId) },
-        ),
-      );
+      const id = [{ name: 'id', value: guidValue(fileId) }];
+      const sql = `SELECT content_key, file_name, content_type, length, sha256, created_utc, modified_utc FROM idb_files WHERE file_id = @id`;
+      const found = await this.main.runAlone('read', ...this.bind(this.main, sql, id));
       const row = found.rows[0];
       if (row === undefined) return null;
       const [key, name, type, length, sha256, created, modified] = row;
