@@ -3,6 +3,7 @@
  * shapes, the values an `object` member carries, the faults, and who may call what. Transport-free: the SOAP layer of
  * the tcp-bridge decodes into these types and encodes them back; the WSDL (wsdl.ts) describes the same operations.
  */
+import type { XmlTape } from './xml-events.ts';
 
 /** The operations in the contract's order; also the names of their actions. */
 export const OPERATIONS = [
@@ -114,9 +115,11 @@ export interface FileIndexData {
   Title: string | null;
 }
 
-/** A DataTable result: what datatable.ts writes (inline schema + diffgram), as the XML text of its two elements. */
+/** A DataTable result: what datatable-writer.ts writes (inline schema + diffgram), as the XML text of its two elements. */
 export interface DataTableResult {
-  xml: string;
+  readonly xml: string;
+  /** The same XML as events, when they were kept: the bridge writes binary XML from them without reading the text. */
+  readonly events?: XmlTape;
 }
 
 /** Arguments and results per operation, named as in the contract. */

@@ -106,5 +106,42 @@ export interface Database {
    */
   readonly readOnlyEnforced?: boolean;
   begin(access: 'read' | 'write'): Promise<DatabaseTransaction>;
+  /**
+   * One statement in a transaction of its own (client SQL of a call with `requestId == Guid.Empty`): committed when
+   * `access` is 'write' and it succeeds, else rolled back; throws DatabaseFault. The same as begin, run and commit
+   * (`runInOwnTransaction`), but a backend may do it in fewer steps: SQLite sends it to its worker in one message, and
+   * runs a writer's statement that turns out not to write beside other readers, without the writer's lock.
+   */
+  runAlone(
+    access: 'read' | 'write',
+    sql: string,
+    values: readonly SqlValue[],
+    limits: StatementLimits,
+    names?: readonly string[],
+  ): Promise<StatementResult>;
   close(): Promise<void>;
+}
+
+/** runAlone as begin, run and commit (write) or roll back (read). */
+export async function runInOwnTransaction(
+  database: Pick<Database, 'begin'>,
+  access: 'read' | 'write',
+  sql: string,
+  values: readonly SqlValue[],
+  limits: StatementLimits,
+  names?: readonly string[],
+): Promise<StatementResult> {
+  const transaction = await database.begin(access);
+  let result: StatementResult;
+  try {
+    result = await transaction.run(sql, values, limits, names);
+    if (access === 'write') await transaction.commit();
+  } catch (error) {
+    await transaction.rollback();
+    throw error;
+  }
+  // A read's answer does not wait for its ROLLBACK (a round trip on PostgreSQL); the connection goes back to the
+  // pool once it is done, and rollback never throws.
+  void transaction.rollback();
+  return result;
 }

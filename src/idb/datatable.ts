@@ -3,6 +3,8 @@ import { integerRange, type ClrType, type DateTimeMode } from './column-types.ts
 import { formatTimeSpan } from './datatable-timespan.ts';
 import { parseGuid } from './guid.ts';
 
+export { encodeLocalName } from './xml-names.ts';
+
 export interface DataColumn {
   /** The column name as the database gave it; encoded for XML here (see encodeLocalName). */
   name: string;
@@ -48,11 +50,6 @@ export class DataTableError extends Error {
   }
 }
 
-const XSD = 'http://www.w3.org/2001/XMLSchema';
-const MSDATA = 'urn:schemas-microsoft-com:xml-msdata';
-const DIFFGR = 'urn:schemas-microsoft-com:xml-diffgram-v1';
-const GUID_DATATYPE = 'System.Guid, mscorlib, Version=4.0.0.0, Culture=neutral, PublicKeyToken=b77a5c561934e089';
-
 /** The XSD type a column is declared with in the inline schema. */
 export const XSD_TYPE: Readonly<Record<ClrType, string>> = {
   Byte: 'xs:unsignedByte',
@@ -71,78 +68,6 @@ export const XSD_TYPE: Readonly<Record<ClrType, string>> = {
   DateTimeOffset: 'xs:anyType',
   TimeSpan: 'xs:duration',
 };
-
-const DATE_TIME_OFFSET_DATATYPE =
-  'System.DateTimeOffset, mscorlib, Version=4.0.0.0, Culture=neutral, PublicKeyToken=b77a5c561934e089';
-
-/**
- * What DataContractSerializer writes inside the element of a DataTable result (`ReturnDatatableResult`): the inline
- * `xs:schema`, then the `diffgr:diffgram` with every row as inserted. Attribute order and element layout follow
- * .NET's XmlTreeGen and diffgram writer (see test/fixtures/datatable/, recorded with Mono); no indentation.
- */
-export function writeDataTable(
-  columns: readonly DataColumn[],
-  rows: Iterable<readonly DataCell[]>,
-  options: WriteDataTableOptions = {},
-): string {
-  const tableName = options.tableName ?? 'Table';
-  if (tableName === '')
-    throw new DataTableError('invalid-name', 'Cannot serialize the DataTable. DataTable name is not set.');
-  checkText(tableName, 'the table name');
-  const table = encodeLocalName(tableName);
-  const names = columns.map((c) => {
-    if (c.name === '') throw new DataTableError('invalid-name', 'A column has no name.');
-    checkText(c.name, `column name ${JSON.stringify(c.name)}`);
-    return encodeLocalName(c.name);
-  });
-  const seen = new Set<string>();
-  for (const c of columns) {
-    if (seen.has(c.name))
-      throw new DataTableError('invalid-name', `A column named '${c.name}' already belongs to this DataTable.`);
-    seen.add(c.name);
-  }
-
-  let out =
-    `<xs:schema id="NewDataSet" xmlns="" xmlns:xs="${XSD}" xmlns:msdata="${MSDATA}">` +
-    `<xs:element name="NewDataSet" msdata:IsDataSet="true" msdata:MainDataTable="${table}" msdata:UseCurrentLocale="true">` +
-    `<xs:complexType><xs:choice minOccurs="0" maxOccurs="unbounded"><xs:element name="${table}"><xs:complexType><xs:sequence>`;
-  columns.forEach((c, i) => {
-    // XmlTreeGen's attribute order: name, msdata:DataType, msdata:DateTimeMode, type, minOccurs.
-    out += `<xs:element name="${names[i]}"`;
-    if (c.type === 'Guid') out += ` msdata:DataType="${GUID_DATATYPE}"`;
-    if (c.type === 'DateTimeOffset') out += ` msdata:DataType="${DATE_TIME_OFFSET_DATATYPE}"`;
-    const mode = c.dateTimeMode ?? 'Unspecified';
-    if (c.type === 'DateTime' && mode !== 'UnspecifiedLocal') out += ` msdata:DateTimeMode="${mode}"`;
-    out += ` type="${XSD_TYPE[c.type]}" minOccurs="0" />`;
-  });
-  out += `</xs:sequence></xs:complexType></xs:element></xs:choice></xs:complexType></xs:element></xs:schema>`;
-
-  let body = '';
-  let index = 0;
-  for (const row of rows) {
-    // diffgr:id is the table name (not encoded: it is an attribute value) and the 1-based row id.
-    body += `<${table} diffgr:id="${escapeAttribute(tableName)}${index + 1}" msdata:rowOrder="${index}" diffgr:hasChanges="inserted">`;
-    columns.forEach((c, i) => {
-      const cell = row[i];
-      if (cell == null) return;
-      let text: string;
-      try {
-        text = escapeText(formatCell(c, cell));
-      } catch (e) {
-        if (e instanceof DataTableError)
-          throw new DataTableError(e.kind, `Row ${index + 1}, column '${c.name}': ${e.message}`);
-        throw e;
-      }
-      body += `<${names[i]}>${text}</${names[i]}>`;
-    });
-    body += `</${table}>`;
-    index++;
-  }
-  // An empty table's diffgram is an empty element: .NET writes no DocumentElement when there is no row.
-  const open = `<diffgr:diffgram xmlns:msdata="${MSDATA}" xmlns:diffgr="${DIFFGR}"`;
-  out += index === 0 ? `${open} />` : `${open}><DocumentElement xmlns="">${body}</DocumentElement></diffgr:diffgram>`;
-  return out;
-}
 
 /** A cell's text as XmlConvert (and DataColumn's storage classes) write it, before XML escaping. */
 export function formatCell(column: DataColumn, cell: Exclude<DataCell, null>): string {
@@ -360,7 +285,7 @@ function formatGuid(cell: unknown): string {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters XML 1.0 forbids
 const INVALID_XML_CHAR = /[\0-\x08\x0B\x0C\x0E-\x1F\uD800-\uDFFF\uFFFE\uFFFF]/u;
 
-function checkText(text: string, where: string): void {
+export function checkText(text: string, where: string): void {
   const m = INVALID_XML_CHAR.exec(text);
   if (m) {
     const code = m[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
@@ -389,70 +314,6 @@ const ATTRIBUTE_ESCAPES: Record<string, string> = {
   '\n': '&#xA;',
   '\r': '&#xD;',
 };
-
-/**
- * XmlConvert.EncodeLocalName: every character that cannot stand in an NCName at its place becomes `_xHHHH_`
- * (`_xHHHHHHHH_` for a character beyond the BMP), and an underscore that would otherwise read as the start of such
- * an escape becomes `_x005F_`, so that XmlConvert.DecodeName on the client gives back the name exactly.
- *
- * .NET decides by the XML 1.0 4th-edition name tables; this uses Unicode letters, marks and digits within the
- * 5th-edition name ranges, which agrees with those tables on every name a database is likely to produce (ASCII,
- * Latin, Greek, Cyrillic, CJK) and otherwise errs towards escaping. An escaped name decodes to the same name either
- * way; the result is always a valid name.
- */
-export function encodeLocalName(name: string): string {
-  // The positions of underscores that start `_xHHHH_` or `_xHHHHHHHH_`, found like .NET's regex (non-overlapping,
-  // left to right; the lookbehind may see an underscore an earlier match consumed).
-  const escapes = new Set<number>();
-  for (const m of name.matchAll(/(?<=_)[Xx](?:[0-9a-fA-F]{4}|[0-9a-fA-F]{8})_/g)) escapes.add(m.index! - 1);
-  let out = '';
-  for (let i = 0; i < name.length; ) {
-    const cp = name.codePointAt(i)!;
-    const width = cp > 0xffff ? 2 : 1;
-    const ok = i === 0 ? isNameStartChar(cp) : isNameChar(cp);
-    if (!ok || escapes.has(i))
-      out += `_x${cp
-        .toString(16)
-        .toUpperCase()
-        .padStart(width === 2 ? 8 : 4, '0')}_`;
-    else out += name.slice(i, i + width);
-    i += width;
-  }
-  return out;
-}
-
-const LETTER = /^\p{L}$/u;
-const MARK_OR_DIGIT = /^[\p{M}\p{Nd}]$/u;
-
-// XML 1.0 5th edition NameStartChar ranges above ASCII (':' left out: a local name has none).
-function in5thEditionStartRange(cp: number): boolean {
-  return (
-    (cp >= 0xc0 && cp <= 0xd6) ||
-    (cp >= 0xd8 && cp <= 0xf6) ||
-    (cp >= 0xf8 && cp <= 0x2ff) ||
-    (cp >= 0x370 && cp <= 0x37d) ||
-    (cp >= 0x37f && cp <= 0x1fff) ||
-    (cp >= 0x2070 && cp <= 0x218f) ||
-    (cp >= 0x2c00 && cp <= 0x2fef) ||
-    (cp >= 0x3001 && cp <= 0xd7ff) ||
-    (cp >= 0xf900 && cp <= 0xfdcf) ||
-    (cp >= 0xfdf0 && cp <= 0xfffd)
-  );
-}
-
-function isNameStartChar(cp: number): boolean {
-  if (cp < 0x80) return (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x61 && cp <= 0x7a) || cp === 0x5f;
-  // Beyond the BMP .NET's 4th-edition tables allow nothing; escaping is always safe.
-  return cp <= 0xffff && in5thEditionStartRange(cp) && LETTER.test(String.fromCodePoint(cp));
-}
-
-function isNameChar(cp: number): boolean {
-  if (isNameStartChar(cp)) return true;
-  if (cp < 0x80) return (cp >= 0x30 && cp <= 0x39) || cp === 0x2d || cp === 0x2e;
-  if (cp === 0xb7) return true;
-  if (cp > 0xffff || !MARK_OR_DIGIT.test(String.fromCodePoint(cp))) return false;
-  return in5thEditionStartRange(cp) || (cp >= 0x300 && cp <= 0x36f) || (cp >= 0x203f && cp <= 0x2040);
-}
 
 /**
  * Column names a DataTable accepts, made as ADO.NET's DataAdapter makes them from a result: an unnamed column is

@@ -13,4 +13,5 @@ export * from './contract.ts';
 export * from './contract-shapes.ts';
 export { GUID_PATTERN, parseGuid } from './guid.ts';
 export type { IdbService } from './service.ts';
+export type { XmlSink, XmlTape } from './xml-events.ts';
 export type { AccountDirectory, Role, Roles } from './roles.ts';

@@ -18,16 +18,10 @@ import {
   widenIntegerType,
   type ClrType,
 } from './column-types.ts';
-import { IdbFault, type ClrValue } from './contract.ts';
+import { IdbFault, type ClrValue, type DataTableResult } from './contract.ts';
 import type { StatementResult } from './database.ts';
-import {
-  DataTableError,
-  formatCell,
-  uniqueColumnNames,
-  writeDataTable,
-  type DataCell,
-  type DataColumn,
-} from './datatable.ts';
+import { DataTableError, formatCell, uniqueColumnNames, type DataCell, type DataColumn } from './datatable.ts';
+import { recordDataTable, xmlText } from './datatable-writer.ts';
 
 /** The DataTable columns of a result: unique names, .NET types, DateTime modes. */
 export function dataColumns(result: StatementResult): DataColumn[] {
@@ -42,9 +36,17 @@ export function dataColumns(result: StatementResult): DataColumn[] {
   });
 }
 
-/** ReturnDatatable's answer: the inline schema and diffgram. */
-export function dataTableXml(result: StatementResult): string {
-  return asFault(() => writeDataTable(dataColumns(result), result.rows));
+/** ReturnDatatable's answer: the inline schema and diffgram, recorded (and checked) now, as text when asked. */
+export function dataTableOf(result: StatementResult): DataTableResult {
+  const events = asFault(() => recordDataTable(dataColumns(result), result.rows));
+  let xml: string | undefined;
+  return {
+    events,
+    get xml() {
+      xml ??= xmlText(events);
+      return xml;
+    },
+  };
 }
 
 /** ReturnScalar's answer: the first cell, typed by its column; null for no row or a null cell. */

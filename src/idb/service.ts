@@ -45,7 +45,7 @@ import { formatCell } from './datatable.ts';
 import { GUID_PATTERN } from './guid.ts';
 import { StoreError, type FileStore } from './file-store.ts';
 import { DatabaseRequests } from './requests.ts';
-import { dataTableXml, scalarOf } from './results.ts';
+import { dataTableOf, scalarOf } from './results.ts';
 import type { Roles } from './roles.ts';
 import { migrate } from './schema.ts';
 import { selectFileForUpdate, upsertDocument, utcTimeValue } from './service-dialects.ts';
@@ -123,7 +123,7 @@ class Service implements IdbService {
       CreateDatabaseRequest: (caller, { database }) => this.requests.create(caller, this.database(database)),
       CloseDatabaseRequest: (caller, { requestId, commit }) =>
         this.requests.close(guid(requestId, 'requestId'), caller, commit),
-      ReturnDatatable: (caller, args) => this.sql(caller, args, (r) => ({ xml: dataTableXml(r) })),
+      ReturnDatatable: (caller, args) => this.sql(caller, args, dataTableOf),
       ReturnScalar: (caller, args) => this.sql(caller, args, scalarOf),
       ExecuteNonQuery: (caller, args) => this.sql(caller, args, (r) => r.rowsAffected),
       NewFile: (_, { file }) => this.newFile(file),
@@ -190,7 +190,7 @@ class Service implements IdbService {
     const requestId = guid(args.requestId, 'requestId');
     if (requestId !== EMPTY_GUID) return this.requests.use(requestId, caller, run);
     const writer = this.deps.roles.rolesOf(caller).has('writer');
-    return this.inTransaction(this.main, writer ? 'write' : 'read', (t) => run(t, this.main));
+    return answer(await this.main.runAlone(writer ? 'write' : 'read', ...this.bind(this.main, args.sql, parameters)));
   }
 
   private bind(
@@ -303,13 +303,9 @@ class Service implements IdbService {
   private async getFile(fileId: string): Promise<FileData | null> {
     let previousKey: string | undefined;
     for (;;) {
-      const found = await this.inTransaction(this.main, 'read', (t) =>
-        this.query(
-          t,
-          'SELECT content_key, file_name, content_type, length, sha256, created_utc, modified_utc FROM idb_files WHERE file_id = @id',
-          { id: guidValue(fileId) },
-        ),
-      );
+      const id = [{ name: 'id', value: guidValue(fileId) }];
+      const sql = `SELECT content_key, file_name, content_type, length, sha256, created_utc, modified_utc FROM idb_files WHERE file_id = @id`;
+      const found = await this.main.runAlone('read', ...this.bind(this.main, sql, id));
       const row = found.rows[0];
       if (row === undefined) return null;
       const [key, name, type, length, sha256, created, modified] = row;

@@ -30,7 +30,7 @@ import type { ByteBudget, Caller, Logger } from '#idb';
 import {
   BinaryXmlError,
   decodeEnvelope,
-  encodeEnvelope,
+  encodeEnvelopeParts,
   ReaderSession,
   WriterSession,
   type XmlDocument,
@@ -41,7 +41,7 @@ import {
   faultRecord,
   PREAMBLE_ACK,
   ServerFramingDecoder,
-  sizedEnvelope,
+  sizedEnvelopeParts,
   UPGRADE_RESPONSE,
   type FramingEvent,
   type FramingFaultName,
@@ -296,7 +296,7 @@ export class BridgeConnection {
     this.inFlight--;
     if (this.closed) return;
     try {
-      this.out.write(sizedEnvelope(encodeEnvelope(reply, this.writerSession)));
+      for (const part of sizedEnvelopeParts(encodeEnvelopeParts(reply, this.writerSession))) this.out.write(part);
     } catch (error) {
       this.options.logger.log('error', 'reply could not be encoded, connection aborted', { error: String(error) });
       this.abort();

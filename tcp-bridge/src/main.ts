@@ -11,7 +11,31 @@ if (process.argv.includes('--help') || process.argv.includes('-h')) {
   process.exit(0);
 }
 
-const logger = jsonLogger(readLogLevel(process.env), (line) => process.stdout.write(`${line}\n`));
+/**
+ * Log lines leave in batches: when 16 KiB are waiting, else 50 ms after the first. stdout to a file or a pipe is a
+ * synchronous write per line in Node, and the bridge writes an audit line per call: in the profile of Heartbeat on 8
+ * channels that write was 6% of the bridge's busy time. Lines still go out in order, and the waiting ones at exit;
+ * at most 16 KiB wait.
+ */
+function batchedStdout(): (line: string) => void {
+  let pending = '';
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    const out = pending;
+    pending = '';
+    if (out) process.stdout.write(out);
+  };
+  process.on('exit', flush);
+  return (line) => {
+    pending += `${line}\n`;
+    if (pending.length >= 16_384) flush();
+    else timer ??= setTimeout(flush, 50).unref();
+  };
+}
+
+const logger = jsonLogger(readLogLevel(process.env), batchedStdout());
 
 try {
   const bridge = await openBridge(readBridgeConfig(process.env), logger);

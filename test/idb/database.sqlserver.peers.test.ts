@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database, DatabaseTransaction, SqlValue } from '../../src/idb/database.ts';
-import { dataTableXml } from '../../src/idb/results.ts';
+import { dataTableOf } from '../../src/idb/results.ts';
 import { bindParameters } from '../../src/idb/sql-parameters.ts';
 import { openDatabase } from '../../src/runtime/node/idb/open-database.ts';
 import { type RunningBabelfish, startBabelfish } from '../support/babelfish.ts';
@@ -134,7 +134,7 @@ describe.skipIf(needPeers('idb database on SQL Server', PEERS.babelfish))('SQL S
       ]);
       expect(nulls).toEqual(Array(24).fill(null));
       // The DataTable: Byte, DateTimeOffset and TimeSpan as .NET writes them.
-      const xml = dataTableXml(result);
+      const xml = dataTableOf(result).xml;
       expect(xml).toContain('<xs:element name="ti" type="xs:unsignedByte" minOccurs="0" />');
       expect(xml).toContain('<xs:element name="tm" type="xs:duration" minOccurs="0" />');
       expect(xml).toMatch(/<xs:element name="dto" msdata:DataType="System.DateTimeOffset, [^"]+" type="xs:anyType"/);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatCell, writeDataTable } from '../../src/idb/datatable.ts';
+import { formatCell } from '../../src/idb/datatable.ts';
+import { writeDataTable } from '../../src/idb/datatable-writer.ts';
 import { formatTimeSpan } from '../../src/idb/datatable-timespan.ts';
 
 // SQL Server's column types in the DataTable (Byte, DateTimeOffset, TimeSpan); the real check is Microsoft's WCF

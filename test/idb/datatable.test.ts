@@ -14,11 +14,11 @@ import {
   formatCell,
   formatFloat,
   uniqueColumnNames,
-  writeDataTable,
   type DataColumn,
   type DataCell,
 } from '../../src/idb/datatable.ts';
 import { encodeBase64 } from '../../src/base64.ts';
+import { writeDataTable } from '../../src/idb/datatable-writer.ts';
 
 /**
  * A small XML canonicalizer for comparing documents: elements with expanded names ({ns}local), attributes sorted by

@@ -13,7 +13,7 @@
  *   (XmlBinaryWriterSessionWithQuota sets its remaining bytes to 0).
  */
 
-import { decodeUtf8, encodeUtf8, int31Size, readInt31 } from '../bytes.ts';
+import { decodeUtf8, int31Size, readInt31, utf8Length } from '../bytes.ts';
 import { BinaryXmlError } from './errors.ts';
 import { STATIC_DICTIONARY } from './static-dictionary.ts';
 
@@ -41,7 +41,7 @@ export function resolveKey(key: number, session: SessionStrings | undefined): st
 
 /** Bytes a string takes in a string table. */
 export function tableEntrySize(value: string): number {
-  const length = encodeUtf8(value).length;
+  const length = utf8Length(value);
   return int31Size(length) + length;
 }
 

@@ -13,6 +13,7 @@
  *   EndElement record closed it; absent: the writer folds when it can, as .NET does.
  */
 
+import { utf8Length } from '../bytes.ts';
 import type { ArrayItemType } from './records.ts';
 
 export interface XmlDocument {
@@ -138,8 +139,8 @@ export function stringText(value: string): XmlText {
   if (value === '') return { kind: 'text', type: 'Empty' };
   if (value === '0') return { kind: 'text', type: 'Zero' };
   if (value === '1') return { kind: 'text', type: 'One' };
-  const utf8Length = new TextEncoder().encode(value).length;
-  if (utf8Length / 2 > value.length) {
+  const bytes8 = utf8Length(value);
+  if (bytes8 / 2 > value.length) {
     const bytes = value.length * 2;
     return {
       kind: 'text',
@@ -147,7 +148,7 @@ export function stringText(value: string): XmlText {
       value,
     };
   }
-  return { kind: 'text', type: utf8Length < 0x100 ? 'Chars8' : utf8Length < 0x10000 ? 'Chars16' : 'Chars32', value };
+  return { kind: 'text', type: bytes8 < 0x100 ? 'Chars8' : bytes8 < 0x10000 ? 'Chars16' : 'Chars32', value };
 }
 
 /** An integer in the smallest record that holds it (Zero, One, Int8, Int16, Int32, Int64, UInt64). */

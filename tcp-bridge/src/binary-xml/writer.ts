@@ -9,7 +9,7 @@
  * dictionaries do not hold, a folded end after an element, …).
  */
 
-import { ByteWriter, encodeUtf8, INT31_MAX } from '../bytes.ts';
+import { ByteWriter, INT31_MAX, utf8Length } from '../bytes.ts';
 import { resolveKey, staticKey, type WriterSession } from './dictionary.ts';
 import type {
   XmlArray,
@@ -45,7 +45,7 @@ export interface EncodeOptions {
 export function encodeDocument(document: XmlDocument, options: EncodeOptions = {}): Uint8Array {
   const writer = new Writer(options);
   for (const child of document.children) writer.content(child);
-  return writer.out.finish();
+  return writer.out.written();
 }
 
 type NameRef = { key: number } | { literal: string };
@@ -212,7 +212,7 @@ class Writer {
       case 'Chars8':
       case 'Chars16':
       case 'Chars32':
-        this.sized(record(text.type), text.type, encodeUtf8(text.value));
+        this.sizedUtf8(record(text.type), text.type, text.value);
         return;
       case 'UnicodeChars8':
       case 'UnicodeChars16':
@@ -265,13 +265,25 @@ class Writer {
   }
 
   private sized(out: ByteWriter, type: string, bytes: Uint8Array): void {
+    this.size(out, type, bytes.length);
+    out.bytes(bytes);
+  }
+
+  /** Chars text: its UTF-8 encoded straight into the output (no intermediate copy). */
+  private sizedUtf8(out: ByteWriter, type: string, value: string): void {
+    const length = utf8Length(value);
+    this.size(out, type, length);
+    out.utf8(value, length);
+  }
+
+  /** The length field of a sized text record (8, 16 or 32 bits by its type). */
+  private size(out: ByteWriter, type: string, length: number): void {
     const width = type.endsWith('8') ? 8 : type.endsWith('16') ? 16 : 32;
     const max = width === 8 ? 0xff : width === 16 ? 0xffff : INT31_MAX;
-    if (bytes.length > max) throw invalidDocument(`${type} of ${bytes.length} bytes (at most ${max})`);
-    if (width === 8) out.u8(bytes.length);
-    else if (width === 16) out.uint16(bytes.length);
-    else out.int32(bytes.length);
-    out.bytes(bytes);
+    if (length > max) throw invalidDocument(`${type} of ${length} bytes (at most ${max})`);
+    if (width === 8) out.u8(length);
+    else if (width === 16) out.uint16(length);
+    else out.int32(length);
   }
 
   /** How a name is written: a dictionary key (given, or found when allowed) or the literal string. */
@@ -292,7 +304,7 @@ class Writer {
 }
 
 function charsText(value: string): XmlText {
-  const length = encodeUtf8(value).length;
+  const length = utf8Length(value);
   return { kind: 'text', type: length < 0x100 ? 'Chars8' : length < 0x10000 ? 'Chars16' : 'Chars32', value };
 }
 

@@ -99,6 +99,18 @@ export function clientPreamble(via: string, upgrade?: string): Uint8Array {
 }
 
 export const sizedEnvelope = (payload: Uint8Array): Uint8Array => framing().sizedEnvelope(payload).finish();
+
+/** Below this a record is sent as one buffer (one write); above it the parts go as they are, uncopied. */
+const COPY_BELOW = 64 * 1024;
+
+/** A SizedEnvelope record of a payload given in parts, as the buffers to write one after the other. */
+export function sizedEnvelopeParts(parts: readonly Uint8Array[]): Uint8Array[] {
+  const size = parts.reduce((sum, part) => sum + part.length, 0);
+  const head = new ByteWriter(size < COPY_BELOW ? size + 6 : 6).u8(RecordType.SizedEnvelope).int31(size);
+  if (size >= COPY_BELOW) return [head.written(), ...parts];
+  for (const part of parts) head.bytes(part);
+  return [head.written()];
+}
 export const faultRecord = (fault: FramingFaultName | (string & {})): Uint8Array => framing().fault(fault).finish();
 export const PREAMBLE_ACK: Uint8Array = Uint8Array.of(RecordType.PreambleAck);
 export const UPGRADE_RESPONSE: Uint8Array = Uint8Array.of(RecordType.UpgradeResponse);

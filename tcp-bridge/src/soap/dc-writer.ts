@@ -20,7 +20,7 @@ import {
 } from '../binary-xml/index.ts';
 import type { ClrValue, ClrValueType, DataTableResult } from '#idb';
 import { CLASSES, isArray, isClass, isValueType, itemOf, type DcType } from './contract-types.ts';
-import { dataTableContent } from './datatable-xml.ts';
+import { dataTableContent, dataTableNodes } from './datatable-xml.ts';
 import { CONTRACTS_NS, XSI_NS } from './names.ts';
 import { SIMPLE_TYPES, type SimpleType } from './simple-types.ts';
 import type { Scope } from './tree.ts';
@@ -74,7 +74,10 @@ export function writeValue(
     attributes.push(attribute(prefixOf(XSI_NS, 'i'), 'type', qnameText(typePrefix, clr.type)));
     return done(simple.write(clr.value as never));
   }
-  if (type === 'DataTable') return done(dataTableContent((value as DataTableResult).xml));
+  if (type === 'DataTable') {
+    const table = value as DataTableResult;
+    return done(table.events ? dataTableNodes(table.events) : dataTableContent(table.xml));
+  }
   if (item !== undefined) {
     const members = prefixOf(CONTRACTS_NS);
     return done((value as unknown[]).map((v) => writeValue(item, members, item, v, declared ?? scope, false)));

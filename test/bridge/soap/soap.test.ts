@@ -51,13 +51,8 @@ import {
   type OperationName,
   type Operations,
 } from '../../../src/idb/contract.ts';
-import {
-  escapeAttribute,
-  escapeText,
-  writeDataTable,
-  type DataCell,
-  type DataColumn,
-} from '../../../src/idb/datatable.ts';
+import { escapeAttribute, escapeText, type DataCell, type DataColumn } from '../../../src/idb/datatable.ts';
+import { writeDataTable } from '../../../src/idb/datatable-writer.ts';
 import { readTcpConversation } from '../../support/pcap.ts';
 import {
   adoptKeys,

@@ -35,20 +35,64 @@ namespace IDBService.E2E
                 what, count, seconds, count / seconds, P(0.5), P(0.99), errors, firstError == null ? "" : ",\"firstError\":" + Report.Json(firstError));
         }
 
-        /// <summary>--operation Heartbeat|ReturnScalar --channels N --seconds S [--warmup S]</summary>
+        /// <summary>The bench's table: `rows` rows of six columns (seeded once; the database of a fresh server).</summary>
+        const string Seed =
+            "INSERT INTO bench_rows (id, name, amount, created, flag, note) " +
+            "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 2000) " +
+            "SELECT i, 'row ' || i, i * 1.25, '2024-03-01 10:00:00', i % 2 = 0, 'a note of some length for row ' || i FROM c";
+
+        /// <summary>
+        /// --operation Heartbeat|ReturnScalar|ReturnDatatable|GetFile|ExecuteNonQuery --channels N --seconds S [--warmup S]
+        /// [--rows 100|2000] [--bytes N]. ReturnScalar is `SELECT @v` with an int parameter; ReturnDatatable reads
+        /// `rows` rows (4 columns for 100 rows or fewer, 6 above) of a table it seeds; GetFile reads a file of `bytes`
+        /// it stores first; ExecuteNonQuery is an INSERT inside a database request of each channel (committed at the
+        /// end), so with more than one channel the writers take turns.
+        /// </summary>
         public static int Calls(ClientOptions options, List<string> args)
         {
             var o = Options(args);
             var operation = o.TryGetValue("operation", out var op) ? op : "Heartbeat";
             int channels = o.TryGetValue("channels", out var c) ? int.Parse(c, CultureInfo.InvariantCulture) : 1;
+            int rows = o.TryGetValue("rows", out var r) ? int.Parse(r, CultureInfo.InvariantCulture) : 100;
+            long bytes = o.TryGetValue("bytes", out var b) ? long.Parse(b, CultureInfo.InvariantCulture) : 1 << 20;
             double seconds = Seconds(o, "seconds", 3), warmup = Seconds(o, "warmup", 1);
-            var factory = options.Factory();
-            var parameters = new QueryParameter[0];
-            Func<IIDBService, bool> call = operation == "ReturnScalar"
-                ? (s => s.ReturnScalar(Guid.Empty, "SELECT 42", parameters) != null)
-                : (Func<IIDBService, bool>)(s => s.Heartbeat());
+            var factory = options.Factory(Math.Max(64L << 20, bytes * 2 + (1 << 20)));
+            var none = new QueryParameter[0];
+            var scalarParameters = new[] { new QueryParameter { Name = "@v", Value = 42 } };
+            var select = rows <= 100
+                ? "SELECT id, name, amount, created FROM bench_rows ORDER BY id LIMIT " + rows
+                : "SELECT id, name, amount, created, flag, note FROM bench_rows ORDER BY id LIMIT " + rows;
+            var fileId = Guid.Empty;
+            var requests = new Guid[channels];
+            Func<IIDBService, int, bool> call = operation switch
+            {
+                "ReturnScalar" => (s, _) => System.Convert.ToInt64(s.ReturnScalar(Guid.Empty, "SELECT @v", scalarParameters), CultureInfo.InvariantCulture) == 42,
+                "ReturnDatatable" => (s, _) => s.ReturnDatatable(Guid.Empty, select, none).Rows.Count == rows,
+                "GetFile" => (s, _) => s.GetFile(fileId).Content.LongLength == bytes,
+                "ExecuteNonQuery" => (s, n) => s.ExecuteNonQuery(requests[n], "INSERT INTO bench_writes (channel, note) VALUES (@c, 'x')", new[] { new QueryParameter { Name = "@c", Value = n } }) == 1,
+                _ => (s, _) => s.Heartbeat(),
+            };
             var clients = Enumerable.Range(0, channels).Select(_ => factory.CreateChannel()).ToList();
-            foreach (var client in clients) { ((ICommunicationObject)client).Open(); call(client); }
+            foreach (var client in clients) ((ICommunicationObject)client).Open();
+            var first = clients[0];
+            if (operation == "ReturnDatatable")
+            {
+                first.ExecuteNonQuery(Guid.Empty, "CREATE TABLE IF NOT EXISTS bench_rows (id INTEGER PRIMARY KEY, name VARCHAR(40), amount DOUBLE PRECISION, created TIMESTAMP, flag BOOLEAN, note TEXT)", none);
+                if (first.ReturnScalar(Guid.Empty, "SELECT count(*) FROM bench_rows", none) is var count && System.Convert.ToInt64(count, CultureInfo.InvariantCulture) == 0) first.ExecuteNonQuery(Guid.Empty, Seed, none);
+            }
+            if (operation == "GetFile")
+            {
+                var content = new byte[bytes];
+                new Random(7).NextBytes(content);
+                fileId = first.NewFile(new FileData { Content = content, FileName = "bench.bin", ContentType = "application/octet-stream" });
+            }
+            if (operation == "ExecuteNonQuery")
+            {
+                first.ExecuteNonQuery(Guid.Empty, "CREATE TABLE IF NOT EXISTS bench_writes (channel INTEGER, note TEXT)", none);
+                for (int i = 0; i < channels; i++) requests[i] = clients[i].CreateDatabaseRequest(null);
+            }
+            for (int i = 0; i < channels; i++)
+                if (!call(clients[i], i)) { Console.Error.WriteLine(operation + ": an unexpected answer"); return 1; }
 
             var stop = DateTime.MaxValue.Ticks;
             long measuring = 0; // 0 warm-up, 1 measuring, 2 done
@@ -68,7 +112,7 @@ namespace IDBService.E2E
                     {
                         var phase = Interlocked.Read(ref measuring);
                         watch.Restart();
-                        try { call(client); }
+                        try { if (!call(client, n)) throw new InvalidOperationException(operation + ": an unexpected answer"); }
                         catch (Exception e)
                         {
                             if (Interlocked.Increment(ref errors) == 1) firstError = e.GetType().Name + ": " + e.Message;
@@ -88,6 +132,8 @@ namespace IDBService.E2E
             foreach (var t in threads) t.Join();
             var all = perThread.SelectMany(l => l).ToList();
             Console.WriteLine(Result(operation, all.Count, elapsed, all, errors, firstError));
+            if (operation == "ExecuteNonQuery")
+                for (int i = 0; i < channels; i++) { try { clients[i].CloseDatabaseRequest(requests[i], true); } catch { } }
             foreach (var client in clients) { try { ((ICommunicationObject)client).Close(); } catch { ((ICommunicationObject)client).Abort(); } }
             try { factory.Close(); } catch { factory.Abort(); }
             GC.KeepAlive(stop);

@@ -26,6 +26,7 @@ import postgres from 'postgres';
 import type { ClrValueType } from '../../../idb/contract.ts';
 import {
   DatabaseFault,
+  runInOwnTransaction,
   type Database,
   type DatabaseFaultName,
   type DatabaseTransaction,
@@ -137,28 +138,44 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
     return oids.map((oid) => names.get(oid) ?? null);
   }
 
-  return {
+  /** A reserved connection in a transaction; with `timeoutMs` its statement time-out is set in the same round trip. */
+  async function open(access: 'read' | 'write', timeoutMs?: number): Promise<PostgresTransaction> {
+    let conn: Reserved;
+    try {
+      conn = await sql.reserve();
+    } catch (error) {
+      throw toFault(error);
+    }
+    try {
+      // Our own text: the simple protocol, one round trip.
+      const begin = access === 'read' ? 'BEGIN READ ONLY' : 'BEGIN';
+      await conn.unsafe(
+        timeoutMs === undefined ? `${begin}; SELECT 1` : `${begin}; SET LOCAL statement_timeout = ${timeoutMs}`,
+      );
+    } catch (error) {
+      conn.release();
+      throw toFault(error);
+    }
+    return new PostgresTransaction(conn, batchRows, declaredTypes, timeoutMs);
+  }
+
+  const database: Database = {
     dialect: 'postgres',
-    async begin(access) {
-      let conn: Reserved;
-      try {
-        conn = await sql.reserve();
-      } catch (error) {
-        throw toFault(error);
-      }
-      try {
-        // Our own text: the simple protocol, one round trip.
-        await conn.unsafe(access === 'read' ? 'BEGIN READ ONLY; SELECT 1' : 'BEGIN');
-      } catch (error) {
-        conn.release();
-        throw toFault(error);
-      }
-      return new PostgresTransaction(conn, batchRows, declaredTypes);
-    },
+    // BEGIN and the statement's time-out in one round trip (a call's statement was four round trips, now three).
+    runAlone: (access, text, values, limits) =>
+      runInOwnTransaction(
+        { begin: () => open(access, Math.max(1, Math.ceil(limits.timeoutMs))) },
+        access,
+        text,
+        values,
+        limits,
+      ),
+    begin: (access) => open(access),
     async close() {
       await sql.end({ timeout: 5 });
     },
   };
+  return database;
 }
 
 const ABORTED = 'current transaction is aborted, commands ignored until end of transaction block';
@@ -166,7 +183,6 @@ const ABORTED_COMMIT = 'The transaction was aborted by an earlier error and has 
 
 class PostgresTransaction implements DatabaseTransaction {
   private state: 'open' | 'aborted' | 'ended' = 'open';
-  private timeoutMs: number | undefined;
   /** Serializes calls: one statement at a time on the connection, and the time-out set for it. */
   private queue: Promise<unknown> = Promise.resolve();
   private running: postgres.PendingQuery<postgres.Row[]> | undefined;
@@ -176,6 +192,8 @@ class PostgresTransaction implements DatabaseTransaction {
     private readonly conn: Reserved,
     private readonly batchRows: number,
     private readonly declaredTypes: (conn: Reserved, oids: number[]) => Promise<(string | null)[]>,
+    /** The statement_timeout already set for this transaction, if any. */
+    private timeoutMs?: number,
   ) {}
 
   run(sql: string, values: readonly SqlValue[], limits: StatementLimits): Promise<StatementResult> {

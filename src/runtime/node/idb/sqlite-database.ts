@@ -48,6 +48,7 @@ import {
 } from '../../../idb/database.ts';
 import type { DataCell } from '../../../idb/datatable.ts';
 import type { BindValue, WireResult, WorkerData, WorkerReply, WorkerRequest } from './sqlite-worker.ts';
+import { statementShape } from './sqlite-statement-shape.ts';
 import { WriteGate } from './write-gate.ts';
 
 export interface SqliteDatabaseOptions {
@@ -137,8 +138,41 @@ export async function createSqliteDatabase(options: SqliteDatabaseOptions): Prom
   }
   release(first);
 
+  /** A statement in a transaction of its own, on one worker, in one message (writes behind the write gate). */
+  const alone = async (access: 'read' | 'write', request: Statement): Promise<WorkerReply> => {
+    const leave = access === 'write' ? await writers.enter(data.busyTimeoutMs) : () => {};
+    try {
+      const worker = await acquire().catch((error: Error) => {
+        throw new DatabaseFault('SqlError', error.message, true);
+      });
+      try {
+        return await worker.call({ op: 'alone', access, ...request });
+      } finally {
+        release(worker);
+      }
+    } finally {
+      leave();
+    }
+  };
+
   return {
     dialect: 'sqlite',
+    async runAlone(access, sql, values, limits) {
+      if (closing !== undefined) throw new DatabaseFault('SqlError', CLOSED, true);
+      const request = statement(sql, values, limits);
+      let reply: WorkerReply | undefined;
+      // A writer's query runs first on a read-only connection, beside other readers and without the writer's lock
+      // (its reads would otherwise wait for each other at the write gate). Should it write after all, SQLite refuses
+      // it there before writing anything (SQLITE_READONLY) and it runs again as a write.
+      if (access === 'write' && READS.has(statementShape(sql).verb)) {
+        reply = await alone('read', request);
+        if (!reply.ok && reply.code.startsWith('SQLITE_READONLY')) reply = undefined;
+      }
+      reply ??= await alone(access, request);
+      if (reply.ok) return toResult(reply.result!);
+      const cancelled = reply.code === 'LOST' || closing !== undefined ? 'the database was closed' : undefined;
+      throw toFault(reply, { busyTimeoutMs: data.busyTimeoutMs, timeoutMs: request.timeoutMs, cancelled });
+    },
     async begin(access) {
       if (closing !== undefined) throw new DatabaseFault('SqlError', CLOSED, true);
       const leave = access === 'write' ? await writers.enter(data.busyTimeoutMs) : () => {};
@@ -172,6 +206,21 @@ export async function createSqliteDatabase(options: SqliteDatabaseOptions): Prom
 }
 
 const CLOSED = 'The database has been closed.';
+
+/** Verbs of statements that usually only read (the verb after `WITH …` is the statement's own). */
+const READS = new Set(['SELECT', 'VALUES']);
+
+type Statement = Pick<Extract<WorkerRequest, { op: 'run' }>, 'sql' | 'values' | 'timeoutMs' | 'maxRows'>;
+
+/** A statement as the worker takes it: values bound as SQLite binds them, limits as whole numbers. */
+function statement(sql: string, values: readonly SqlValue[], limits: StatementLimits): Statement {
+  return {
+    sql,
+    values: values.map(bindValue),
+    timeoutMs: Math.max(1, Math.ceil(limits.timeoutMs)),
+    maxRows: Math.max(0, Math.floor(limits.maxRows)),
+  };
+}
 
 /** One worker thread, serving one request at a time: the pool lends it to one transaction, which serializes its calls. */
 class SqliteWorker {
@@ -302,17 +351,16 @@ class SqliteTransaction implements DatabaseTransaction {
 
   private async runNow(sql: string, values: readonly SqlValue[], limits: StatementLimits): Promise<StatementResult> {
     if (this.state !== 'open') throw this.refusal(ABORTED);
-    const timeoutMs = Math.max(1, Math.ceil(limits.timeoutMs));
-    const maxRows = Math.max(0, Math.floor(limits.maxRows));
-    let bound: BindValue[];
+    let request: Statement;
     try {
-      bound = values.map(bindValue);
+      request = statement(sql, values, limits);
     } catch (error) {
       this.abort();
       throw error;
     }
+    const { timeoutMs } = request;
     this.running = true;
-    const reply = await this.worker.call({ op: 'run', sql, values: bound, timeoutMs, maxRows });
+    const reply = await this.worker.call({ op: 'run', ...request });
     this.running = false;
     if (reply.ok) return toResult(reply.result!);
     const rolledBack = this.abort();

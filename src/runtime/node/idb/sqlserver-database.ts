@@ -33,7 +33,7 @@ import type {
   StatementLimits,
   StatementResult,
 } from '../../../idb/database.ts';
-import { DatabaseFault } from '../../../idb/database.ts';
+import { DatabaseFault, runInOwnTransaction } from '../../../idb/database.ts';
 import type { DataCell } from '../../../idb/datatable.ts';
 import { ConnectionPool, PoolTimeoutError } from './sqlserver-pool.ts';
 import { CUR_CMD_SELECT } from './sqlserver-tedious.ts';
@@ -78,6 +78,10 @@ export function createSqlServerDatabase(settings: SqlServerSettings): Database {
         throw toFault(error, false);
       }
       return transaction;
+    },
+    // Begin, the statement and commit or roll back, as the other calls: SQL Server has no cheaper path for it.
+    runAlone(access, sql, values, limits, names) {
+      return runInOwnTransaction(this, access, sql, values, limits, names);
     },
     async close() {
       await Promise.all([writers.close(), readers?.close()]);

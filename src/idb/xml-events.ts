@@ -1,0 +1,53 @@
+/**
+ * XML as a list of events (start with attributes, text, end), recorded once and replayed into any writer: the
+ * DataTable of a ReturnDatatable (datatable.ts) is written as text for the contract's `xml`, and by the bridge
+ * straight into binary XML nodes. Measured (a 2 000-row table through the bridge): writing the text and parsing it
+ * back into nodes took a third of the bridge's time for the call, and most of its garbage.
+ *
+ * Names are qualified names as written (`xs:element`, `xmlns:msdata`); values are unescaped.
+ */
+export interface XmlSink {
+  /** `attributes` as name, value, name, value, ... in document order (namespace declarations among them). */
+  start(name: string, attributes: readonly string[]): void;
+  text(value: string): void;
+  end(): void;
+}
+
+const START = 0;
+const TEXT = 1;
+const END = 2;
+
+/** Events kept in one flat array (an object per event would be most of the garbage of a large table). */
+export class XmlTape implements XmlSink {
+  private readonly events: (number | string)[] = [];
+
+  start(name: string, attributes: readonly string[]): void {
+    this.events.push(START, name, attributes.length);
+    for (const part of attributes) this.events.push(part);
+  }
+
+  text(value: string): void {
+    this.events.push(TEXT, value);
+  }
+
+  end(): void {
+    this.events.push(END);
+  }
+
+  replay(sink: XmlSink): void {
+    const events = this.events;
+    for (let at = 0; at < events.length; ) {
+      const kind = events[at++];
+      if (kind === START) {
+        const name = events[at++] as string;
+        const count = events[at++] as number;
+        sink.start(name, events.slice(at, at + count) as string[]);
+        at += count;
+      } else if (kind === TEXT) {
+        sink.text(events[at++] as string);
+      } else {
+        sink.end();
+      }
+    }
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * How SQLite reads a text of client SQL, without preparing it (sqlite-worker.ts refuses trailing statements with it,
+ * counts rows affected by the verb, and sqlite-database.ts sends likely reads to a read-only connection first).
+ */
+// sqlite3_complete()'s tokens and transitions (SQLite's complete.c): rows are states, columns tokens. A `;` that
+// takes a statement back to state 1 ends it; states 5-7 are the body of CREATE TRIGGER … BEGIN … END, whose
+// statements end in semicolons of their own.
+const SEMI = 0;
+const SPACE = 1;
+const OTHER = 2;
+const KEYWORDS: ReadonlyMap<string, number> = new Map([
+  ['EXPLAIN', 3],
+  ['CREATE', 4],
+  ['TEMP', 5],
+  ['TEMPORARY', 5],
+  ['TRIGGER', 6],
+  ['END', 7],
+]);
+const NEXT = [
+  [1, 0, 2, 3, 4, 2, 2, 2],
+  [1, 1, 2, 3, 4, 2, 2, 2],
+  [1, 2, 2, 2, 2, 2, 2, 2],
+  [1, 3, 3, 2, 4, 2, 2, 2],
+  [1, 4, 2, 2, 2, 4, 5, 2],
+  [6, 5, 5, 5, 5, 5, 5, 5],
+  [6, 6, 5, 5, 5, 5, 5, 7],
+  [1, 7, 5, 5, 5, 5, 5, 5],
+];
+
+/**
+ * How SQLite reads the text: whether it holds a statement at all, whether anything but semicolons and comments
+ * follows the first one (prepare would silently drop it), and the first statement's verb (`INSERT`, `SELECT`, …;
+ * for `WITH …` the word after the common table expressions). Leading semicolons are skipped, as SQLite does.
+ */
+export function statementShape(sql: string): { started: boolean; trailing: boolean; verb: string } {
+  let state = 0;
+  let ended = false;
+  let started = false;
+  let verb = '';
+  let depth = 0;
+  let afterClose = false; // the last token was a `)` closing at depth 0: in a WITH, a common table expression ended
+  let i = 0;
+  while (i < sql.length) {
+    const c = sql[i]!;
+    const start = i;
+    let token = OTHER;
+    if (c === ';') {
+      token = SEMI;
+      i++;
+    } else if (c === ' ' || c === '\t' || c === '\n' || c === '\r' || c === '\f') {
+      token = SPACE;
+      i++;
+    } else if (c === '-' && sql[i + 1] === '-') {
+      token = SPACE;
+      i = endOf(sql, '\n', i + 2);
+    } else if (c === '/' && sql[i + 1] === '*') {
+      token = SPACE;
+      i = endOf(sql, '*/', i + 2);
+    } else if (c === "'" || c === '"' || c === '`') {
+      i = endOf(sql, c, i + 1);
+    } else if (c === '[') {
+      i = endOf(sql, ']', i + 1);
+    } else if (isIdChar(sql.charCodeAt(i))) {
+      while (i < sql.length && isIdChar(sql.charCodeAt(i))) i++;
+    } else {
+      i++;
+    }
+    if (ended) {
+      if (token !== SEMI && token !== SPACE) return { started, trailing: true, verb };
+      continue;
+    }
+    const word = token === OTHER && isIdChar(sql.charCodeAt(start)) ? sql.slice(start, i).toUpperCase() : undefined;
+    if (word !== undefined) token = KEYWORDS.get(word) ?? OTHER;
+    const next = NEXT[state]![token]!;
+    if (token === SEMI && next === 1 && state > 1) ended = true;
+    state = next;
+    if (token === SEMI || token === SPACE) continue;
+    if (!started) {
+      started = true;
+      verb = word ?? '';
+    } else if (verb === 'WITH' && word !== undefined && afterClose && word !== 'AS') {
+      verb = word;
+    }
+    if (c === '(') depth++;
+    else if (c === ')') depth--;
+    afterClose = c === ')' && depth === 0;
+  }
+  return { started, trailing: false, verb };
+}
+
+/** The index after `close`, searched from `from`; the text's end when it is missing (unterminated). */
+function endOf(sql: string, close: string, from: number): number {
+  const at = sql.indexOf(close, from);
+  return at < 0 ? sql.length : at + close.length;
+}
+
+/** SQLite's IdChar: ASCII letters and digits, `_`, `$` and every non-ASCII character. */
+function isIdChar(code: number): boolean {
+  return (
+    (code >= 0x30 && code <= 0x39) ||
+    (code >= 0x41 && code <= 0x5a) ||
+    (code >= 0x61 && code <= 0x7a) ||
+    code === 0x5f ||
+    code === 0x24 ||
+    code >= 0x80
+  );
+}

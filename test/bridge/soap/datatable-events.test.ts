@@ -1,0 +1,41 @@
+/** The bridge writes a DataTable from its recorded events: the same nodes as reading the contract's text back. */
+import { describe, expect, it } from 'vitest';
+import type { DataCell, DataColumn } from '../../../src/idb/datatable.ts';
+import { recordDataTable, xmlText } from '../../../src/idb/datatable-writer.ts';
+import { dataTableContent, dataTableNodes } from '../../../tcp-bridge/src/soap/datatable-xml.ts';
+
+const columns: DataColumn[] = [
+  { name: 'id', type: 'Int32' },
+  { name: 'first name', type: 'String' },
+  { name: 'amount', type: 'Decimal' },
+  { name: 'at', type: 'DateTime', dateTimeMode: 'Utc' },
+  { name: 'local', type: 'DateTime', dateTimeMode: 'UnspecifiedLocal' },
+  { name: 'g', type: 'Guid' },
+  { name: 'bin', type: 'Byte[]' },
+  { name: 'ok', type: 'Boolean' },
+];
+const rows: DataCell[][] = [
+  [
+    1,
+    'a & <b> "c"\r\n\ttab',
+    '12.50',
+    '2024-02-29 23:59:59.1234567+01:00',
+    '2024-01-01T00:00:00',
+    'd9f4b1c2-0000-4000-8000-000000000001',
+    Uint8Array.of(0, 1, 255),
+    true,
+  ],
+  [2, '', null, null, null, null, new Uint8Array(0), 0],
+  [3, 'Grüße, 😀 — ✓ 日本', '-0.001', '0001-01-01', null, null, null, null],
+];
+
+describe('dataTableNodes', () => {
+  it('gives the nodes dataTableContent reads from the text of the same table', () => {
+    for (const table of [rows, rows.slice(0, 1), []]) {
+      const events = recordDataTable(columns, table);
+      expect(dataTableNodes(events)).toEqual(dataTableContent(xmlText(events)));
+    }
+    const renamed = recordDataTable([{ name: '1st', type: 'String' }], [['x']], { tableName: 'my table' });
+    expect(dataTableNodes(renamed)).toEqual(dataTableContent(xmlText(renamed)));
+  });
+});
