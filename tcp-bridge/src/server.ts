@@ -27,6 +27,7 @@ import {
 import { BridgeConnection } from './connection.ts';
 import { BridgeMetrics, serveMetrics, type MetricsListener } from './metrics.ts';
 import { NO_OBSERVER } from './streams.ts';
+import { socketStream } from './socket-stream.ts';
 import type { BridgeConfig } from './config.ts';
 import { soapDispatch } from './dispatch.ts';
 
@@ -38,6 +39,8 @@ export interface RunningBridge {
   metricsPort: number | undefined;
   /** The in-flight message budget: bytes reserved for partly received envelopes, connections waiting for it. */
   inflight(): { reservedBytes: number; waiting: number };
+  /** Reply bytes written to the connections' sockets and not yet taken by the kernel (BRIDGE_MAX_UNSENT_KB each). */
+  unsentBytes(): number;
   /** Graceful: finishes calls in flight, rolls back open database requests, closes the databases. */
   close(): Promise<void>;
 }
@@ -147,6 +150,11 @@ export async function startBridge(
       : negotiateUpgrade({ backends, protectionLevel: config.endpoint.protectionLevel });
   const budget = new ByteBudget(config.maxInflightBytes);
   const inflight = () => ({ reservedBytes: budget.reserved, waiting: budget.waiters });
+  const unsentBytes = () => {
+    let unsent = 0;
+    for (const socket of sockets) unsent += socket.writableLength;
+    return unsent;
+  };
   const live = new Set<BridgeConnection>();
   const sockets = new Set<Socket>();
   let refused = 0;
@@ -160,40 +168,33 @@ export async function startBridge(
     if (over) refused++;
     sockets.add(socket);
     const connectionId = randomUUID();
-    const connection = new BridgeConnection(
-      {
-        write: (bytes) => void socket.write(bytes),
-        end: () => socket.end(),
-        destroy: () => socket.destroy(),
-        pause: () => socket.pause(),
-        resume: () => socket.resume(),
+    const connection = new BridgeConnection(socketStream(socket), {
+      connectionId,
+      remoteAddress: socket.remoteAddress ?? '',
+      ...(upgrade === undefined ? {} : { upgrade }),
+      dispatch,
+      decoder: {
+        maxMessageSize: config.maxMessageBytes,
+        // WCF matches the via's path against the endpoint's, whatever host name the client used.
+        acceptVia: (via) => viaPath(via) === path.toLowerCase(),
       },
-      {
-        connectionId,
-        remoteAddress: socket.remoteAddress ?? '',
-        ...(upgrade === undefined ? {} : { upgrade }),
-        dispatch,
-        decoder: {
-          maxMessageSize: config.maxMessageBytes,
-          // WCF matches the via's path against the endpoint's, whatever host name the client used.
-          acceptVia: (via) => viaPath(via) === path.toLowerCase(),
-        },
-        initTimeoutMs: config.initTimeoutMs,
-        idleTimeoutMs: config.idleTimeoutMs,
-        messageTimeoutMs: config.messageTimeoutMs,
-        budget,
-        maxCallsInFlight: config.maxCallsPerConnection,
-        ...(over ? { refuseWith: 'ServerTooBusy' as const } : {}),
-        logger,
-        observer,
-        onClosed: (clean) => {
-          if (over) refused--;
-          else live.delete(connection);
-          logger.log('debug', 'connection closed', { connectionId, clean });
-          void service.connectionClosed(connectionId, clean);
-        },
+      initTimeoutMs: config.initTimeoutMs,
+      idleTimeoutMs: config.idleTimeoutMs,
+      messageTimeoutMs: config.messageTimeoutMs,
+      budget,
+      sendTimeoutMs: config.sendTimeoutMs,
+      maxCallsAhead: config.maxCallsPerConnection,
+      maxUnsentBytes: config.maxUnsentBytes,
+      ...(over ? { refuseWith: 'ServerTooBusy' as const } : {}),
+      logger,
+      observer,
+      onClosed: (clean) => {
+        if (over) refused--;
+        else live.delete(connection);
+        logger.log('debug', 'connection closed', { connectionId, clean });
+        void service.connectionClosed(connectionId, clean);
       },
-    );
+    });
     if (!over) live.add(connection);
     socket.on('data', (chunk: Buffer) => connection.receive(chunk));
     socket.on('close', () => {
@@ -213,7 +214,12 @@ export async function startBridge(
   const port = (server.address() as AddressInfo).port;
   let metricsListener: MetricsListener | undefined;
   if (metrics !== undefined && config.metrics !== undefined) {
-    metrics.watch({ connections: () => live.size, openDatabaseRequests: () => service.openRequests(), inflight });
+    metrics.watch({
+      connections: () => live.size,
+      openDatabaseRequests: () => service.openRequests(),
+      inflight,
+      unsentBytes,
+    });
     metricsListener = await serveMetrics(metrics, config.metrics.host, config.metrics.port).catch((error: unknown) => {
       server.close();
       throw error;
@@ -232,6 +238,7 @@ export async function startBridge(
     metricsPort: metricsListener?.port,
     connections: () => live.size,
     inflight,
+    unsentBytes,
     async close() {
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const connection of live) connection.drain();
