@@ -54,6 +54,7 @@ import {
   PREAMBLE_ACK,
   ServerFramingDecoder,
   sizedEnvelope,
+  sizedEnvelopeHeader,
   UPGRADE_RESPONSE,
   type FramingEvent,
 } from './framing/index.ts';
@@ -72,6 +73,9 @@ export type { ConnectionOptions };
 
 /** Where a connection is in its life (see the diagram above). */
 export type ConnectionPhase = 'opening' | 'serving' | 'pooled' | 'draining' | 'closed';
+
+/** Replies from this size on are written as header and payload (two writes) rather than copied into one record. */
+const UNCOPIED_REPLY_BYTES = 64 * 1024;
 
 /** The deferred answer to the client's End, queued behind the calls received before it. */
 const END = Symbol('End');
@@ -283,9 +287,9 @@ export class BridgeConnection {
   private answer(reply: XmlDocument): void {
     this.busy = false;
     if (this.lifecycle === 'closed') return;
-    let bytes: Uint8Array;
+    let payload: Uint8Array;
     try {
-      bytes = sizedEnvelope(encodeEnvelope(reply, this.writerSession));
+      payload = encodeEnvelope(reply, this.writerSession);
     } catch (error) {
       this.refuse({
         reason: 'UnencodableReply',
@@ -295,7 +299,12 @@ export class BridgeConnection {
       });
       return;
     }
-    this.send(bytes);
+    // A large reply goes out after its record header as it is: one copy of a file fewer in memory.
+    if (payload.length < UNCOPIED_REPLY_BYTES) this.send(sizedEnvelope(payload));
+    else {
+      this.send(sizedEnvelopeHeader(payload.length));
+      this.send(payload);
+    }
     this.pump();
   }
 
