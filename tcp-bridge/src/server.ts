@@ -206,7 +206,11 @@ export async function startBridge(
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(config.endpoint.port, config.endpoint.host, () => {
+    // A reconnect storm (every pooled client of a restarted bridge at once) overflows Node's default backlog of
+    // 511: the kernel drops the SYNs beyond it and those clients retry a second or more later. The kernel caps it
+    // (net.core.somaxconn).
+    const backlog = Math.max(511, 2 * config.maxConnections);
+    server.listen({ port: config.endpoint.port, host: config.endpoint.host, backlog }, () => {
       server.off('error', reject);
       resolve();
     });
