@@ -89,6 +89,13 @@ export function securityBackends(
       'BRIDGE_NTLM_BACKEND=gssapi checks the accounts of BRIDGE_NTLM_USERS through gss-ntlmssp: set BRIDGE_NTLM_USERS too',
     );
   }
+  if (
+    config.ntlmPolicy.kind === 'none' &&
+    (config.keytab === undefined || config.ntlmUsersFile !== undefined || config.ntlmDomain !== undefined)
+  )
+    throw new ConfigError(
+      'BRIDGE_KERBEROS_ONLY=true accepts Kerberos only: set KRB5_KTNAME (a keytab for host/<BRIDGE_DNS_IDENTITY>) and unset BRIDGE_NTLM_USERS and BRIDGE_NTLM_DOMAIN',
+    );
   const domain = options.domainNtlm;
   if (config.ntlmDomain !== undefined && domain === undefined)
     throw new ConfigError('BRIDGE_NTLM_DOMAIN: the member names are read at start (openSecurityBackends)');
@@ -147,7 +154,7 @@ export async function startBridge(
   const upgrade =
     backends === undefined
       ? undefined
-      : negotiateUpgrade({ backends, protectionLevel: config.endpoint.protectionLevel });
+      : negotiateUpgrade({ backends, protectionLevel: config.endpoint.protectionLevel, ntlmPolicy: config.ntlmPolicy });
   const budget = new ByteBudget(config.maxInflightBytes);
   const inflight = () => ({ reservedBytes: budget.reserved, waiting: budget.waiters });
   const unsentBytes = () => {

@@ -43,6 +43,7 @@ import {
   NnsError,
   type NnsFrame,
 } from './nns.ts';
+import { ANY_NTLM, type NtlmPolicy, ntlmAllowed } from './ntlm-policy.ts';
 import { createAcceptor, SpnegoAcceptor } from './spnego.ts';
 import {
   IntegrityError,
@@ -67,6 +68,8 @@ export interface NegotiateStreamOptions {
   maxHandshakeTokenBytes?: number;
   /** Most handshake tokens accepted from the client. Default 4. */
   maxHandshakeRounds?: number;
+  /** Who may log on with NTLM (ntlm-policy.ts). Default: every account the backends accept. */
+  ntlmPolicy?: NtlmPolicy;
 }
 
 /** Who authenticated, and how. */
@@ -247,6 +250,15 @@ export class NegotiateStreamServer {
     const name = context.peerName;
     if (name === undefined || name === '') {
       this.refuse(new NegotiateError('nns.no-peer', 'the context names no peer'));
+      return;
+    }
+    if (context.mechanism === OID.ntlm && !ntlmAllowed(this.options.ntlmPolicy ?? ANY_NTLM, name)) {
+      this.refuse(
+        new NegotiateError(
+          'nns.ntlm-refused',
+          `NTLM is not allowed for ${name} (BRIDGE_KERBEROS_ONLY, BRIDGE_NTLM_ACCOUNTS)`,
+        ),
+      );
       return;
     }
     if (token !== undefined && token.length > MAX_HANDSHAKE_PAYLOAD) {
