@@ -11,10 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { stringText } from '../tcp-bridge/src/binary-xml/index.ts';
-import { readBridgeConfig } from '../tcp-bridge/src/config.ts';
 import { encodeEnvelope, WriterSession } from '../tcp-bridge/src/binary-xml/index.ts';
 import { clientPreamble, sizedEnvelope } from '../tcp-bridge/src/framing/index.ts';
-import { openNodeIdbService } from '../src/runtime/node/idb/idb-service.ts';
+import { storeFile } from '../test/support/stored-file.ts';
 import { connectSocket, NetTcpSession } from '../test/support/ntlm-nettcp.ts';
 import { param, request } from '../test/support/soap.ts';
 import { killAllChildren, procMemMB, startBridgeProcess } from './server.ts';
@@ -31,30 +30,6 @@ export interface StalledReadersRow {
   peakMB: number;
   heartbeatMs: number;
   cutOff: boolean;
-}
-
-async function seedFile(env: Record<string, string>): Promise<string> {
-  const service = await openNodeIdbService(readBridgeConfig(env), { log: () => {} });
-  try {
-    return await service.call(
-      'NewFile',
-      { name: 'anonymous', anonymous: true, connectionId: 'seed' },
-      {
-        file: {
-          Content: new Uint8Array(FILE_BYTES).map((_, i) => (i * 31) & 0xff),
-          ContentType: 'application/octet-stream',
-          CreatedUtc: '2026-01-01T00:00:00Z',
-          FileId: '00000000-0000-0000-0000-000000000000',
-          FileName: 'big.bin',
-          Length: BigInt(FILE_BYTES),
-          ModifiedUtc: '2026-01-01T00:00:00Z',
-          Sha256: null,
-        },
-      },
-    );
-  } finally {
-    await service.close();
-  }
 }
 
 /** A client that reads: the time of one Heartbeat round trip on a new connection. */
@@ -86,7 +61,7 @@ async function run(peer: string, sessions: number, requests: number, bounded: bo
       ? { BRIDGE_SEND_TIMEOUT_MS: '10000' }
       : { BRIDGE_MAX_UNSENT_KB: '1048576', BRIDGE_SEND_TIMEOUT_MS: '3600000' }),
   };
-  const fileId = await seedFile(env);
+  const fileId = await storeFile(env, { name: 'anonymous', anonymous: true, connectionId: 'seed' }, FILE_BYTES);
   const bridge = await startBridgeProcess(env);
   const sockets: { destroy(): void; closed: boolean }[] = [];
   try {

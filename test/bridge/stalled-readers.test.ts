@@ -28,9 +28,8 @@ import {
   type XmlDocument,
   type XmlElement,
 } from '../../tcp-bridge/src/binary-xml/index.ts';
-import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import { clientPreamble, RecordType, sizedEnvelope } from '../../tcp-bridge/src/framing/index.ts';
-import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
+import { storeFile } from '../support/stored-file.ts';
 import { BridgeChild, type LogLine } from '../support/bridge-child.ts';
 import { connectSocket, NetTcpSession, type NtlmAccount, ntlmHandshake, upgrade } from '../support/ntlm-nettcp.ts';
 import { param, path, request, textOf } from '../support/soap.ts';
@@ -43,7 +42,6 @@ const SEND_TIMEOUT_MS = 6000;
 const GROWTH_BOUND_MB = 384;
 const VIA = 'net.tcp://localhost/IDBService';
 const ALICE: NtlmAccount = { domain: 'TESTDOM', user: 'alice', password: 'Secret123!' };
-const silent = { log: () => {} };
 
 /** A raw session (plain or sealed): calls one at a time like a client that reads, or pipelined with no reading. */
 class RawSession extends NetTcpSession {
@@ -113,25 +111,8 @@ describe.each([
       BRIDGE_METRICS_PORT: '0',
     };
     // The 8 MiB file, stored through the service itself before the bridge starts.
-    const service = await openNodeIdbService(readBridgeConfig(env), silent);
     const caller: Caller = { name: callerName, anonymous: !sealed, connectionId: 'seed', sids: [] };
-    const content = new Uint8Array(FILE_BYTES).map((_, i) => (i * 31) & 0xff);
-    try {
-      fileId = await service.call('NewFile', caller, {
-        file: {
-          Content: content,
-          ContentType: 'application/octet-stream',
-          CreatedUtc: '2026-01-01T00:00:00Z',
-          FileId: '00000000-0000-0000-0000-000000000000',
-          FileName: 'big.bin',
-          Length: BigInt(FILE_BYTES),
-          ModifiedUtc: '2026-01-01T00:00:00Z',
-          Sha256: null,
-        },
-      });
-    } finally {
-      await service.close();
-    }
+    fileId = await storeFile(env, caller, FILE_BYTES);
     bridge = await BridgeChild.start(env);
   }, 60_000);
 

@@ -19,7 +19,8 @@ export class MemoryStream implements ByteStream {
   ended = false;
   destroyed = false;
   private reading = true;
-  private read: Uint8Array[] = [];
+  /** What the peer has read, chunk by chunk, until records() takes it. */
+  received: Uint8Array[] = [];
   private waiting: Uint8Array[] = [];
   private owesDrain = false;
   private readonly drainListeners: (() => void)[] = [];
@@ -29,7 +30,7 @@ export class MemoryStream implements ByteStream {
 
   write(bytes: Uint8Array): boolean {
     if (this.reading) {
-      this.read.push(bytes);
+      this.received.push(bytes);
       return true;
     }
     this.waiting.push(bytes);
@@ -67,7 +68,7 @@ export class MemoryStream implements ByteStream {
   /** The peer reads everything waiting, and keeps reading; a drain follows a write that did not fit. */
   readAll(): void {
     this.reading = true;
-    this.read.push(...this.waiting);
+    this.received.push(...this.waiting);
     this.waiting = [];
     this.unsent = 0;
     if (!this.owesDrain) return;
@@ -77,7 +78,7 @@ export class MemoryStream implements ByteStream {
 
   /** The records the peer has read since the last call (a record cut in two stays for the next). */
   records(): MemoryRecord[] {
-    let bytes = Buffer.concat(this.read);
+    let bytes = Buffer.concat(this.received);
     const records: MemoryRecord[] = [];
     for (;;) {
       const type = bytes[0];
@@ -101,7 +102,7 @@ export class MemoryStream implements ByteStream {
       );
       bytes = bytes.subarray(1 + size.size + size.value);
     }
-    this.read = bytes.length > 0 ? [bytes] : [];
+    this.received = bytes.length > 0 ? [bytes] : [];
     return records;
   }
 }

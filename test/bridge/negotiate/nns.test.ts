@@ -3,6 +3,7 @@
  * (spnego.ts) over the NTLM backend and over a stand-in mechanism, and the stream (stream.ts) on an in-memory
  * transport: handshake, refusals, caps, the data phase and large writes.
  */
+import { MemoryStream } from '../../support/memory-stream.ts';
 import { describe, expect, it } from 'vitest';
 import type { ByteStream } from '../../../tcp-bridge/src/streams.ts';
 import {
@@ -346,35 +347,10 @@ describe('the SPNEGO acceptor over a one-round mechanism (the shape of Kerberos 
   });
 });
 
-/** An in-memory transport recording what the stream writes. */
-class MemoryTransport implements ByteStream {
-  written: Uint8Array[] = [];
-  ended = false;
-  destroyed = false;
-  paused = false;
-  /** Bytes the peer has not read: a write over `buffer` does not fit (the drain is up to the test). */
-  unsent = 0;
-  buffer = Number.POSITIVE_INFINITY;
-  drainListeners: (() => void)[] = [];
-  write(bytes: Uint8Array): boolean {
-    this.written.push(bytes);
-    this.unsent += bytes.length;
-    return this.unsent <= this.buffer;
-  }
-  onDrain(listener: () => void): void {
-    this.drainListeners.push(listener);
-  }
-  end(): void {
-    this.ended = true;
-  }
-  destroy(): void {
-    this.destroyed = true;
-  }
-  pause(): void {
-    this.paused = true;
-  }
-  resume(): void {
-    this.paused = false;
+/** An in-memory transport recording what the stream writes (its peer reads at once). */
+class MemoryTransport extends MemoryStream {
+  get written(): Uint8Array[] {
+    return this.received;
   }
   /** Everything written since the last call, decoded in the given mode. */
   frames(decoder: NnsDecoder): NnsFrame[] {
