@@ -10,6 +10,8 @@ import { runBridgeBench } from './bridge.ts';
 import { runDotnetBench } from './dotnet.ts';
 import { runSqlServerBench } from './sqlserver.ts';
 import { runStalledSendersBench } from './bridge-memory.ts';
+import { runStalledReadersBench } from './bridge-stalled-readers.ts';
+import { runStormBench } from './bridge-storm.ts';
 import { runNegotiateBench } from './negotiate.ts';
 import { runProductionBench } from './production.ts';
 import { runQrBench } from './qr.ts';
@@ -48,6 +50,8 @@ async function main(): Promise<void> {
   await runDotnetBench();
   await runSqlServerBench();
   await runStalledSendersBench();
+  await runStalledReadersBench();
+  await runStormBench();
   console.log('');
   console.log(
     `Total bench time ${((performance.now() - runStarted) / 1000).toFixed(0)} s. p50/p95 are nearest-rank over n timed runs after warm-up; bombs are timed without warm-up of the bomb itself (the server's workers are warmed with 1-page requests).`,

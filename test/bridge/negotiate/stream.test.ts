@@ -20,27 +20,12 @@ import { NegotiateStreamServer, type NegotiatedPeer } from '../../../tcp-bridge/
 import { CLIENT_FLAGS, TestNtlmClient } from '../../support/ntlm-client.ts';
 import { ascii } from '../../support/negotiate.ts';
 import { fakeBackend, FakeMechanism, ntlmBackend, SpnegoNtlmClient } from './parties.ts';
+import { MemoryStream } from '../../support/memory-stream.ts';
 
-/** An in-memory transport recording what the stream writes. */
-class MemoryTransport implements ByteStream {
-  written: Uint8Array[] = [];
-  ended = false;
-  destroyed = false;
-  paused = false;
-  write(bytes: Uint8Array): void {
-    this.written.push(bytes);
-  }
-  end(): void {
-    this.ended = true;
-  }
-  destroy(): void {
-    this.destroyed = true;
-  }
-  pause(): void {
-    this.paused = true;
-  }
-  resume(): void {
-    this.paused = false;
+/** An in-memory transport recording what the stream writes (its peer reads at once). */
+class MemoryTransport extends MemoryStream {
+  get written(): Uint8Array[] {
+    return this.received;
   }
   /** Everything written since the last call, decoded in the given mode. */
   frames(decoder: NnsDecoder): NnsFrame[] {
