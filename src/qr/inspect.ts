@@ -12,7 +12,7 @@ export interface AnsweredCode {
   box: PageBox;
   corners: { topLeft: RasterPoint; topRight: RasterPoint; bottomLeft: RasterPoint };
   ecLevel: string;
-  swissCross: boolean;
+  swissCross: boolean | undefined;
 }
 
 /**

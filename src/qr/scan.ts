@@ -253,7 +253,9 @@ class PageScan {
       return image.toPage(p.x / width, p.y / height);
     };
     const reading = await this.timed(`${pass}: zxing`, () => this.read(raster, tryHarder));
-    this.add(pass, reading, raster, toPage);
+    // Image pixels per raster pixel: below 1 where a small code image was enlarged, which adds no detail.
+    const [o, e] = [toImage(0, 0), toImage(1, 0)];
+    this.add(pass, reading, raster, toPage, Math.hypot(e.x - o.x, e.y - o.y));
     const leads = this.timed(`${pass}: finders`, () => leadsIn(raster, reading, { finders: pass === 'images' })).map(
       (lead): PageLead => {
         const from = toImage(lead.x, lead.y);
@@ -270,8 +272,10 @@ class PageScan {
             const scale = fullModule / reduce < LOOK_MODULE - 0.5 ? LOOK_MODULE / (fullModule / reduce) : 1;
             if (scale > 1) crop = enlarged(crop, scale);
             const [x0, y0] = [Math.max(0, Math.round(from.x)), Math.max(0, Math.round(from.y))];
-            await this.lookCloser(crop, (x, y) =>
-              image.toPage((x0 + (x / scale) * reduce) / width, (y0 + (y / scale) * reduce) / height),
+            await this.lookCloser(
+              crop,
+              (x, y) => image.toPage((x0 + (x / scale) * reduce) / width, (y0 + (y / scale) * reduce) / height),
+              reduce / scale,
             );
           },
         };
@@ -308,11 +312,11 @@ class PageScan {
   }
 
   /** Reads a close-up of a lead: quickly, then with zxing's tryHarder when that finds nothing. Its own leads are not followed. */
-  private async lookCloser(raster: GrayRaster, toPage: Mapping): Promise<void> {
+  private async lookCloser(raster: GrayRaster, toPage: Mapping, detail = 1): Promise<void> {
     let reading = await this.timed('closer look: zxing', () => this.read(raster, false));
     if (reading.codes.length === 0)
       reading = await this.timed('closer look: zxing tryHarder', () => this.read(raster, true));
-    this.add('closer-look', reading, raster, toPage);
+    this.add('closer-look', reading, raster, toPage, detail);
   }
 
   /**
@@ -354,7 +358,8 @@ class PageScan {
     return this.reader.readQrCodes(raster, { tryHarder });
   }
 
-  private add(pass: ScanPass, reading: RasterReading, raster: GrayRaster, toPage: Mapping): void {
+  /** `detail`: pixels of the source (an image, a render) per pixel of `raster`, for judging the Swiss cross. */
+  private add(pass: ScanPass, reading: RasterReading, raster: GrayRaster, toPage: Mapping, detail = 1): void {
     for (const symbol of reading.codes) {
       const text = UTF8.decode(symbol.bytes);
       if (this.codes.has(text)) continue;
@@ -367,7 +372,7 @@ class PageScan {
         box: pageBox(toPage, b.x * raster.width, b.y * raster.height, b.w * raster.width, b.h * raster.height),
         symbol: {
           ecLevel: symbol.ecLevel,
-          swissCross: hasSwissCross(raster, symbol.corners),
+          swissCross: hasSwissCross(raster, symbol.corners, detail),
           corners: { topLeft: corner(topLeft), topRight: corner(topRight), bottomLeft: corner(bottomLeft) },
         },
       });

@@ -6,8 +6,8 @@ import type { QrBillWarning } from './warnings.ts';
 export interface SymbolFacts {
   /** L, M, Q or H; the IG requires M. */
   ecLevel: string;
-  /** The Swiss cross (7 x 7 mm, black with a white cross) is in the middle of the code. */
-  swissCross: boolean;
+  /** The Swiss cross (7 x 7 mm, black with a white cross) is in the middle of the code; undefined: too few pixels to tell. */
+  swissCross: boolean | undefined;
   /** The side of the symbol on the page in millimetres (its outer modules, quiet zone excluded). */
   sideMm: number;
 }
@@ -32,11 +32,23 @@ const DARK: readonly [number, number][] = [
   [-0.04, -0.04],
 ];
 
-/** Whether the Swiss cross is in the middle of a symbol read from `raster`. */
+/**
+ * The cross's arms are 1.17 mm of the 46 mm code: under about 3 pixels (a symbol under this many pixels across in its
+ * source) they blur into the square, and nothing can be told.
+ */
+const MIN_SIDE_PIXELS = 120;
+
+/**
+ * Whether the Swiss cross is in the middle of a symbol read from `raster`; undefined when its source (`detail`: source
+ * pixels per raster pixel, under 1 for an enlarged image) has too few pixels to tell.
+ */
 export function hasSwissCross(
   raster: GrayRaster,
   { topLeft, topRight, bottomLeft }: DecodedSymbol['corners'],
-): boolean {
+  detail: number,
+): boolean | undefined {
+  const side = Math.hypot((topRight.x - topLeft.x) * raster.width, (topRight.y - topLeft.y) * raster.height);
+  if (side * detail < MIN_SIDE_PIXELS) return undefined;
   // The symbol's own axes, so that a turned code is sampled where its cross is.
   const at = ([u, v]: readonly [number, number]): number => {
     const p: RasterPoint = {
@@ -72,7 +84,7 @@ export function symbolWarnings(facts: SymbolFacts, vector: boolean): QrBillWarni
       detail: `The QR code's error correction level is ${facts.ecLevel || 'unknown'}; SIX IG QR-bill 2.3 requires M (15%).`,
     });
   }
-  if (!facts.swissCross) {
+  if (facts.swissCross === false) {
     warnings.push({
       code: 'no-swiss-cross',
       fields: [],

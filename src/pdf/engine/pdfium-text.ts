@@ -33,7 +33,10 @@ export function pageText(
       const box = boxAround([toContent(left, top), toContent(right, bottom)]);
       const [cx, cy] = [box.x + box.w / 2, box.y + box.h / 2];
       if (cx < region.x || cx > region.x + region.w || cy < region.y || cy > region.y + region.h) continue;
-      chars.push({ char: String.fromCodePoint(code), box, size: m.FPDFText_GetFontSize(textPage, i) });
+      // A character the font maps to no Unicode (or to a control character) is shown as such, never guessed.
+      const unmapped = code < 0x20 || m.FPDFText_HasUnicodeMapError(textPage, i) === 1;
+      const char = unmapped ? '\uFFFD' : String.fromCodePoint(code);
+      chars.push({ char, box, size: m.FPDFText_GetFontSize(textPage, i) });
     }
   } finally {
     m.pdfium.wasmExports.free(out);

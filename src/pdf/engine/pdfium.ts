@@ -304,22 +304,12 @@ class PdfiumPage implements LastPage {
     return pageText(this.m, this.page, region, (x, y) => this.toContent(x, y));
   }
 
-  /** A point of PDF user space as fractions of the page in content orientation (the page's /Rotate undone). */
+  /**
+   * A point of PDF user space as fractions of the page in content orientation: user space itself, the page's /Rotate
+   * being undone (as for images and renders).
+   */
   private toContent(x: number, y: number): { x: number; y: number } {
-    const [w, h] = this.rotation % 2 === 1 ? [this.height, this.width] : [this.width, this.height];
-    const u = (x - this.left) / w;
-    const v = (this.top - y) / h;
-    // (u, v): fractions of the unrotated page from its top left; /Rotate turns the page clockwise for display.
-    switch (this.rotation) {
-      case 1:
-        return { x: 1 - v, y: u };
-      case 2:
-        return { x: 1 - u, y: 1 - v };
-      case 3:
-        return { x: v, y: 1 - u };
-      default:
-        return { x: u, y: v };
-    }
+    return { x: (x - this.left) / this.width, y: (this.top - y) / this.height };
   }
 
   contents(): PageContents {

@@ -17,13 +17,13 @@ export interface Difference {
  * (a space or an apostrophe between thousands). A field the part does not print is not compared, except that a
  * reference or an amount printed without one in the code (or the other way round) is a difference.
  */
-export function differences(printed: PrintedSections, bill: QrBill): Difference[] {
+export function differences(printed: PrintedSections, bill: QrBill, { receipt }: { receipt: boolean }): Difference[] {
   const found: Difference[] = [];
   const differ = (field: PrintedField, shown: string, code: string) => found.push({ field, printed: shown, code });
   if (printed.account) {
     const [account = '', ...creditor] = printed.account;
     if (compact(account) !== compact(bill.iban)) differ('account', account, spaced(bill.iban));
-    const mismatch = addressMismatch(creditor, bill.creditor);
+    const mismatch = addressMismatch(creditor, bill.creditor, !receipt);
     if (mismatch) differ('creditor', mismatch.printed, mismatch.code);
   }
   const reference = printed.reference?.join(' ') ?? '';
@@ -38,7 +38,7 @@ export function differences(printed: PrintedSections, bill: QrBill): Difference[
       differ('amount', printed.amount || '(blank)', code);
   }
   if (Array.isArray(printed.debtor)) {
-    const mismatch = addressMismatch(printed.debtor, bill.ultimateDebtor);
+    const mismatch = addressMismatch(printed.debtor, bill.ultimateDebtor, !receipt);
     if (mismatch) differ('debtor', mismatch.printed, mismatch.code);
   }
   return found;
@@ -57,21 +57,35 @@ function spaced(value: string): string {
 const plain = (text: string): string => text.normalize('NFC').toLowerCase().replace(/\s+/g, ' ').trim();
 
 /**
- * The name (the printed lines start with it, however they wrap) and the locality (the last line, after an optional
- * country code such as "DE - ") of an address, or what differs.
+ * The name (the printed lines start with it, however they wrap) and, where `locality` (the receipt may shorten an
+ * address to its name), the locality (the lines end with it, after an optional country code such as "DE - "), or what
+ * differs. An address with characters the text layer cannot tell (a font without a Unicode map) is not compared; a
+ * "?" matches any one character (what a generator prints for a letter its font lacks).
  */
 function addressMismatch(
   lines: string[],
   address: QrBillAddress | null,
+  locality: boolean,
 ): { printed: string; code: string } | undefined {
   const text = plain(lines.join(' '));
+  if (text.includes(UNREADABLE)) return undefined;
   if (!address) return text === '' ? undefined : { printed: lines.join(', '), code: '(none)' };
   const name = plain(address.name ?? '');
-  const locality =
+  const place =
     address.addressType === 'K' ? (address.addressLine2 ?? '') : `${address.postalCode ?? ''} ${address.city ?? ''}`;
-  const last = plain(lines[lines.length - 1] ?? '').replace(/^[a-z]{2} ?- ?(?=\S)/, '');
-  if (text.startsWith(name) && last === plain(locality)) return undefined;
-  return { printed: lines.join(', '), code: [address.name, locality.trim()].filter(Boolean).join(', ') };
+  const sameName = matches(text.slice(0, name.length), name);
+  const samePlace = !locality || matches(text.slice(Math.max(0, text.length - plain(place).length)), plain(place));
+  if (sameName && samePlace) return undefined;
+  return { printed: lines.join(', '), code: [address.name, place.trim()].filter(Boolean).join(', ') };
+}
+
+/** What the engine gives for a character it cannot map to Unicode. */
+const UNREADABLE = '\uFFFD';
+
+/** Equal, a "?" of the printed text matching any one character of the code's. */
+function matches(printed: string, code: string): boolean {
+  const [p, c] = [[...printed], [...code]];
+  return p.length === c.length && p.every((char, i) => char === c[i] || char === '?');
 }
 
 /** A printed amount in cents: "1 949.75", "1'949.75", "1949.75"; null when blank; undefined when not an amount. */

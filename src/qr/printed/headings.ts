@@ -2,29 +2,37 @@ import type { TextRun } from './lines.ts';
 
 /**
  * The headings of the receipt and payment part (SIX IG QR-bill 2.3, 3.4 and 3.5) in the four languages the IG allows
- * (German, French, Italian, English), as swissqrbill and Codecrete print them. Matched without regard to case and
- * spacing.
+ * (German, French, Italian, English), and in Romansh, which swissqrbill and Codecrete also print, each list in that
+ * order. Matched without regard to case and spacing.
  */
 const HEADINGS = {
-  account: ['Konto / Zahlbar an', 'Compte / Payable à', 'Conto / Pagabile a', 'Account / Payable to'],
-  reference: ['Referenz', 'Référence', 'Riferimento', 'Reference'],
+  account: [
+    'Konto / Zahlbar an',
+    'Compte / Payable à',
+    'Conto / Pagabile a',
+    'Account / Payable to',
+    'Conto / Da pajar a',
+  ],
+  reference: ['Referenz', 'Référence', 'Riferimento', 'Reference', 'Referenza'],
   additional: [
     'Zusätzliche Informationen',
     'Informations supplémentaires',
     'Informazioni supplementari',
     'Additional information',
+    'Infurmaziuns supplementaras',
   ],
   /** The debtor's name and address are printed under it. */
-  payableBy: ['Zahlbar durch', 'Payable par', 'Pagabile da', 'Payable by'],
+  payableBy: ['Zahlbar durch', 'Payable par', 'Pagabile da', 'Payable by', 'Da pajar da'],
   /** A blank box for the debtor to fill in by hand: the code has no debtor. */
   payableByBlank: [
     'Zahlbar durch (Name/Adresse)',
     'Payable par (nom/adresse)',
     'Pagabile da (nome/indirizzo)',
     'Payable by (name/address)',
+    'Da pajar da (num/adressa)',
   ],
-  currency: ['Währung', 'Monnaie', 'Valuta', 'Currency'],
-  amount: ['Betrag', 'Montant', 'Importo', 'Amount'],
+  currency: ['Währung', 'Monnaie', 'Valuta', 'Currency', 'Valuta'],
+  amount: ['Betrag', 'Montant', 'Importo', 'Amount', 'Import'],
   /** Headings that end the section above them and hold nothing compared here. */
   other: [
     'Empfangsschein',
@@ -43,6 +51,10 @@ const HEADINGS = {
     'En faveur de',
     'A favore di',
     'In favour of',
+    'Quittanza',
+    'Part da pajament',
+    'Post da recepziun',
+    'A favur da',
     'Vor der Einzahlung abzutrennen',
     'A détacher avant le versement',
     'Da staccare prima del versamento',
@@ -55,11 +67,13 @@ type Heading = keyof typeof HEADINGS;
 /** Lower case, one form of each accented letter, no spaces: "Konto/Zahlbar an" and "Konto / Zahlbar an" are one. */
 const key = (text: string): string => text.normalize('NFC').toLowerCase().replace(/\s+/g, '');
 
-const BY_KEY = new Map<string, Heading>(
-  (Object.entries(HEADINGS) as [Heading, readonly string[]][]).flatMap(([heading, texts]) =>
+const BY_KEY = new Map<string, Heading>([
+  ...(Object.entries(HEADINGS) as [Heading, readonly string[]][]).flatMap(([heading, texts]) =>
     texts.map((t): [string, Heading] => [key(t), heading]),
   ),
-);
+  // Currency and amount so close together that they read as one run ("Currency Amount" in a narrow receipt).
+  ...HEADINGS.currency.map((c, i): [string, Heading] => [key(`${c}${HEADINGS.amount[i]}`), 'currency']),
+]);
 
 /** What one column of a bill prints: its sections' lines under their headings. */
 export interface PrintedSections {
@@ -104,23 +118,16 @@ export function readSections(runs: readonly TextRun[]): PrintedSections {
 }
 
 /**
- * The currency and amount headings' line and the line below it: each value under the heading nearest its left edge.
- * Says whether the line below held the values.
+ * The currency and amount headings' line and the line below it: the currency first, the amount after it (absent where
+ * the amount is left blank). Says whether the line below held the values.
  */
 function readAmountLine(headings: TextRun[], values: TextRun[] | undefined, into: PrintedSections): boolean {
-  const currency = headings.find((r) => BY_KEY.get(key(r.text)) === 'currency');
-  const amount = headings.find((r) => BY_KEY.get(key(r.text)) === 'amount');
   // The values sit within about two lines of the headings; further down is something else (below a blank amount box).
   const below = values && values[0]!.y - headings[0]!.y < 3.5 * headings[0]!.size ? values : [];
-  const found: { currency: string[]; amount: string[] } = { currency: [], amount: [] };
-  for (const run of below) {
-    const nearest = [currency, amount]
-      .filter((h) => h !== undefined)
-      .sort((a, b) => Math.abs(a.left - run.left) - Math.abs(b.left - run.left))[0];
-    if (nearest) found[nearest === currency ? 'currency' : 'amount'].push(run.text);
-  }
-  if (currency) into.currency ??= found.currency.join(' ');
-  if (amount) into.amount ??= found.amount.join(' ');
+  const text = below.map((r) => r.text).join(' ');
+  const currency = /^[A-Z]{3}\b/.exec(text)?.[0];
+  into.currency ??= currency ?? '';
+  into.amount ??= (currency ? text.slice(currency.length) : text).trim();
   return below.length > 0;
 }
 
