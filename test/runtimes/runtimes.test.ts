@@ -19,6 +19,7 @@ import {
 } from '../support/jwt.ts';
 import { freePort } from '../support/net.ts';
 import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
+import { PRINTED_BILLS } from '../support/printed-bills.ts';
 import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, spcCode, textCode } from '../support/qr-bills.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -198,6 +199,8 @@ const CASES: Case[] = [
   // Above MAX_BODY_MB (1 here) and well above it: no runtime's own body limit may answer instead of the app.
   validate('body over MAX_BODY_MB', 413, JSON.stringify({ base64Pdf: 'A'.repeat(3 * 1024 * 1024) })),
   extract('QR-bill: vector code in the payment part', 200, qrBillPdf([{ codes: [sampleBill] }])),
+  // The printed payment part against the code (printed-differs, printed-not-checked), in the four languages.
+  ...PRINTED_BILLS.map(({ name, pdf }) => extract(`QR-bill: ${name}`, 200, pdf)),
   extract(
     'QR-bill: only a URL code on the last page',
     404,
