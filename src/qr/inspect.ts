@@ -28,7 +28,7 @@ export function inspectAnswered(
   const mm = (a: RasterPoint, b: RasterPoint) => (Math.hypot((b.x - a.x) * width, (b.y - a.y) * height) * 25.4) / 72;
   const { topLeft, topRight, bottomLeft } = code.corners;
   const sideMm = (mm(topLeft, topRight) + mm(topLeft, bottomLeft)) / 2;
-  const check = printed ? checkPrinted(page, code.bill, code.box) : undefined;
+  const check = printed ? checkPrinted(page, { width, height }, code.bill, code.box) : undefined;
   return [
     ...(check?.warnings ?? []),
     ...symbolWarnings({ ecLevel: code.ecLevel, swissCross: code.swissCross, sideMm }, check?.textLayer ?? false),

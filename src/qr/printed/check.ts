@@ -27,8 +27,12 @@ export interface PrintedCheck {
  * code (`printed-differs`); where there is nothing to read (a scan, a photo, a payment part drawn as an image or as
  * outlines) it says the check did not run (`printed-not-checked`). `code` is the code's box on the page.
  */
-export function checkPrinted(page: LastPage, bill: QrBill, code: PageBox): PrintedCheck {
-  const { width, height } = page.contents();
+export function checkPrinted(
+  page: LastPage,
+  { width, height }: { width: number; height: number },
+  bill: QrBill,
+  code: PageBox,
+): PrintedCheck {
   const [left, top] = [code.x * width, code.y * height];
   const right = left + code.w * width;
   const area: PageBox = {
