@@ -25,7 +25,7 @@ export interface PrintedCheck {
 /**
  * Reads the receipt and payment part printed around the code from the page's text layer and compares them with the
  * code (`printed-differs`); where there is nothing to read (a scan, a photo, a payment part drawn as an image or as
- * outlines) it says the check did not run (`printed-not-checked`). `code` is the code's box on the page.
+ * outlines) it says the check did not run (`printed-not-checked`). `code` is the code's box on the page, whose size in points is given.
  */
 export function checkPrinted(
   page: LastPage,
