@@ -5,8 +5,9 @@ import { defineConfig } from 'vitest/config';
  * Three projects:
  * - `unit`: everything that needs only `npm ci` (the fast loop: `npx vitest --project unit`);
  * - `peers`: suites named `*.peers.test.ts`, which start or call system peers (Mono, an MIT KDC, gss-ntlmssp and
- *   python3-gssapi, PostgreSQL, tshark, the .NET SDK, Samba) that `.ci/run` installs; each skips with a message when
- *   its peer is missing;
+ *   python3-gssapi, PostgreSQL, tshark, the .NET SDK, Samba) that `.ci/run` installs. Each declares its peers through
+ *   test/support/peers.ts: a missing peer skips the suite with a message naming it, or fails the run under
+ *   REQUIRE_PEERS=1, which `.ci/run` sets;
  * - `workers`: test/runtimes/workers, run inside workerd.
  */
 const PEERS = '**/*.peers.test.ts';

@@ -9,10 +9,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { clientPreamble, RecordType } from '../tcp-bridge/src/framing/index.ts';
 import { encodeInt31 } from '../tcp-bridge/src/bytes.ts';
 import { killAllChildren, procMemMB, startBridgeProcess } from './server.ts';
+import { isMainModule } from './main-module.ts';
 
 const MiB = 1024 * 1024;
 const DECLARED = 63 * MiB;
@@ -101,7 +101,7 @@ export async function runStalledSendersBench(): Promise<StalledRow[]> {
   return rows;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (isMainModule(import.meta)) {
   runStalledSendersBench()
     .catch((error: unknown) => {
       console.error(error);

@@ -15,8 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startMonoHost } from '../test/support/mono-e2e.ts';
 import { runLoad, type LoadResult } from './nettcp-client.ts';
-import { pathToFileURL } from 'node:url';
 import { killAllChildren, procMemMB, startBridgeProcess, startCannedResponder } from './server.ts';
+import { isMainModule } from './main-module.ts';
 
 interface Target {
   name: string;
@@ -143,7 +143,7 @@ export async function runBridgeBench(): Promise<BridgeBenchRow[]> {
 }
 
 // `npx tsx bench/bridge.ts`: this part alone (after `npm run build:node`).
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+if (isMainModule(import.meta)) {
   await runBridgeBench();
   killAllChildren();
   process.exit(0);

@@ -9,8 +9,7 @@
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { readHttpConfig } from '../src/config.ts';
 import { PdfiumEngine } from '../src/pdf/engine/pdfium.ts';
@@ -22,9 +21,10 @@ import { BILLS, expectedBill, fax, lowResJpeg, officeScan, phonePhoto } from '..
 import { PAYMENT_PART_CODE, billCode } from '../test/support/qr-bills.ts';
 import { TWO_BILL_PAGES, UPPER_READ_FIRST } from '../test/support/reading-order-pages.ts';
 import { generateQRData } from '../node_modules/swissqrbill/lib/esm/shared/qr-code.js';
-import { peerCall, peerTools } from './qr.ts';
+import { peerCall, peerTools } from './qr-peer.ts';
 import { killAllChildren } from './server.ts';
 import { fmtMs, percentile } from './stats.ts';
+import { isMainModule } from './main-module.ts';
 
 /** Timed in-process runs per file, after one untimed run. */
 const RUNS = 3;
@@ -163,8 +163,7 @@ export async function runDegradedBench({ deadline = Infinity }: { deadline?: num
   try {
     log('degraded: generating inputs');
     // `npx tsx bench/degraded.ts photo` runs the families whose name contains "photo" only
-    const only =
-      process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url) ? process.argv[2] : undefined;
+    const only = isMainModule(import.meta) ? process.argv[2] : undefined;
     for (const input of inputs().filter((i) => !only || i.family.includes(only))) {
       if (performance.now() > deadline) break;
       const pdf = input.make();
@@ -303,7 +302,7 @@ function printTargets(rows: Row[]): void {
   );
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (isMainModule(import.meta)) {
   process.on('exit', killAllChildren);
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => process.exit(130));
   try {

@@ -16,12 +16,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { buildDotnetProject, dotnetAvailable, DOTNET_MISSING, runDotnet } from '../test/support/dotnet.ts';
 import { startCoreWcfHost } from '../test/support/dotnet-peers.ts';
 import { BenchChannel } from './negotiate-client.ts';
 import { runLoad } from './nettcp-client.ts';
 import { killAllChildren, procMemMB, startBridgeProcess, startCannedResponder } from './server.ts';
+import { isMainModule } from './main-module.ts';
 
 const SECONDS = 3;
 const OPERATIONS = ['Heartbeat', 'ReturnScalar'] as const;
@@ -302,7 +302,7 @@ export async function runDotnetBench(): Promise<DotnetBenchRow[]> {
 }
 
 // `npx tsx bench/dotnet.ts`: this part alone (after `npm run build:node`).
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+if (isMainModule(import.meta)) {
   await runDotnetBench();
   killAllChildren();
   process.exit(0);

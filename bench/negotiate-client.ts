@@ -8,10 +8,16 @@
  * channel speaks SecurityMode.None, so both rows of the benchmark run the same client code and differ only by the
  * security layer.
  */
-import { clientPreamble, END_RECORD, RecordType } from '../tcp-bridge/src/framing/index.ts';
-import { connectSocket, NetTcpSession, ntlmHandshake, upgrade, type NtlmAccount } from '../test/support/ntlm-nettcp.ts';
-import { elementText } from './nettcp-client.ts';
 import type { XmlElement } from '../tcp-bridge/src/binary-xml/index.ts';
+import { NetTcpClientSession } from '../tcp-bridge/src/client/session.ts';
+import {
+  ClientConnection,
+  NetTcpSession,
+  type NtlmAccount,
+  ntlmHandshake,
+  upgrade,
+} from '../test/support/ntlm-nettcp.ts';
+import { elementText } from './nettcp-client.ts';
 
 export type NtlmCredentials = NtlmAccount;
 
@@ -20,20 +26,20 @@ export class BenchChannel extends NetTcpSession {
   /** Connects and runs the preamble (and with credentials the upgrade and the NTLM handshake) up to PreambleAck. */
   static async open(endpoint: string, credentials?: NtlmCredentials): Promise<BenchChannel> {
     const url = new URL(endpoint);
-    const { socket, input } = await connectSocket(url.hostname, Number(url.port || 808));
+    const connection = await ClientConnection.connect(url.hostname, Number(url.port || 808));
     try {
       if (!credentials) {
-        socket.write(clientPreamble(endpoint));
-        const channel = new BenchChannel(socket, input, undefined);
-        await channel.expectRecord(RecordType.PreambleAck);
-        return channel;
+        connection.begin(new NetTcpClientSession(endpoint));
+        await connection.expect('preambleAck');
+        return new BenchChannel(connection);
       }
-      await upgrade(socket, input, endpoint);
-      const channel = new BenchChannel(socket, input, await ntlmHandshake(socket, input, credentials));
+      await upgrade(connection, endpoint);
+      await ntlmHandshake(connection, credentials);
+      const channel = new BenchChannel(connection);
       await channel.preamble();
       return channel;
     } catch (error) {
-      socket.destroy();
+      connection.socket.destroy();
       throw error;
     }
   }
@@ -49,14 +55,14 @@ export class BenchChannel extends NetTcpSession {
 
   /** Sends End and waits for the server's End or the close (at most 2 s). */
   async close(): Promise<void> {
-    if (this.input.closed) return;
+    if (this.connection.closed) return;
     try {
-      this.send(END_RECORD);
-      await Promise.race([this.expectRecord(RecordType.End), new Promise((r) => setTimeout(r, 2000))]);
+      this.connection.write(this.connection.session.end());
+      await Promise.race([this.connection.expect('end'), new Promise((r) => setTimeout(r, 2000))]);
     } catch {
       // the server closed first: as good
     } finally {
-      this.socket.destroy();
+      this.connection.socket.destroy();
     }
   }
 }

@@ -17,10 +17,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { BenchChannel, type NtlmCredentials } from './negotiate-client.ts';
 import { killAllChildren, procMemMB, startBridgeProcess } from './server.ts';
 import { percentile } from './stats.ts';
+import { isMainModule } from './main-module.ts';
 
 const HANDSHAKES = 50;
 /** Timed seconds per bridge and channel count, in ROUNDS rounds alternating with the other bridge. */
@@ -222,7 +222,7 @@ export async function runNegotiateBench(): Promise<{ handshakes: HandshakeRow[];
 }
 
 // `npx tsx bench/negotiate.ts`: this part alone (after `npm run build:node`).
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+if (isMainModule(import.meta)) {
   await runNegotiateBench();
   killAllChildren();
   process.exit(0);

@@ -3,11 +3,11 @@
  * whatever the server does (../shared/notes/nettcp-wire.md), so throughput is measured with this one instead. It speaks
  * what NetTcpBinding with SecurityMode.None speaks:
  * - MC-NMF: `Version 1.0 | Mode duplex | Via | KnownEncoding 8 | PreambleEnd`, the server's PreambleAck, then
- *   SizedEnvelopes both ways and End (tcp-bridge/src/framing writes the records; the few the server sends are read
- *   here);
- * - each envelope: an MC-NBFSE string table and an MC-NBFX SOAP 1.2 document with WS-Addressing 1.0 headers
- *   (tcp-bridge/src/binary-xml, one WriterSession / ReaderSession per connection direction, so names go out as
- *   session strings the way a .NET client sends them).
+ *   SizedEnvelopes both ways and End;
+ * - each envelope: an MC-NBFSE string table and an MC-NBFX SOAP 1.2 document with WS-Addressing 1.0 headers, names
+ *   going out as session strings the way a .NET client sends them.
+ * Both are the client codec's (tcp-bridge/src/client/session.ts: the framing records in, the session dictionaries);
+ * this module is the socket, the calls and their pairing.
  *
  * A channel is one connection; calls on it may overlap and are matched to replies by RelatesTo (in order when a reply
  * carries none, as Mono's faults do). `runLoad` drives N channels in parallel, one call in flight each, and reports
@@ -18,33 +18,28 @@
  */
 import { randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
-import { pathToFileURL } from 'node:url';
 import { EMPTY_GUID, type ClrValue } from '#idb';
 import {
   attribute,
   boolText,
   bytesText,
   decimalText,
-  decodeEnvelope,
   dictionaryText,
   doubleText,
   element,
-  encodeEnvelope,
   intText,
   qnameText,
-  ReaderSession,
   stringText,
   textToString,
   uniqueIdText,
   uuidText,
-  WriterSession,
   xmlns,
   type XmlContent,
+  type XmlDocument,
   type XmlElement,
   type XmlText,
 } from '../tcp-bridge/src/binary-xml/index.ts';
-import { decodeUtf8, readInt31 } from '../tcp-bridge/src/bytes.ts';
-import { clientPreamble, END_RECORD, RecordType, sizedEnvelope } from '../tcp-bridge/src/framing/index.ts';
+import { NetTcpClientSession } from '../tcp-bridge/src/client/session.ts';
 import {
   actionPrefix,
   ANONYMOUS,
@@ -56,6 +51,7 @@ import {
   XSI_NS as XSI,
 } from '../tcp-bridge/src/soap/names.ts';
 import { percentile } from './stats.ts';
+import { isMainModule } from './main-module.ts';
 
 export interface NetTcpChannelOptions {
   /** The service namespace of actions and body elements (default `http://tempuri.org/`). */
@@ -113,19 +109,12 @@ interface Pending {
 
 /** One net.tcp session (one TCP connection) to an IIDBService endpoint. */
 export class NetTcpChannel {
-  private readonly writer = new WriterSession();
-  private readonly reader = new ReaderSession();
+  private readonly session: NetTcpClientSession;
   private readonly pending = new Map<string, Pending>();
-  private readonly chunks: Buffer[] = [];
-  private buffered = 0;
-  /** Bytes the next record needs before it can be parsed (0: unknown, try now). */
-  private needed = 0;
-  private acked = false;
   private failure: Error | undefined;
   private ended: (() => void) | undefined;
   private readonly namespace: string;
   private readonly callTimeoutMs: number;
-  private readonly maxMessageBytes: number;
 
   private constructor(
     private readonly socket: Socket,
@@ -134,7 +123,7 @@ export class NetTcpChannel {
   ) {
     this.namespace = options.serviceNamespace ?? 'http://tempuri.org/';
     this.callTimeoutMs = options.callTimeoutMs ?? 60_000;
-    this.maxMessageBytes = options.maxMessageBytes ?? 64 * 1024 * 1024;
+    this.session = new NetTcpClientSession(endpoint, { maxMessageSize: options.maxMessageBytes ?? 64 * 1024 * 1024 });
   }
 
   /** Connects, sends the preamble and waits for PreambleAck. */
@@ -160,7 +149,7 @@ export class NetTcpChannel {
         resolve(channel);
       };
       channel.onOpenFailure = fail;
-      socket.on('connect', () => socket.write(clientPreamble(endpoint)));
+      socket.on('connect', () => socket.write(channel.session.preamble()));
       socket.on('data', (chunk) => channel.receive(chunk));
       socket.on('error', (error) => channel.fail(new NetTcpChannelError(`${endpoint}: ${error.message}`)));
       socket.on('close', () => {
@@ -205,14 +194,14 @@ export class NetTcpChannel {
         element('s', 'Body', [], [element('', operation, [xmlns('', this.namespace)], children)]),
       ],
     );
-    const payload = encodeEnvelope({ children: [envelope] }, this.writer);
+    const record = this.session.envelope({ children: [envelope] });
     return new Promise((resolve, reject) => {
       const timer = setTimeout(
         () => this.fail(new NetTcpChannelError(`${operation}: no reply within ${this.callTimeoutMs} ms`)),
         this.callTimeoutMs,
       );
       this.pending.set(messageId, { messageId, resolve, reject, timer });
-      this.socket.write(sizedEnvelope(payload));
+      this.socket.write(record);
     });
   }
 
@@ -251,7 +240,7 @@ export class NetTcpChannel {
     const done = new Promise<void>((resolve) => {
       this.ended = resolve;
     });
-    this.socket.write(END_RECORD);
+    this.socket.write(this.session.end());
     const timer = setTimeout(() => this.socket.destroy(), timeoutMs);
     await done;
     clearTimeout(timer);
@@ -274,81 +263,36 @@ export class NetTcpChannel {
     this.socket.destroy();
   }
 
+  /** The server's records, through the client codec; anything but an ack, a reply or End fails the channel. */
   private receive(chunk: Buffer): void {
-    this.chunks.push(chunk);
-    this.buffered += chunk.length;
-    if (this.buffered < this.needed) return;
-    let bytes = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.buffered);
-    let at = 0;
     try {
-      for (;;) {
-        this.needed = 0;
-        const consumed = this.record(bytes, at);
-        if (consumed === 0) break;
-        at += consumed;
+      for (const event of this.session.push(chunk)) {
         if (this.failure) return;
+        if (event.type === 'envelope') this.reply(event.document);
+        else if (event.type === 'preambleAck') {
+          this.onOpenFailure = undefined;
+          this.onAck?.();
+        } else {
+          if (event.type === 'end') this.ended?.();
+          throw new NetTcpChannelError(
+            event.type === 'end'
+              ? 'the server ended the session'
+              : event.type === 'fault'
+                ? `framing fault ${event.fault}`
+                : `an unexpected ${event.type} from the server`,
+          );
+        }
       }
     } catch (error) {
-      this.fail(error instanceof Error ? error : new NetTcpChannelError(String(error)));
-      return;
-    }
-    bytes = bytes.subarray(at);
-    this.chunks.length = 0;
-    if (bytes.length > 0) this.chunks.push(bytes);
-    this.buffered = bytes.length;
-  }
-
-  /** Parses one server record at `at`; returns the bytes it took, 0 when more are needed (this.needed says how many). */
-  private record(bytes: Buffer, at: number): number {
-    if (at >= bytes.length) return 0;
-    const type = bytes[at]!;
-    switch (type) {
-      case RecordType.PreambleAck:
-        if (this.acked) throw new NetTcpChannelError('a second PreambleAck');
-        this.acked = true;
-        this.onOpenFailure = undefined;
-        this.onAck?.();
-        return 1;
-      case RecordType.End:
-        this.ended?.();
-        this.fail(new NetTcpChannelError('the server ended the session'));
-        return 1;
-      case RecordType.Fault: {
-        const read = this.sized(bytes, at);
-        if (read === undefined) return 0;
-        const fault = decodeUtf8(read.payload) ?? '(not UTF-8)';
-        throw new NetTcpChannelError(`framing fault ${fault}`);
-      }
-      case RecordType.SizedEnvelope: {
-        if (!this.acked) throw new NetTcpChannelError('an envelope before PreambleAck');
-        const read = this.sized(bytes, at);
-        if (read === undefined) return 0;
-        this.reply(read.payload);
-        return read.size;
-      }
-      default:
-        throw new NetTcpChannelError(`unexpected record type 0x${type.toString(16)} from the server`);
+      this.fail(
+        error instanceof NetTcpChannelError
+          ? error
+          : new NetTcpChannelError(error instanceof Error ? error.message : String(error)),
+      );
     }
   }
 
-  /** A record of type byte + MultiByteInt31 length + payload, when all of it is there. */
-  private sized(bytes: Buffer, at: number): { payload: Buffer; size: number } | undefined {
-    const length = readInt31(bytes, at + 1);
-    if (length === 'short') return undefined;
-    if (length === 'invalid') throw new NetTcpChannelError('an invalid record length');
-    if (length.value > this.maxMessageBytes)
-      throw new NetTcpChannelError(`a ${length.value}-byte message, more than ${this.maxMessageBytes}`);
-    const size = 1 + length.size + length.value;
-    if (bytes.length - at < size) {
-      // receive() keeps the bytes from `at` on: the record is complete once that many are buffered.
-      this.needed = size;
-      return undefined;
-    }
-    return { payload: bytes.subarray(at + 1 + length.size, at + size), size };
-  }
-
-  private reply(payload: Buffer): void {
-    const { document } = decodeEnvelope(payload, this.reader);
+  private reply(document: XmlDocument): void {
     const envelope = document.children.find((c): c is XmlElement => c.kind === 'element');
     if (envelope?.localName !== 'Envelope' || envelope.namespace !== SOAP12)
       throw new NetTcpChannelError('a reply that is no SOAP 1.2 envelope');
@@ -572,7 +516,7 @@ async function main(argv: string[]): Promise<void> {
   console.log(JSON.stringify(result));
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (isMainModule(import.meta)) {
   main(process.argv.slice(2)).catch((error: unknown) => {
     console.error(error instanceof Error ? error.message : error);
     process.exit(1);

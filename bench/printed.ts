@@ -12,7 +12,8 @@ import { PdfiumEngine } from '../src/pdf/engine/pdfium.ts';
 import { scanLastPage } from '../src/qr/scan.ts';
 import { ZxingReader } from '../src/qr/zxing.ts';
 import { loadEngineModules } from '../src/runtime/shared/deps.ts';
-import { QR_CORPUS_DIR } from './qr.ts';
+import { isMainModule } from './main-module.ts';
+import { QR_CORPUS_DIR } from './qr-cases.ts';
 import { fmtMs } from './stats.ts';
 
 /** Timed rounds over all files, after one untimed warm-up round. */
@@ -104,4 +105,4 @@ export async function runPrintedBench({ deadline = Infinity }: { deadline?: numb
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await runPrintedBench();
+if (isMainModule(import.meta)) await runPrintedBench();

@@ -10,6 +10,7 @@ import { concatBytes, simplePdf } from '../test/support/pdf-builder.ts';
 import { billCode, PAYMENT_PART_CODE, qrBillPdf, SAMPLE_BILL } from '../test/support/qr-bills.ts';
 import { procMemMB, startServer, type RunningServer } from './server.ts';
 import { fmtMs, measure, p50, type Sample } from './stats.ts';
+import { isMainModule } from './main-module.ts';
 
 const MiB = 1024 * 1024;
 const VALIDATE = '/api/v1/documents/validate';
@@ -209,6 +210,6 @@ export async function runProductionBench(): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMainModule(import.meta)) {
   await runProductionBench();
 }

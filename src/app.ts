@@ -10,6 +10,7 @@ import { JwksCache } from './http/jwks.ts';
 import { AppMetrics } from './http/metrics.ts';
 import { Problem, problemResponse } from './http/problems.ts';
 import { extractRoute, registerExtractRoute } from './http/extract-route.ts';
+import { documentPaths } from './http/form-routes.ts';
 import { registerValidateRoute, validateRoute } from './http/validate-route.ts';
 import type { EndpointConfig } from './idb/config.ts';
 import { writeWsdl, type WsdlOptions } from './idb/wsdl.ts';
@@ -48,7 +49,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const { config, clock, logger } = deps;
   const app = new OpenAPIHono<AppEnv>();
   const budget = deps.budget ?? new ByteBudget(config.maxInflightBytes);
-  const documentRoutes = [validateRoute.path, extractRoute.path];
+  // Each operation's path, and its /file and /form paths (form-routes.ts).
+  const documentRoutes = [validateRoute.path, extractRoute.path].flatMap((path) =>
+    documentPaths(path).map((p) => p.path),
+  );
   const routes = new Set([
     ...documentRoutes,
     '/health',
@@ -156,7 +160,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   );
 
   // A known path with another method is 405 with Allow, as ASP.NET answers, not 404.
-  for (const path of [validateRoute.path, extractRoute.path]) {
+  for (const path of documentRoutes) {
     app.on(['GET', 'PUT', 'PATCH', 'DELETE'], path, (c) => {
       c.header('Allow', 'POST');
       return problemResponse(

@@ -1,6 +1,9 @@
 import type { LogLevel } from './ports.ts';
 
-/** Settings of the HTTP service (names from spec/RUN.md), read from whatever environment the runtime has. */
+/**
+ * Settings of the HTTP service (names from docs/contract/operations.md), read from whatever environment the runtime
+ * has.
+ */
 export interface HttpConfig {
   port: number;
   host: string;
@@ -15,14 +18,16 @@ export interface HttpConfig {
   maxInflightBytes: number;
   /** QUEUE_TIMEOUT_MS: longest a document waits for a PDF engine; then 503 `overloaded`. */
   queueTimeoutMs: number;
+  /** PDF_WORKERS: PDF worker threads where the runtime has them (Node); unset, the runtime decides (one per core). */
+  pdfWorkers?: number;
   auth: AuthConfig;
 }
 
-/** Who may call the document endpoints and /metrics (HTTP.md, "Authentication"). */
+/** Who may call the document endpoints and /metrics (docs/contract/http.md, "Running in production"). */
 export interface AuthConfig {
   /**
-   * API keys, `name:sha256hex` lines: from the file API_KEYS_FILE (read by the runtime's adapter), or the list itself in
-   * API_KEYS (the Workers secret binding, which has no file system).
+   * API keys, `name:sha256hex` lines: from the file API_KEYS_FILE (read by the runtime's adapter), or the list itself
+   * in API_KEYS (the Workers secret binding, which has no file system).
    */
   apiKeys?: { from: 'file'; path: string } | { from: 'text'; text: string };
   /** AUTH_JWKS_URL with AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE: bearer JWTs of an OpenID Connect provider. */
@@ -64,6 +69,7 @@ export function readHttpConfig(env: Environment, defaults: Partial<HttpConfig> =
       integer(env, 'PDF_ENGINE_MEMORY_MB', (defaults.pdfEngineMemoryBytes ?? 256 * MiB) / MiB, 32, 2047) * MiB,
     problemTypeBase,
     ...readLimits(env, maxBodyBytes),
+    ...(env.PDF_WORKERS ? { pdfWorkers: integer(env, 'PDF_WORKERS', 1, 1, 256) } : {}),
     auth: readAuth(env, host),
   };
 }

@@ -1,9 +1,9 @@
 import { ConfigError } from '../config.ts';
 
 /**
- * API keys as the service holds them: a name and the SHA-256 of the key, never the key itself (HTTP.md,
- * "Authentication"). The list is `name:sha256hex` lines, `#` starting a comment; the runtime reads it (a file on Node,
- * Bun and Deno, a secret binding on Workers) and this module parses and checks it.
+ * API keys as the service holds them: a name and the SHA-256 of the key, never the key itself (docs/contract/http.md,
+ * "Running in production"). The list is `name:sha256hex` lines, `#` starting a comment; the runtime reads it (a file on
+ * Node, Bun and Deno, a secret binding on Workers) and this module parses and checks it.
  */
 export interface ApiKey {
   name: string;

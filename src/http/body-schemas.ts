@@ -2,7 +2,8 @@ import { z } from '@hono/zod-openapi';
 import { problemContent } from './schemas.ts';
 
 /**
- * The OpenAPI side of the two request forms besides JSON (HTTP.md, "Other request bodies"): `application/pdf` with
+ * The OpenAPI side of the two request forms besides JSON (docs/contract/http.md, "Other request bodies"):
+ * `application/pdf` with
  * `references` in the query, and `multipart/form-data` with a `file` part (a file picker in /docs) and, for extract, a
  * `references` part. request-body.ts reads them; these schemas only document them.
  */
@@ -12,6 +13,8 @@ const pdfFile = (description: string) =>
 
 export const PdfBody = pdfFile('The PDF file itself (no Base64).');
 
+export const FileBody = pdfFile('The PDF or image file itself (no Base64).');
+
 const referencesText =
   'A JSON array, as for the JSON body: any JSON values, returned exactly as written. `[]` when absent.';
 
@@ -19,7 +22,9 @@ export const ValidatePdfForm = z.object({ file: pdfFile('The PDF file.') }).open
 
 export const ExtractSwissQrCodeForm = z
   .object({
-    file: pdfFile('The PDF file.'),
+    file: pdfFile(
+      "The PDF, or a JPEG, PNG or TIFF image (the part's Content-Type says which: image/jpeg, image/png or image/tiff; anything else is read as a PDF).",
+    ),
     references: z.string().optional().openapi({ description: referencesText, example: '["INV-2026-0042"]' }),
   })
   .openapi('ExtractSwissQrCodeForm');
@@ -30,7 +35,7 @@ export const ReferencesQuery = z.object({
     .optional()
     .openapi({
       param: { name: 'references', in: 'query' },
-      description: `With an \`application/pdf\` body only (URL-encoded). ${referencesText} Not a JSON array: 400 \`validation\`.`,
+      description: `URL-encoded. ${referencesText} Not a JSON array: 400 \`validation\`.`,
       example: '["INV-2026-0042"]',
     }),
 });
@@ -44,7 +49,3 @@ export const serviceResponses = {
     '`overloaded`: the bodies in flight would exceed MAX_INFLIGHT_MB (answered before the body is read), or the document waited QUEUE_TIMEOUT_MS for a PDF engine; with `Retry-After`.',
   ),
 };
-
-export const unsupportedMediaType = problemContent(
-  '`unsupported-media-type`: the body is not application/json, application/pdf or multipart/form-data.',
-);

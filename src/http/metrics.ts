@@ -7,7 +7,7 @@ import type { ByteBudget } from '../byte-budget.ts';
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /**
- * The service's metrics (HTTP.md, "Metrics"), the same names on every runtime:
+ * The service's metrics (docs/contract/http.md, "Metrics"), the same names on every runtime:
  * - `http_requests_total{route,method,status}` and `http_request_duration_seconds{route}`: `route` is the route's
  *   path (`/api/v1/documents/validate`, `/health`, ...), or `other` for unknown paths, so scans of random URLs cannot
  *   grow the label set;

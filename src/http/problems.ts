@@ -6,6 +6,7 @@ export const PROBLEMS = {
   validation: { status: 400, title: 'One or more validation errors occurred.' },
   'invalid-base64': { status: 400, title: 'The PDF is not valid Base64.' },
   'invalid-pdf': { status: 400, title: 'The file is not a valid PDF.' },
+  'invalid-image': { status: 400, title: 'The file is not a valid image.' },
   'encrypted-pdf': { status: 400, title: 'The PDF is encrypted.' },
   'pdf-too-complex': { status: 400, title: 'The PDF exceeds the processing limits.' },
   unauthorized: { status: 401, title: 'Authentication is required.' },

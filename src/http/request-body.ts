@@ -4,20 +4,70 @@ import { overloaded, tooLarge } from './inflight.ts';
 import { JsonSyntaxError, JsonWithText, parseJsonObject, type RawMembers } from './json-object.ts';
 import { MultipartError, boundaryOf, parseMultipart } from './multipart.ts';
 import { Problem } from './problems.ts';
+import type { ImageMedia } from '../image/media.ts';
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
-const PDF_TYPE = /^application\/pdf\s*(;|$)/i;
 const MULTIPART_TYPE = /^multipart\/form-data\s*(;|$)/i;
 
+/** What a document's bytes are: a PDF, or an image that extract reads as a one-page document (image-document.ts). */
+export type DocumentMedia = 'pdf' | ImageMedia;
+
+/** The media types of a body that is the file itself, as the OpenAPI document lists them. */
+export const FILE_MEDIA_TYPES = {
+  'application/pdf': 'pdf',
+  'image/jpeg': 'jpeg',
+  'image/png': 'png',
+  'image/tiff': 'tiff',
+} as const satisfies Record<string, DocumentMedia>;
+
+/** The three ways a document comes (docs/contract/http.md, "Other request bodies"). */
+export type BodyForm = 'json' | 'file' | 'multipart';
+export const BODY_FORMS: readonly BodyForm[] = ['json', 'file', 'multipart'];
+
 /**
- * A document request in any of its three forms (HTTP.md, "Other request bodies"):
+ * A document request in any of its three forms (docs/contract/http.md, "Other request bodies"):
  * - `json`: the members of the JSON object (json-object.ts; `base64Pdf` a view of the body, still Base64);
- * - `pdf` (`application/pdf`) and `multipart` (`multipart/form-data`): the PDF's bytes as a view of the one buffer the
- *   body was read into, and `references` (for extract) from the query parameter or the form's `references` part.
+ * - `file` (`application/pdf`, or an image type) and `multipart` (`multipart/form-data`): the file's bytes as a view of
+ *   the one buffer the body was read into, what they are (`media`: from the Content-Type of the body or of the form's
+ *   `file` part), and `references` (for extract) from the query parameter or the form's `references` part.
  */
 export type DocumentBody =
   | { form: 'json'; members: Record<string, unknown> }
-  | { form: 'pdf' | 'multipart'; pdf: Uint8Array; references: JsonWithText };
+  | { form: 'file' | 'multipart'; file: Uint8Array; media: DocumentMedia; references: JsonWithText };
+
+/** Which bodies a route takes: its forms (a form's own path takes only that form) and whether images are documents. */
+export interface BodyRules {
+  forms: readonly BodyForm[];
+  images: boolean;
+}
+
+function fileMediaOf(contentType: string): DocumentMedia | undefined {
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  return (FILE_MEDIA_TYPES as Record<string, DocumentMedia>)[type];
+}
+
+function formOf(contentType: string): BodyForm | undefined {
+  if (JSON_TYPE.test(contentType)) return 'json';
+  if (MULTIPART_TYPE.test(contentType)) return 'multipart';
+  return fileMediaOf(contentType) ? 'file' : undefined;
+}
+
+const FORM_TYPES: Record<BodyForm, string> = {
+  json: 'application/json',
+  file: 'application/pdf',
+  multipart: 'multipart/form-data',
+};
+
+function unsupported(rules: BodyRules, detail?: string): Problem {
+  const types = rules.forms.flatMap((form) =>
+    form === 'file' && rules.images ? Object.keys(FILE_MEDIA_TYPES) : [FORM_TYPES[form]],
+  );
+  const list = types.length === 1 ? types[0] : `${types.slice(0, -1).join(', ')} or ${types.at(-1)}`;
+  return new Problem('unsupported-media-type', detail ?? `Send the request body as ${list}.`);
+}
+
+const IMAGE_ON_VALIDATE =
+  'validate reads PDFs only; an image (JPEG, PNG, TIFF) is read by POST /api/v1/documents/extract-swiss-qr-code.';
 
 /**
  * Reads the body of a document request under MAX_BODY_MB (checked on Content-Length, and while streaming so a client
@@ -27,28 +77,22 @@ export type DocumentBody =
 export async function readDocumentBody(
   c: Context<AppEnv>,
   maxBytes: number,
-  raw: RawMembers = {},
+  raw: RawMembers,
+  rules: BodyRules,
 ): Promise<DocumentBody> {
   const type = c.req.header('content-type') ?? '';
-  const form = JSON_TYPE.test(type)
-    ? 'json'
-    : PDF_TYPE.test(type)
-      ? 'pdf'
-      : MULTIPART_TYPE.test(type)
-        ? 'multipart'
-        : undefined;
-  if (!form)
-    throw new Problem(
-      'unsupported-media-type',
-      'Send the request body as application/json, application/pdf or multipart/form-data.',
-    );
+  const form = formOf(type);
+  if (!form || !rules.forms.includes(form)) throw unsupported(rules);
+  const declaredMedia = form === 'file' ? fileMediaOf(type)! : undefined;
+  if (declaredMedia && declaredMedia !== 'pdf' && !rules.images) throw unsupported(rules, IMAGE_ON_VALIDATE);
   const boundary = form === 'multipart' ? boundaryOf(type) : undefined;
   if (form === 'multipart' && !boundary) {
     throw new Problem('validation', 'A multipart/form-data body needs a boundary parameter in its Content-Type.', {
       errors: { $: ['The Content-Type has no valid boundary parameter.'] },
     });
   }
-  // Only this request's own limit is checked here: its share of MAX_INFLIGHT_MB was reserved on admission (inflight.ts).
+  // Only this request's own limit is checked here: its share of MAX_INFLIGHT_MB was reserved on admission
+  // (inflight.ts).
   const declared = Number(c.req.header('content-length'));
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
   const reservation = c.get('bodyReservation');
@@ -60,11 +104,12 @@ export async function readDocumentBody(
   );
   if (form === 'json') return { form, members: parseJson(body, raw) };
   const wantsReferences = (raw.text ?? []).some((name) => name.toLowerCase() === 'references');
-  if (form === 'pdf') {
+  if (form === 'file') {
     const query = c.req.query('references');
     return {
       form,
-      pdf: body,
+      file: body,
+      media: declaredMedia!,
       references: referencesFrom(wantsReferences ? query : undefined, 'The references query parameter'),
     };
   }
@@ -82,10 +127,15 @@ export async function readDocumentBody(
   const file = part('file');
   if (!file)
     throw new Problem('validation', 'The file part is required.', { errors: { file: ['The file part is required.'] } });
+  // The part's own Content-Type says whether it is an image (curl -F sets it from the file name, generated clients from
+  // the caller); anything else is a PDF, so a PNG renamed .pdf answers as it does in the JSON form.
+  const media = fileMediaOf(file.contentType ?? '') ?? 'pdf';
+  if (media !== 'pdf' && !rules.images) throw unsupported(rules, IMAGE_ON_VALIDATE);
   const referencesPart = wantsReferences ? part('references') : undefined;
   return {
     form,
-    pdf: file.body,
+    file: file.body,
+    media,
     references: referencesFrom(referencesPart && utf8(referencesPart.body, 'references'), 'The references part'),
   };
 }

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { JsonWithText, RawJsonString } from './json-object.ts';
 
-/** The wire shapes of spec/HTTP.md. These schemas validate requests and generate /openapi.json alike. */
+/** The wire shapes of docs/contract/http.md. These schemas validate requests and generate /openapi.json alike. */
 
 /** Read from the body's bytes without becoming a JavaScript string (json-object.ts); documented as the string it is. */
 export const Base64Pdf = z.instanceof(RawJsonString).openapi({
@@ -78,6 +78,10 @@ export const AddressData = z
   })
   .openapi('AddressDataDto');
 
+function nullableAddress() {
+  return z.union([AddressData, z.null()]).openapi({}, { unionPreferredType: 'oneOf' });
+}
+
 export const SwissQrCodeData = z
   .object({
     qrType: z.string().openapi({ example: 'SPC' }),
@@ -86,13 +90,15 @@ export const SwissQrCodeData = z
     iban: z.string().openapi({ description: 'Spaces removed.', example: 'CH4431999123000889012' }),
     creditor: AddressData,
     // A union, not .nullable(): that would emit allOf [$ref, {type: [object, null]}], which rejects null in strict clients.
-    ultimateCreditor: z.union([AddressData, z.null()]),
+    // As oneOf [$ref, null], not anyOf: NSwag reads only the oneOf form as a nullable reference (anyOf made it a class
+    // of its own whose deserializer refused null); Kiota and openapi-typescript read both.
+    ultimateCreditor: nullableAddress(),
     amount: z
       .number()
       .nullable()
       .openapi({ description: 'null when the bill leaves the amount open.', example: 1949.75 }),
     currency: z.string().openapi({ example: 'CHF' }),
-    ultimateDebtor: z.union([AddressData, z.null()]),
+    ultimateDebtor: nullableAddress(),
     referenceType: z.string().openapi({ example: 'QRR' }),
     reference: z
       .string()

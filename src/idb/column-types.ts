@@ -1,9 +1,10 @@
 /**
- * The .NET type of a result column, from its declared type name (spec/IIDBService.md, "DataTable results") or, for a
- * column without one (a SQLite expression), from its first non-null value. The same on every backend, so a client
+ * The .NET type of a result column, from its declared type name (docs/contract/iidbservice.md, "DataTable results") or,
+ * for a column without one (a SQLite expression), from its first non-null value. The same on every backend, so a client
  * sees the same DataTable whichever database answers.
  */
 export type ClrType =
+  | 'Byte'
   | 'Int16'
   | 'Int32'
   | 'Int64'
@@ -14,7 +15,10 @@ export type ClrType =
   | 'String'
   | 'Byte[]'
   | 'DateTime'
-  | 'Guid';
+  | 'Guid'
+  // SQL Server's tinyint, datetimeoffset and time (ResultColumn.clrType); no declared type name maps to them.
+  | 'DateTimeOffset'
+  | 'TimeSpan';
 
 /**
  * How a DateTime column is written. `Unspecified` (wall-clock, no offset) and `Utc` (written with `Z`) are what the
@@ -128,6 +132,7 @@ export function clrTypeOfValues(values: Iterable<unknown>): ClrType | undefined 
 }
 
 const RANGES: ReadonlyArray<readonly [ClrType, bigint, bigint]> = [
+  ['Byte', 0n, 255n],
   ['Int16', -(2n ** 15n), 2n ** 15n - 1n],
   ['Int32', -(2n ** 31n), 2n ** 31n - 1n],
   ['Int64', -(2n ** 63n), 2n ** 63n - 1n],
@@ -140,7 +145,7 @@ export function integerRange(type: ClrType): readonly [bigint, bigint] | undefin
 }
 
 /**
- * The spec's widening rule, "int ... Int32 (Int64 if a value does not fit)", applied to Int16 as well (a SQLite
+ * The spec's widening rule, "int ... Int32 (Int64 if a value does not fit)", applied to Byte and Int16 as well (a SQLite
  * `smallint` or MySQL `smallint unsigned` column can hold more than Int16): the narrowest of the declared type,
  * Int32 and Int64 that holds every integer value. Other types and values that are no integers are left alone (the
  * writer refuses what does not fit its column).

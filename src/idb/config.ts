@@ -1,6 +1,6 @@
 /**
- * Settings of IIDBService (names from spec/RUN.md), read from whatever environment the runtime has. The HTTP service
- * reads the endpoint part to publish the WSDL; the tcp-bridge reads all of it.
+ * Settings of IIDBService (names from docs/contract/operations.md), read from whatever environment the runtime has. The
+ * HTTP service reads the endpoint part to publish the WSDL; the tcp-bridge reads all of it.
  */
 import { ConfigError, integer, type Environment } from '../config.ts';
 import { readFilesConfig, type FilesConfig } from './files-url.ts';
@@ -14,7 +14,10 @@ export interface EndpointConfig {
   protectionLevel: 'EncryptAndSign' | 'Sign';
   /** BRIDGE_DNS_IDENTITY: the endpoint's DNS identity and the SPN's host part. */
   dnsIdentity: string;
-  /** The endpoint address the WSDL publishes: BRIDGE_PUBLIC_URL, else net.tcp://<dns identity>:<BRIDGE_PORT>/IDBService. */
+  /**
+   * The endpoint address the WSDL publishes: BRIDGE_PUBLIC_URL, else net.tcp://<dns
+   * identity>:<BRIDGE_PORT>/IDBService.
+   */
   address: string;
   port: number;
   host: string;
@@ -39,6 +42,11 @@ export interface IdbConfig {
    * (names compared case-insensitively; `default` is DATABASE_URL).
    */
   databases: ReadonlyMap<string, string>;
+  /**
+   * DATABASE_PASSWORD / DATABASE_READER_PASSWORD (and `_<NAME>` for DATABASE_URL_<NAME>): passwords of a
+   * sqlserver:// database's logins, by database name, for deployments that pass secrets in the environment.
+   */
+  databasePasswords: ReadonlyMap<string, { password?: string; readerPassword?: string }>;
   /** FILES_URL */
   files: FilesConfig;
   /** BRIDGE_ROLES_FILE: path of the roles file, undefined when unset (nobody authorized but for Heartbeat). */
@@ -92,6 +100,14 @@ export function readIdbConfig(env: Environment): IdbConfig {
       throw new ConfigError('DATABASE_URL_DEFAULT is not allowed: the default database is DATABASE_URL');
     databases.set(name, value);
   }
+  const databasePasswords = new Map<string, { password?: string; readerPassword?: string }>();
+  for (const name of databases.keys()) {
+    const suffix = name === DEFAULT_DATABASE ? '' : `_${name.toUpperCase()}`;
+    const password = env[`DATABASE_PASSWORD${suffix}`] || undefined;
+    const readerPassword = env[`DATABASE_READER_PASSWORD${suffix}`] || undefined;
+    if (password !== undefined || readerPassword !== undefined)
+      databasePasswords.set(name, { password, readerPassword });
+  }
   return {
     endpoint: readEndpointConfig(env),
     limits: {
@@ -101,6 +117,7 @@ export function readIdbConfig(env: Environment): IdbConfig {
       maxRequestsPerIdentity: integer(env, 'DB_MAX_REQUESTS_PER_IDENTITY', 16, 1, 10000),
     },
     databases,
+    databasePasswords,
     files: readFilesConfig(env),
     rolesFile: env.BRIDGE_ROLES_FILE || undefined,
     maxMessageBytes: integer(env, 'MAX_MESSAGE_MB', 64, 1, 2047) * MiB,

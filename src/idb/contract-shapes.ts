@@ -1,7 +1,7 @@
 /**
- * IIDBService as DataContractSerializer shapes it (spec/IIDBService.md): each operation's parameters in order and its
- * result, each data contract's members, the value types' defaults, and the actions. Written down once because two
- * readers must agree on it to the letter: the published WSDL (wsdl.ts), from which clients are generated, and the
+ * IIDBService as DataContractSerializer shapes it (docs/contract/iidbservice.md): each operation's parameters in order
+ * and its result, each data contract's members, the value types' defaults, and the actions. Written down once because
+ * two readers must agree on it to the letter: the published WSDL (wsdl.ts), from which clients are generated, and the
  * tcp-bridge's SOAP layer, which reads and writes what those clients send. Declarative and platform-free; each reader
  * maps the type names to its own terms (an XSD type reference, a wire codec).
  */
@@ -107,7 +107,10 @@ export const DEFAULTS: Readonly<Partial<Record<DcType, unknown>>> = {
   dateTime: '0001-01-01T00:00:00',
 };
 
-/** Value types: DataContractSerializer cannot put null into one, so the wire refuses `i:nil` and the WSDL is not nillable. */
+/**
+ * Value types: DataContractSerializer cannot put null into one, so the wire refuses `i:nil` and the WSDL is not
+ * nillable.
+ */
 export const isValueType = (type: DcType): boolean => Object.hasOwn(DEFAULTS, type);
 
 /** The contract's name, which WCF puts into every action. */

@@ -1,7 +1,7 @@
 /**
- * The IIDBService contract as the handlers see it (spec/IIDBService.md): the 13 operations, their DataContract shapes,
- * the values an `object` member carries, the faults, and who may call what. Transport-free: the SOAP layer of the
- * tcp-bridge decodes into these types and encodes them back; the WSDL (wsdl.ts) describes the same operations.
+ * The IIDBService contract as the handlers see it (docs/contract/iidbservice.md): the 13 operations, their DataContract
+ * shapes, the values an `object` member carries, the faults, and who may call what. Transport-free: the SOAP layer of
+ * the tcp-bridge decodes into these types and encodes them back; the WSDL (wsdl.ts) describes the same operations.
  */
 
 /** The operations in the contract's order; also the names of their actions. */
@@ -25,8 +25,9 @@ export type OperationName = (typeof OPERATIONS)[number];
 
 /**
  * The role an operation needs ("Rules users rely on"): `reader` for the ones that only read, `writer` for the rest.
- * Heartbeat needs none (RUN.md: with no roles file nobody is authorized "for anything but Heartbeat"). A writer may do
- * everything a reader may. Database requests are units of work for writers, even when only read through.
+ * Heartbeat needs none (docs/contract/operations.md: with no roles file nobody is authorized "for anything but
+ * Heartbeat"). A writer may do everything a reader may. Database requests are units of work for writers, even when only
+ * read through.
  */
 export const REQUIRED_ROLE: Readonly<Record<OperationName, 'none' | 'reader' | 'writer'>> = {
   Heartbeat: 'none',

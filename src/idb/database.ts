@@ -1,7 +1,7 @@
 /**
- * The port through which the IIDBService database operations run client SQL (spec/IIDBService.md: database requests,
- * ReturnDatatable / ReturnScalar / ExecuteNonQuery, "Rules users rely on"). Adapters: PostgreSQL through postgres.js
- * (src/runtime/node/idb/postgres-database.ts); an embedded SQLite file through libsql in worker threads
+ * The port through which the IIDBService database operations run client SQL (docs/contract/iidbservice.md: database
+ * requests, ReturnDatatable / ReturnScalar / ExecuteNonQuery, "Rules users rely on"). Adapters: PostgreSQL through
+ * postgres.js (src/runtime/node/idb/postgres-database.ts); an embedded SQLite file through libsql in worker threads
  * (src/runtime/node/idb/sqlite-database.ts). src/runtime/node/idb/open-database.ts picks one from a URL.
  *
  * Decisions:
@@ -21,6 +21,7 @@
  * - SQLite has only storage classes: INTEGER is a number when it is a safe integer, else a bigint; REAL a number;
  *   NUMERIC columns hold integers or reals (no decimal text); booleans are 1/0; dates are whatever text was stored.
  */
+import type { ClrType } from './column-types.ts';
 import type { ClrValue } from './contract.ts';
 import type { DataCell } from './datatable.ts';
 import type { SqlDialect } from './sql-parameters.ts';
@@ -41,6 +42,8 @@ export type SqlValue = ClrValue | null;
 export interface ResultColumn {
   name: string;
   declaredType: string | null;
+  /** The .NET type when the backend knows it exactly (SQL Server's TDS types); else clrTypeOfDeclared decides. */
+  clrType?: ClrType;
 }
 
 export interface StatementResult {
@@ -80,9 +83,15 @@ export interface DatabaseTransaction {
   /**
    * Runs one statement; throws DatabaseFault. Calls on one transaction run one after the other.
    *
-   * `values` are bound by position (see SqlDialect) and carry the .NET type the client sent (see SqlValue).
+   * `values` are bound by position (see SqlDialect) and carry the .NET type the client sent (see SqlValue); on
+   * sqlserver they are bound by name instead, `names[i]` naming `values[i]` (T-SQL's own `@name` parameters).
    */
-  run(sql: string, values: readonly SqlValue[], limits: StatementLimits): Promise<StatementResult>;
+  run(
+    sql: string,
+    values: readonly SqlValue[],
+    limits: StatementLimits,
+    names?: readonly string[],
+  ): Promise<StatementResult>;
   /** Commits and releases the connection; throws DatabaseFault (the transaction is then rolled back and released). */
   commit(): Promise<void>;
   /** Rolls back and releases the connection; never throws; a second call (or one after commit) does nothing. */
@@ -91,6 +100,11 @@ export interface DatabaseTransaction {
 
 export interface Database {
   readonly dialect: SqlDialect;
+  /**
+   * false when `begin('read')` cannot be kept read-only by the database (SQL Server without a read-only login): a
+   * service with readers refuses to start on such a database. Absent: enforced.
+   */
+  readonly readOnlyEnforced?: boolean;
   begin(access: 'read' | 'write'): Promise<DatabaseTransaction>;
   close(): Promise<void>;
 }

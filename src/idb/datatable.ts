@@ -1,4 +1,7 @@
+import { encodeBase64 } from '../base64.ts';
 import { integerRange, type ClrType, type DateTimeMode } from './column-types.ts';
+import { formatTimeSpan } from './datatable-timespan.ts';
+import { parseGuid } from './guid.ts';
 
 export interface DataColumn {
   /** The column name as the database gave it; encoded for XML here (see encodeLocalName). */
@@ -52,6 +55,7 @@ const GUID_DATATYPE = 'System.Guid, mscorlib, Version=4.0.0.0, Culture=neutral, 
 
 /** The XSD type a column is declared with in the inline schema. */
 export const XSD_TYPE: Readonly<Record<ClrType, string>> = {
+  Byte: 'xs:unsignedByte',
   Int16: 'xs:short',
   Int32: 'xs:int',
   Int64: 'xs:long',
@@ -63,12 +67,18 @@ export const XSD_TYPE: Readonly<Record<ClrType, string>> = {
   'Byte[]': 'xs:base64Binary',
   DateTime: 'xs:dateTime',
   Guid: 'xs:string',
+  // XmlTreeGen has no XSD type for DateTimeOffset: anyType with msdata:DataType, like Guid's string.
+  DateTimeOffset: 'xs:anyType',
+  TimeSpan: 'xs:duration',
 };
+
+const DATE_TIME_OFFSET_DATATYPE =
+  'System.DateTimeOffset, mscorlib, Version=4.0.0.0, Culture=neutral, PublicKeyToken=b77a5c561934e089';
 
 /**
  * What DataContractSerializer writes inside the element of a DataTable result (`ReturnDatatableResult`): the inline
  * `xs:schema`, then the `diffgr:diffgram` with every row as inserted. Attribute order and element layout follow
- * .NET's XmlTreeGen and diffgram writer (see the capture fixtures/nettcp/datatable-dcs-xml.txt); no indentation.
+ * .NET's XmlTreeGen and diffgram writer (see test/fixtures/datatable/, recorded with Mono); no indentation.
  */
 export function writeDataTable(
   columns: readonly DataColumn[],
@@ -100,6 +110,7 @@ export function writeDataTable(
     // XmlTreeGen's attribute order: name, msdata:DataType, msdata:DateTimeMode, type, minOccurs.
     out += `<xs:element name="${names[i]}"`;
     if (c.type === 'Guid') out += ` msdata:DataType="${GUID_DATATYPE}"`;
+    if (c.type === 'DateTimeOffset') out += ` msdata:DataType="${DATE_TIME_OFFSET_DATATYPE}"`;
     const mode = c.dateTimeMode ?? 'Unspecified';
     if (c.type === 'DateTime' && mode !== 'UnspecifiedLocal') out += ` msdata:DateTimeMode="${mode}"`;
     out += ` type="${XSD_TYPE[c.type]}" minOccurs="0" />`;
@@ -136,10 +147,19 @@ export function writeDataTable(
 /** A cell's text as XmlConvert (and DataColumn's storage classes) write it, before XML escaping. */
 export function formatCell(column: DataColumn, cell: Exclude<DataCell, null>): string {
   switch (column.type) {
+    case 'Byte':
     case 'Int16':
     case 'Int32':
     case 'Int64':
       return formatInteger(column.type, cell);
+    case 'DateTimeOffset':
+      // XmlConvert.ToString(DateTimeOffset): the wall clock and its offset (`+00:00`, never `Z`).
+      return formatDateTime(cell, 'UnspecifiedLocal');
+    case 'TimeSpan': {
+      const text = formatTimeSpan(cell);
+      if (text === undefined) throw invalid('a TimeSpan', cell);
+      return text;
+    }
     case 'Decimal':
       return formatDecimal(cell);
     case 'Single':
@@ -328,37 +348,11 @@ function parseOffset(text: string): number {
   return text[0] === '-' ? -seconds : seconds;
 }
 
-const GUID =
-  /^(?:\{([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})\}|([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12}))$/i;
-
 /** Guid.ToString(): lower-case `d` format. */
 function formatGuid(cell: unknown): string {
-  const m = typeof cell === 'string' ? GUID.exec(cell.trim()) : null;
-  if (!m) throw invalid('a Guid', cell);
-  const parts = m.slice(1).filter((p) => p !== undefined);
-  return parts.join('-').toLowerCase();
-}
-
-const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-
-/** Standard Base64 with padding and no line breaks, as XmlConvert writes byte[]. */
-export function encodeBase64(bytes: Uint8Array): string {
-  const parts: string[] = [];
-  let chunk = '';
-  for (let i = 0; i < bytes.length; i += 3) {
-    const a = bytes[i]!;
-    const b = bytes[i + 1];
-    const c = bytes[i + 2];
-    chunk += B64[a >> 2]! + B64[((a & 3) << 4) | ((b ?? 0) >> 4)]!;
-    chunk += b === undefined ? '==' : B64[((b & 15) << 2) | ((c ?? 0) >> 6)]! + (c === undefined ? '=' : B64[c & 63]!);
-    // Strings built by += in one piece get slow past megabytes; join chunks instead.
-    if (chunk.length >= 8192) {
-      parts.push(chunk);
-      chunk = '';
-    }
-  }
-  parts.push(chunk);
-  return parts.join('');
+  const guid = typeof cell === 'string' ? parseGuid(cell) : undefined;
+  if (guid === undefined) throw invalid('a Guid', cell);
+  return guid;
 }
 
 // Characters XML 1.0 cannot carry: C0 controls but tab, LF and CR; unpaired surrogates (the u flag makes a pair one

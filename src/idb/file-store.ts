@@ -1,6 +1,6 @@
 /**
- * The port through which the IIDBService file operations keep file contents (spec/IIDBService.md, FileData and "File
- * writes are atomic … Sha256 is checked on read"). Adapters: a folder on the local disk
+ * The port through which the IIDBService file operations keep file contents (docs/contract/iidbservice.md, FileData and
+ * "File writes are atomic … Sha256 is checked on read"). Adapters: a folder on the local disk
  * (src/runtime/node/idb/folder-file-store.ts) and S3-compatible object storage, R2 included (src/idb/s3-file-store.ts).
  *
  * Decisions:
@@ -19,12 +19,16 @@
  * - Contents are whole `Uint8Array`s: a FileData travels in one message (at most MAX_MESSAGE_MB, default 64 MiB) and
  *   is in memory anyway, and the sha256 must be known before the content is committed.
  */
+import { GUID_PATTERN } from './guid.ts';
 
-/** Where file contents live; metadata (name, type, times, sha256, length) lives in the database, in the same transaction as the index. */
+/**
+ * Where file contents live; metadata (name, type, times, sha256, length) lives in the database, in the same
+ * transaction as the index.
+ */
 export interface FileStore {
   /**
-   * Writes content under `key` atomically: readers see the old content or the new, never a mix; a crash mid-write leaves
-   * the old content. Returns the content's sha256 (lower-case hex) and length, for the database row.
+   * Writes content under `key` atomically: readers see the old content or the new, never a mix; a crash mid-write
+   * leaves the old content. Returns the content's sha256 (lower-case hex) and length, for the database row.
    */
   put(key: string, content: Uint8Array): Promise<StoredContent>;
   /**
@@ -61,12 +65,14 @@ export class StoreError extends Error {
   }
 }
 
-const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/i;
 
-/** Refuses any key but a canonical lower-case Guid (the only characters are 0-9, a-f and `-`: no path can be formed). */
+/**
+ * Refuses any key but a canonical lower-case Guid (the only characters are 0-9, a-f and `-`: no path can be
+ * formed).
+ */
 export function checkKey(key: string): string {
-  if (typeof key !== 'string' || !GUID.test(key))
+  if (typeof key !== 'string' || !GUID_PATTERN.test(key))
     throw new StoreError('invalid-argument', `file key must be a lower-case Guid, not ${JSON.stringify(key)}`);
   return key;
 }

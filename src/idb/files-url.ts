@@ -1,5 +1,6 @@
 /**
- * Reads FILES_URL (spec/RUN.md: "a folder, or `s3://bucket?endpoint=…` for S3-compatible storage", default
+ * Reads FILES_URL (docs/contract/operations.md: "a folder, or `s3://bucket?endpoint=…` for S3-compatible storage",
+ * default
  * `file:./data/files`) into a store configuration. Platform-free: the runtime entry builds the store from it (a folder
  * needs the runtime's file system; a relative folder is resolved against the working directory there).
  *
@@ -10,8 +11,8 @@
  * - `s3://bucket`, `s3://bucket/prefix/` with these query parameters (any other is refused, so a typo is not ignored):
  *   - `endpoint`: http(s) origin of an S3-compatible service (R2: `https://<account>.r2.cloudflarestorage.com`, a local
  *     s3rver or MinIO: `http://127.0.0.1:4569`). Default: AWS, `https://s3.<region>.amazonaws.com`.
- *   - `region`: signing region. Default: `AWS_REGION`, else `AWS_DEFAULT_REGION`, else `us-east-1` (R2 takes `auto`, and
- *     also accepts `us-east-1`).
+ *   - `region`: signing region. Default: `AWS_REGION`, else `AWS_DEFAULT_REGION`, else `us-east-1` (R2 takes `auto`,
+ * and     also accepts `us-east-1`).
  *   - `forcePathStyle`: `true` puts the bucket in the path (`endpoint/bucket/key`), `false` in the host name
  *     (`bucket.endpoint/key`). Default: true with an `endpoint` (R2, MinIO and s3rver all serve path style, and a
  *     local endpoint has no DNS for bucket host names), false for AWS (which is retiring path style).

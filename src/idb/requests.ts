@@ -1,7 +1,7 @@
 /**
- * Open database requests (spec/IIDBService.md: CreateDatabaseRequest, CloseDatabaseRequest, "A database request lives
- * by its id, not by its channel"): each is one DatabaseTransaction kept open across calls, owned by the identity that
- * opened it.
+ * Open database requests (docs/contract/iidbservice.md: CreateDatabaseRequest, CloseDatabaseRequest, "A database
+ * request lives by its id, not by its channel"): each is one DatabaseTransaction kept open across calls, owned by the
+ * identity that opened it.
  *
  * Decisions:
  * - Looked up by id and owner together: another identity's id answers exactly like an unknown one, so its existence

@@ -1,6 +1,6 @@
 /**
  * What the SQL operations answer, from a StatementResult: the DataTable of ReturnDatatable and the `object` of
- * ReturnScalar, typed the same on every backend (spec/IIDBService.md "DataTable results").
+ * ReturnScalar, typed the same on every backend (docs/contract/iidbservice.md "DataTable results").
  *
  * Decisions:
  * - A declared type the spec's table does not name (json, time, interval, arrays, enums) becomes a String column when
@@ -34,7 +34,7 @@ export function dataColumns(result: StatementResult): DataColumn[] {
   const names = uniqueColumnNames(result.columns.map((c) => c.name));
   return result.columns.map((column, i) => {
     const values = result.rows.map((row) => row[i]);
-    const declared = clrTypeOfDeclared(column.declaredType);
+    const declared = column.clrType ?? clrTypeOfDeclared(column.declaredType);
     const type: ClrType = widenIntegerType(declared ?? clrTypeOfValues(values) ?? 'String', values);
     return type === 'DateTime'
       ? { name: names[i]!, type, dateTimeMode: dateTimeModeOfDeclared(column.declaredType) }
@@ -59,6 +59,7 @@ function clrValue(column: DataColumn, cell: Exclude<DataCell, null>): ClrValue {
   // formatCell checks range and form, and gives the invariant text every case below starts from.
   const text = formatCell(column, cell);
   switch (column.type) {
+    case 'Byte': // no unsignedByte in the contract's values: the nearest wider type
     case 'Int16':
       return { type: 'short', value: Number(text) };
     case 'Int32':
@@ -79,6 +80,10 @@ function clrValue(column: DataColumn, cell: Exclude<DataCell, null>): ClrValue {
       return { type: 'base64Binary', value: cell as Uint8Array };
     case 'DateTime':
       return { type: 'dateTime', value: text };
+    case 'DateTimeOffset': // no dateTimeOffset in the contract's values: the instant in UTC
+      return { type: 'dateTime', value: formatCell({ ...column, type: 'DateTime', dateTimeMode: 'Utc' }, cell) };
+    case 'TimeSpan':
+      return { type: 'string', value: String(cell) };
     case 'Guid':
       return { type: 'guid', value: text };
   }

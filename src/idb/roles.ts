@@ -1,6 +1,7 @@
 /**
- * Who may call what (spec/IIDBService.md "Rules users rely on", RUN.md BRIDGE_ROLES_FILE): the roles file names
- * identities and groups per role, and every operation needs a role (contract.ts REQUIRED_ROLE). Default deny.
+ * Who may call what (docs/contract/iidbservice.md "Rules users rely on", operations.md BRIDGE_ROLES_FILE): the roles
+ * file names identities and groups per role, and every operation needs a role (contract.ts REQUIRED_ROLE). Default
+ * deny.
  *
  * Decisions:
  * - The file is JSON `{"reader": [...], "writer": [...], "groups": {"name": [members]}}`. Unknown keys, a non-string
@@ -34,6 +35,8 @@ export interface Roles {
   rolesOf(caller: RoleSubject): ReadonlySet<Role>;
   /** Whether `caller` may call `operation`. */
   allows(caller: RoleSubject, operation: OperationName): boolean;
+  /** Whether the file names any reader (a backend without read-only transactions must then have a reader login). */
+  readonly hasReaders: boolean;
   /** The `DOMAIN\name` entries the roles grant through (lower case): what a directory may resolve to SIDs. */
   readonly accountNames: readonly string[];
   /** These roles, with `DOMAIN\name` entries also matching callers that carry the SID `directory` has for them. */
@@ -141,6 +144,7 @@ function rolesFrom(members: Record<Role, ReadonlySet<string>>, directory?: Accou
   };
   return {
     rolesOf,
+    hasReaders: members.reader.size > 0,
     allows(caller, operation) {
       const needed = REQUIRED_ROLE[operation];
       return needed === 'none' || rolesOf(caller).has(needed);

@@ -1,6 +1,6 @@
 /**
- * The service's own tables (spec/IIDBService.md: "files, documents, index fields … a table prefix of their own
- * (`idb_`)"), created and migrated when the service starts.
+ * The service's own tables (docs/contract/iidbservice.md, "Rules users rely on": files, documents and index
+ * fields under a table prefix of their own, `idb_`), created and migrated when the service starts.
  *
  * Decisions:
  * - Numbered migrations, each a list of single statements per dialect (the Database port runs one statement at a
@@ -22,13 +22,18 @@ interface Migration {
   statements: Record<SqlDialect, string[]>;
 }
 
-const both = (statements: string[]): Record<SqlDialect, string[]> => ({ sqlite: statements, postgres: statements });
+const both = (statements: string[], sqlserver: string[]): Record<SqlDialect, string[]> => ({
+  sqlite: statements,
+  postgres: statements,
+  sqlserver,
+});
 
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
-    statements: both([
-      `CREATE TABLE idb_files (
+    statements: both(
+      [
+        `CREATE TABLE idb_files (
         file_id uuid PRIMARY KEY,
         content_key uuid NOT NULL,
         file_name text,
@@ -37,21 +42,48 @@ export const MIGRATIONS: readonly Migration[] = [
         sha256 text NOT NULL,
         created_utc timestamptz NOT NULL,
         modified_utc timestamptz NOT NULL)`,
-      `CREATE TABLE idb_documents (
+        `CREATE TABLE idb_documents (
         document_id uuid PRIMARY KEY,
         container_id uuid NOT NULL,
         file_id uuid NOT NULL REFERENCES idb_files (file_id) ON DELETE CASCADE,
         title text,
         created_utc timestamptz NOT NULL)`,
-      'CREATE INDEX idb_documents_by_container ON idb_documents (container_id, created_utc, document_id)',
-      'CREATE INDEX idb_documents_by_file ON idb_documents (file_id)',
-      `CREATE TABLE idb_index_fields (
+        'CREATE INDEX idb_documents_by_container ON idb_documents (container_id, created_utc, document_id)',
+        'CREATE INDEX idb_documents_by_file ON idb_documents (file_id)',
+        `CREATE TABLE idb_index_fields (
         document_id uuid NOT NULL REFERENCES idb_documents (document_id) ON DELETE CASCADE,
         position integer NOT NULL,
         name text,
         value text,
         PRIMARY KEY (document_id, position))`,
-    ]),
+      ],
+      // T-SQL: SQL Server's names for the same types (datetime2 holds the UTC wall clock, as SQLite's text does).
+      [
+        `CREATE TABLE idb_files (
+          file_id uniqueidentifier PRIMARY KEY,
+          content_key uniqueidentifier NOT NULL,
+          file_name nvarchar(max),
+          content_type nvarchar(max),
+          length bigint NOT NULL,
+          sha256 nvarchar(64) NOT NULL,
+          created_utc datetime2(7) NOT NULL,
+          modified_utc datetime2(7) NOT NULL)`,
+        `CREATE TABLE idb_documents (
+          document_id uniqueidentifier PRIMARY KEY,
+          container_id uniqueidentifier NOT NULL,
+          file_id uniqueidentifier NOT NULL REFERENCES idb_files (file_id) ON DELETE CASCADE,
+          title nvarchar(max),
+          created_utc datetime2(7) NOT NULL)`,
+        'CREATE INDEX idb_documents_by_container ON idb_documents (container_id, created_utc, document_id)',
+        'CREATE INDEX idb_documents_by_file ON idb_documents (file_id)',
+        `CREATE TABLE idb_index_fields (
+          document_id uniqueidentifier NOT NULL REFERENCES idb_documents (document_id) ON DELETE CASCADE,
+          position int NOT NULL,
+          name nvarchar(max),
+          value nvarchar(max),
+          PRIMARY KEY (document_id, position))`,
+      ],
+    ),
   },
 ];
 
@@ -70,8 +102,16 @@ export class SchemaTooNewError extends Error {
 export async function migrate(transaction: DatabaseTransaction, dialect: SqlDialect): Promise<number> {
   // An arbitrary constant: the lock id every bridge on this database agrees on.
   if (dialect === 'postgres') await transaction.run('SELECT pg_advisory_xact_lock(7315041)', [], LIMITS);
+  if (dialect === 'sqlserver')
+    await transaction.run(
+      "EXEC sp_getapplock @Resource = N'idb_schema', @LockMode = N'Exclusive', @LockOwner = N'Transaction'",
+      [],
+      LIMITS,
+    );
   await transaction.run(
-    'CREATE TABLE IF NOT EXISTS idb_schema_version (version integer NOT NULL, applied_utc timestamptz NOT NULL)',
+    dialect === 'sqlserver'
+      ? "IF OBJECT_ID(N'idb_schema_version', N'U') IS NULL CREATE TABLE idb_schema_version (version int NOT NULL, applied_utc datetime2 NOT NULL)"
+      : 'CREATE TABLE IF NOT EXISTS idb_schema_version (version integer NOT NULL, applied_utc timestamptz NOT NULL)',
     [],
     LIMITS,
   );
@@ -89,7 +129,7 @@ export async function migrate(transaction: DatabaseTransaction, dialect: SqlDial
       'INSERT INTO idb_schema_version (version, applied_utc) VALUES (' +
         String(migration.version) +
         ', ' +
-        (dialect === 'postgres' ? 'now()' : "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')") +
+        { postgres: 'now()', sqlite: "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", sqlserver: 'SYSUTCDATETIME()' }[dialect] +
         ')',
       [],
       LIMITS,

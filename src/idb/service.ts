@@ -1,7 +1,7 @@
 /**
- * The 13 IIDBService operations (spec/IIDBService.md) over the ports: databases, file store, roles, clock. Transport
- * free: a front end (the tcp-bridge's SOAP layer) decodes a call into `call(operation, caller, args)` and encodes the
- * result or the IdbFault it throws.
+ * The 13 IIDBService operations (docs/contract/iidbservice.md) over the ports: databases, file store, roles, clock.
+ * Transport free: a front end (the tcp-bridge's SOAP layer) decodes a call into `call(operation, caller, args)` and
+ * encodes the result or the IdbFault it throws.
  *
  * Decisions:
  * - Authorization first, before any argument is looked at: a caller without the role learns nothing else.
@@ -42,11 +42,13 @@ import {
   type StatementResult,
 } from './database.ts';
 import { formatCell } from './datatable.ts';
+import { GUID_PATTERN } from './guid.ts';
 import { StoreError, type FileStore } from './file-store.ts';
 import { DatabaseRequests } from './requests.ts';
 import { dataTableXml, scalarOf } from './results.ts';
 import type { Roles } from './roles.ts';
 import { migrate } from './schema.ts';
+import { selectFileForUpdate, upsertDocument, utcTimeValue } from './service-dialects.ts';
 import { bindParameters, type SqlParameter } from './sql-parameters.ts';
 
 export interface IdbServiceDeps {
@@ -79,8 +81,6 @@ export interface IdbService {
 type Handlers = {
   [K in OperationName]: (caller: Caller, args: Operations[K]['args']) => Promise<Operations[K]['result']>;
 };
-
-const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Migrates the default database's idb_ tables, then serves; the service owns the databases from here on. */
 export async function openIdbService(deps: IdbServiceDeps): Promise<IdbService> {
@@ -197,10 +197,10 @@ class Service implements IdbService {
     database: Database,
     sql: string,
     parameters: readonly SqlParameter<SqlValue>[],
-  ): [string, SqlValue[], StatementLimits] {
+  ): [string, SqlValue[], StatementLimits, string[] | undefined] {
     const bound = bindParameters(sql, parameters, database.dialect);
     if (!bound.ok) throw new IdbFault(bound.fault, bound.message);
-    return [bound.sql, bound.values, this.limits];
+    return [bound.sql, bound.values, this.limits, bound.names];
   }
 
   /** Runs `work` in a transaction of its own: committed when it is a write and `work` succeeds, else rolled back. */
@@ -251,7 +251,7 @@ class Service implements IdbService {
     const fileId = guid(file.FileId, 'FileId');
     const { result: oldKey, contentKey } = await this.withNewContent(file, (row) =>
       this.inTransaction(this.main, 'write', async (t) => {
-        const old = await this.query(t, `SELECT content_key FROM idb_files WHERE file_id = @id${this.forUpdate()}`, {
+        const old = await this.query(t, selectFileForUpdate(this.main.dialect, 'content_key'), {
           id: guidValue(fileId),
         });
         if (old.rows.length === 0) return undefined;
@@ -291,7 +291,7 @@ class Service implements IdbService {
         type: text(file.ContentType),
         length: { type: 'long', value: BigInt(stored.length) },
         sha: { type: 'string', value: stored.sha256 },
-        now: { type: 'dateTime', value: utc(this.deps.utcNow()) },
+        now: utcTimeValue(this.main.dialect, utc(this.deps.utcNow())),
       });
       return { result, contentKey };
     } catch (error) {
@@ -338,7 +338,7 @@ class Service implements IdbService {
   private async deleteFile(fileId: string): Promise<boolean> {
     const id = { id: guidValue(fileId) };
     const oldKey = await this.inTransaction(this.main, 'write', async (t) => {
-      const old = await this.query(t, `SELECT content_key FROM idb_files WHERE file_id = @id${this.forUpdate()}`, id);
+      const old = await this.query(t, selectFileForUpdate(this.main.dialect, 'content_key'), id);
       if (old.rows.length === 0) return undefined;
       // The foreign keys cascade to the file's documents and their index fields.
       await this.query(t, 'DELETE FROM idb_files WHERE file_id = @id', id);
@@ -395,23 +395,18 @@ class Service implements IdbService {
     const fields = index.Fields ?? [];
     if (fields.some((f) => f == null)) throw new IdbFault('InvalidArgument', 'An index field is nil.');
     await this.inTransaction(this.main, 'write', async (t) => {
-      const file = await this.query(t, `SELECT 1 FROM idb_files WHERE file_id = @id${this.forUpdate()}`, {
+      const file = await this.query(t, selectFileForUpdate(this.main.dialect, '1'), {
         id: guidValue(fileId),
       });
       if (file.rows.length === 0) throw new IdbFault('FileNotFound', `There is no file ${fileId}.`);
       // An upsert, so a retried call with the same DocumentId (or two at once) replaces instead of failing.
-      await this.query(
-        t,
-        `INSERT INTO idb_documents (document_id, container_id, file_id, title, created_utc) VALUES (@doc, @container, @file, @title, @now)
-         ON CONFLICT (document_id) DO UPDATE SET container_id = excluded.container_id, file_id = excluded.file_id, title = excluded.title`,
-        {
-          doc: guidValue(documentId),
-          container: guidValue(containerId),
-          file: guidValue(fileId),
-          title: text(index.Title),
-          now: { type: 'dateTime', value: utc(this.deps.utcNow()) },
-        },
-      );
+      await this.query(t, upsertDocument(this.main.dialect), {
+        doc: guidValue(documentId),
+        container: guidValue(containerId),
+        file: guidValue(fileId),
+        title: text(index.Title),
+        now: utcTimeValue(this.main.dialect, utc(this.deps.utcNow())),
+      });
       await this.query(t, 'DELETE FROM idb_index_fields WHERE document_id = @doc', { doc: guidValue(documentId) });
       for (const [position, field] of fields.entries()) {
         await this.query(
@@ -429,11 +424,6 @@ class Service implements IdbService {
     return documentId;
   }
 
-  /** Row locks for read-then-write on PostgreSQL; SQLite's write transaction already holds the database. */
-  private forUpdate(): string {
-    return this.main.dialect === 'postgres' ? ' FOR UPDATE' : '';
-  }
-
   /** Deletes content no row points at (any more); a failure leaves an orphan for a sweep, so it is only logged. */
   private async discard(key: string): Promise<void> {
     try {
@@ -446,7 +436,7 @@ class Service implements IdbService {
 
 function guid(value: string | null | undefined, name: string): string {
   const id = typeof value === 'string' ? value.toLowerCase() : '';
-  if (!GUID.test(id)) throw new IdbFault('InvalidArgument', `${name} is not a Guid.`);
+  if (!GUID_PATTERN.test(id)) throw new IdbFault('InvalidArgument', `${name} is not a Guid.`);
   return id;
 }
 

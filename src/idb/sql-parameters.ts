@@ -1,9 +1,9 @@
 /**
- * Binds the `@name` parameter markers of client SQL (spec/IIDBService.md: "Parameter markers in sql are @name on every
- * backend") to the QueryParameter values a call carries, and rewrites them into markers the backend's driver binds by
- * position. The SQL arrives written for the original backend, so the markers are found with the target database's own
- * lexical rules: a marker inside a string literal, a quoted identifier or a comment is text, never a parameter, and is
- * left exactly as written.
+ * Binds the `@name` parameter markers of client SQL (docs/contract/iidbservice.md: "Parameter markers in sql are @name
+ * on every backend") to the QueryParameter values a call carries, and rewrites them into markers the backend's driver
+ * binds by position. The SQL arrives written for the original backend, so the markers are found with the target
+ * database's own lexical rules: a marker inside a string literal, a quoted identifier or a comment is text, never a
+ * parameter, and is left exactly as written.
  *
  * Output per dialect:
  * - postgres: `$1`, `$2`, … (the extended-query protocol's markers, which postgres.js, node-postgres and Kysely raw
@@ -30,10 +30,15 @@
  *   PostgreSQL and SQLite would refuse or mis-bind surplus positional values).
  * - Markers of the database's own syntax that the call cannot fill are InvalidArgument rather than passed on: on
  *   postgres `$1` (it would silently take our first value); on sqlite `?`, `?NNN`, `:name`, `$name`, `#name` and an `@`
- *   that SQLite reads as a parameter though we do not (`a@b`, `@1`), because SQLite binds a parameter nobody set as NULL
- *   without a word. PostgreSQL's `?` (a jsonb operator) and `:name` (psql, not the server) are plain text.
+ *   that SQLite reads as a parameter though we do not (`a@b`, `@1`), because SQLite binds a parameter nobody set as
+ * NULL   without a word. PostgreSQL's `?` (a jsonb operator) and `:name` (psql, not the server) are plain text.
  * - Unterminated strings, identifiers and comments run to the end of the text and are passed through unchanged, so the
  *   database reports its own syntax error (SQLite even accepts an unterminated block comment).
+ *
+ * - sqlserver: the SQL is T-SQL and `@name` is its own parameter syntax, so nothing is rewritten: every given parameter
+ *   is passed by its name (without the `@`), as SqlCommand passes them to sp_executesql, and `names` says which value
+ *   is which. An `@name` no parameter names is left to the server: it is a local variable (`DECLARE @n int`) or the
+ *   server's "Must declare the scalar variable" error. The name checks above still apply.
  *
  * Lexical rules followed (everything else is code, where markers are looked for):
  * - both: `'…'` with `''`, `"…"` with `""`, `-- …` to the end of the line.
@@ -44,7 +49,7 @@
  *   standard_conforming_strings on (the default since PostgreSQL 9.1): a backslash there is an ordinary character.
  */
 
-export type SqlDialect = 'sqlite' | 'postgres';
+export type SqlDialect = 'sqlite' | 'postgres' | 'sqlserver';
 
 /** QueryParameter as it comes off the wire; Name may be nil there. */
 export interface SqlParameter<V = unknown> {
@@ -53,7 +58,7 @@ export interface SqlParameter<V = unknown> {
 }
 
 export type BoundSql<V = unknown> =
-  | { ok: true; sql: string; values: V[] }
+  | { ok: true; sql: string; values: V[]; names?: string[] }
   | { ok: false; fault: 'InvalidArgument'; message: string };
 
 /** A marker's name, read at the character after the `@`. */
@@ -80,6 +85,15 @@ export function bindParameters<V>(
     byKey.set(key, parameter);
   }
 
+  if (dialect === 'sqlserver') {
+    const given = [...byKey.values()];
+    return {
+      ok: true,
+      sql,
+      values: given.map((p) => p.value),
+      names: given.map((p) => (p.name!.startsWith('@') ? p.name!.slice(1) : p.name!)),
+    };
+  }
   const postgres = dialect === 'postgres';
   const numbers = new Map<string, number>();
   const values: V[] = [];

@@ -1,7 +1,8 @@
 /**
- * The published description of IIDBService (spec/IIDBService.md, "Published description"): one WSDL 1.1 document with
- * its XSD inline, shaped as .NET's ServiceMetadataBehavior publishes a NetTcpBinding endpoint at `?singleWsdl`, so
- * that svcutil (and "Add Service Reference") generate the client the existing WCF clients were compiled from.
+ * The published description of IIDBService (docs/contract/iidbservice.md, "Published description"): one WSDL 1.1
+ * document with its XSD inline, shaped as .NET's ServiceMetadataBehavior publishes a NetTcpBinding endpoint at
+ * `?singleWsdl`, so that svcutil (and "Add Service Reference") generate the client the existing WCF clients were
+ * compiled from.
  *
  * The service and the contract share one namespace (SERVICE_NAMESPACE). .NET would split the document into a
  * wsdl:import when the two differ; with one namespace everything stays in one file, which is what the spec asks for.
@@ -26,9 +27,10 @@ import { escapeAttribute, escapeText } from './datatable.ts';
 
 export interface WsdlOptions {
   /**
-   * How ReturnDatatable's result is described. `dataset`: as .NET describes a DataTable (the ActualType annotation
-   * and the two xs:any of schema and diffgram), from which .NET's svcutil generates a DataTable member. `anytype`:
-   * plain xs:anyType, for Mono's svcutil, which mis-imports the DataTable form.
+   * How ReturnDatatable's result is described. `dataset`: the type {System.Data}DataTable as .NET describes it (the
+   * ActualType annotation and the two xs:any of schema and diffgram, see dataTableType), from which .NET's svcutil
+   * and dotnet-svcutil generate a DataTable member. `anytype`: plain xs:anyType, for Mono's svcutil, which
+   * mis-imports the DataTable form.
    */
   dataTable: 'dataset' | 'anytype';
 }
@@ -67,8 +69,8 @@ interface TypeRef {
 }
 
 /**
- * DataContractSerializer's XSD name of a type: reference types are nillable, value types not. DataTable has no name
- * of its own here (memberElement describes it per WsdlOptions).
+ * DataContractSerializer's XSD name of a type: reference types are nillable, value types not. DataTable is named by
+ * memberElement, as WsdlOptions asks.
  */
 function typeRef(type: Exclude<DcType, 'DataTable'>): TypeRef {
   const ns = isClass(type) || isArray(type) ? NS.dc : type === 'guid' ? NS.ser : NS.xs;
@@ -123,9 +125,12 @@ function memberElement(
   qualify: (type: TypeRef) => { qname: string; xmlns?: [string, string] },
   options: WsdlOptions,
 ): XmlElement {
-  if (type === 'DataTable' && options.dataTable === 'dataset')
-    return el('xs:element', { minOccurs: '0', name, nillable: 'true' }, dataTableType());
-  const ref = typeRef(type === 'DataTable' ? 'anyType' : type);
+  const ref =
+    type !== 'DataTable'
+      ? typeRef(type)
+      : options.dataTable === 'dataset'
+        ? { ns: NS.systemData, name: 'DataTable', nillable: true }
+        : typeRef('anyType');
   const { qname, xmlns } = qualify(ref);
   return el('xs:element', {
     ...(xmlns ? { [xmlns[0]]: xmlns[1] } : {}),
@@ -137,13 +142,17 @@ function memberElement(
 }
 
 /**
- * DataTable as .NET's DataContractSerializer describes it: the anonymous type of DataTable.GetDataTableSchema (the
- * inline schema, then the diffgram), annotated with the CLR type it stands for, so svcutil maps it back to DataTable.
+ * DataTable as .NET's DataContractSerializer describes it: the type of DataTable.GetDataTableSchema (the inline
+ * schema, then the diffgram), annotated with the CLR type it stands for. WCF's exporter writes it anonymously inside
+ * each element that holds a table; here it is the named type {System.Data}DataTable that the element refers to, the
+ * one form dotnet-svcutil's DataContract importer maps to System.Data.DataTable (the anonymous form makes it fall
+ * back to the XmlSerializer for the whole contract, dotnet/wcf#4770, or, with System.Data.Common referenced, generate
+ * a wrapper class). .NET Framework's svcutil maps both forms to DataTable.
  */
 function dataTableType(): XmlElement {
   return el(
     'xs:complexType',
-    {},
+    { name: 'DataTable' },
     el(
       'xs:annotation',
       {},
@@ -172,6 +181,7 @@ function operationSchema(ns: string, options: WsdlOptions): XmlElement {
     { elementFormDefault: 'qualified', targetNamespace: ns, 'xmlns:xs': NS.xs },
     el('xs:import', { namespace: NS.ser }),
     el('xs:import', { namespace: NS.dc }),
+    options.dataTable === 'dataset' ? el('xs:import', { namespace: NS.systemData }) : [],
     OPERATIONS.flatMap((op) => {
       const { params, result: type } = SIGNATURES[op];
       return [
@@ -297,18 +307,20 @@ function dataContractSchema(options: WsdlOptions): XmlElement {
   );
 }
 
-/** DataTable's own top-level element, which .NET exports in System.Data's namespace beside the annotated type. */
+/** DataTable's type and top-level element, in System.Data's namespace as .NET exports them. */
 function systemDataSchema(): XmlElement {
   return el(
     'xs:schema',
-    { elementFormDefault: 'qualified', targetNamespace: NS.systemData, 'xmlns:xs': NS.xs },
-    el('xs:element', { name: 'DataTable', nillable: 'true' }, dataTableType()),
+    { elementFormDefault: 'qualified', targetNamespace: NS.systemData, 'xmlns:xs': NS.xs, 'xmlns:tns': NS.systemData },
+    dataTableType(),
+    el('xs:element', { name: 'DataTable', nillable: 'true', type: 'tns:DataTable' }),
   );
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Policy: what NetTcpBinding exports. Security mode None leaves the security assertion out (RUN.md: the WSDL declares
-// what the bridge runs), so a generated client's configuration matches the running bridge.
+// Policy: what NetTcpBinding exports. Security mode None leaves the security assertion out
+// (docs/contract/operations.md: the WSDL declares what the bridge runs), so a generated client's configuration matches
+// the running bridge.
 
 function policy(endpoint: EndpointConfig): XmlElement {
   const nested = (name: string, ...children: XmlElement[]) => el(name, {}, el('wsp:Policy', {}, children));

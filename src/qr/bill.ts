@@ -3,9 +3,9 @@ import { isValidCreditorReference, qrReferenceProblem } from './reference.ts';
 
 /**
  * Reads one decoded QR text as a Swiss QR-bill (SIX IG QR-bill 2.2/2.3) and decides whether it is one the service
- * answers with. The reader is lenient where real bills deviate harmlessly (separators, trailing empty lines, K addresses,
- * the v2.3 character set, content of the optional trailing lines) and strict on what decides a payment (spec/HTTP.md,
- * "Extract"): header, structure, currency, amount, account and reference.
+ * answers with. The reader is lenient where real bills deviate harmlessly (separators, trailing empty lines, K
+ * addresses, the v2.3 character set, content of the optional trailing lines) and strict on what decides a payment
+ * (docs/contract/http.md, "Extract"): header, structure, currency, amount, account and reference.
  */
 
 /** Why a QR text is not a usable QR-bill; the extract route lists these per QR code in its 404 problem. */
@@ -66,14 +66,15 @@ const VERSION = /^02[0-9]{2}$/;
  * negative. The IG asks generators for exactly two decimals, but Codecrete's decoder (a lenient DecimalFormat parse)
  * and validator accept `50` and `50.5` as well, and these are unambiguous, so the reader takes them too. Refused are a
  * third decimal (Codecrete would round it; we will not guess what is owed), signs, exponents, grouping commas, a
- * decimal comma, and a point lacking a digit before or after it (`.50`, `50.`). `0.00` stands: notification bills (IG 4.4)
- * carry it. Leading zeros (`007.00`) are against the IG but harmless, and Codecrete reads them, so they stand too.
+ * decimal comma, and a point lacking a digit before or after it (`.50`, `50.`). `0.00` stands: notification bills (IG
+ * 4.4) carry it. Leading zeros (`007.00`) are against the IG but harmless, and Codecrete reads them, so they stand too.
  */
 const AMOUNT = /^[0-9]{1,9}(?:\.[0-9]{1,2})?$/;
 
 /** Parses and validates one decoded QR text. */
 export function readQrBill(text: string): QrBillReading {
-  // Surrounding whitespace goes first, so a line of spaces counts as empty and a leading byte-order mark is no obstacle.
+  // Surrounding whitespace goes first, so a line of spaces counts as empty and a leading byte-order mark is no
+  // obstacle.
   const lines = text.split(/\r\n|\r|\n/).map((l) => l.trim());
   while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
   /** Line n as the IG numbers them (1-based); absent lines read as empty. */

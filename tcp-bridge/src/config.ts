@@ -1,13 +1,14 @@
 /**
- * Settings of the tcp-bridge: IIDBService's (src/idb/config.ts, names from spec/RUN.md) plus the connection limits
- * WCF has as binding settings. Added here (RUN.md allows more settings): BRIDGE_INIT_TIMEOUT_MS (WCF's
- * ChannelInitializationTimeout, 30 s), BRIDGE_IDLE_TIMEOUT_MS (WCF's ReceiveTimeout, 10 min), BRIDGE_SHUTDOWN_MS (how
- * long a shutdown waits for calls in flight), BRIDGE_MAX_CALLS_PER_CONNECTION, BRIDGE_NTLM_BACKEND (which NTLM acceptor
- * checks BRIDGE_NTLM_USERS: `typescript`, the default, or `gssapi`, gss-ntlmssp through the system GSSAPI),
- * BRIDGE_MESSAGE_TIMEOUT_MS (how long one message may take to arrive, 2 min: a 64 MiB message at 4.5 Mbit/s), and
- * for Active Directory groups in the roles file BRIDGE_LDAP_URL, BRIDGE_LDAP_BIND_DN, BRIDGE_LDAP_PASSWORD_FILE,
- * BRIDGE_LDAP_CA_FILE and BRIDGE_LDAP_REFRESH_MS (see LdapSettings). BRIDGE_MAX_INFLIGHT_MB, BRIDGE_METRICS_PORT,
- * BRIDGE_METRICS_HOST and BRIDGE_NTLM_DOMAIN are RUN.md's.
+ * Settings of the tcp-bridge: IIDBService's (src/idb/config.ts, names from docs/contract/operations.md) plus the
+ * connection limits WCF has as binding settings. Added here (docs/contract/operations.md allows more settings):
+ * BRIDGE_INIT_TIMEOUT_MS (WCF's ChannelInitializationTimeout, 30 s), BRIDGE_IDLE_TIMEOUT_MS (WCF's ReceiveTimeout, 10
+ * min), BRIDGE_SHUTDOWN_MS (how long a shutdown waits for calls in flight), BRIDGE_MAX_CALLS_PER_CONNECTION,
+ * BRIDGE_NTLM_BACKEND (which NTLM acceptor checks BRIDGE_NTLM_USERS: `typescript`, the default, or `gssapi`,
+ * gss-ntlmssp through the system GSSAPI), BRIDGE_MESSAGE_TIMEOUT_MS (how long one message may take to arrive, 2 min: a
+ * 64 MiB message at 4.5 Mbit/s), and for Active Directory groups in the roles file BRIDGE_LDAP_URL,
+ * BRIDGE_LDAP_BIND_DN, BRIDGE_LDAP_PASSWORD_FILE, BRIDGE_LDAP_CA_FILE and BRIDGE_LDAP_REFRESH_MS (see LdapSettings).
+ * BRIDGE_MAX_INFLIGHT_MB, BRIDGE_METRICS_PORT, BRIDGE_METRICS_HOST and BRIDGE_NTLM_DOMAIN are
+ * docs/contract/operations.md's.
  *
  * The bridge's settings are read from the environment here only (main.ts hands over process.env; LOG_LEVEL is
  * #idb's): the Windows security backends (negotiate/) are made from this configuration. MIT's library reads its own

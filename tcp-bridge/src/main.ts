@@ -1,7 +1,15 @@
-/** `npm run bridge`: IIDBService over net.tcp on Node, configured from the environment (spec/RUN.md). */
+/**
+ * `npm run bridge`: IIDBService over net.tcp on Node, configured from the environment (docs/contract/operations.md).
+ */
 import { jsonLogger, readLogLevel } from '#idb';
 import { openBridge } from './bridge.ts';
 import { readBridgeConfig } from './config.ts';
+import { HELP } from './help.ts';
+
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  process.stdout.write(HELP);
+  process.exit(0);
+}
 
 const logger = jsonLogger(readLogLevel(process.env), (line) => process.stdout.write(`${line}\n`));
 

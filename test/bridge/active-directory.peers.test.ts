@@ -22,7 +22,7 @@ import { afterAll, beforeAll, expect, it, type TestContext } from 'vitest';
 import { openBridge } from '../../tcp-bridge/src/bridge.ts';
 import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import type { RunningBridge } from '../../tcp-bridge/src/server.ts';
-import { initiatorsAvailable, ntlmClientAccount, runNnsClient, type ClientResult } from '../support/negotiate-echo.ts';
+import { ntlmClientAccount, runNnsClient, type ClientResult } from '../support/negotiate-echo.ts';
 import { answerOf, nettcpSession, resultOf, sqlCall } from '../support/nettcp-calls.ts';
 import {
   describeSamba,
@@ -36,12 +36,9 @@ import {
   type SambaMember,
 } from '../support/samba-ad.ts';
 import { request } from '../support/soap.ts';
+import { needPeers, PEERS } from '../support/peers.ts';
 
-const initiators = initiatorsAvailable();
-if (!initiators.gssapi)
-  console.warn(
-    '[bridge AD] /usr/bin/python3 with gssapi and gss-ntlmssp not found: the Active Directory suite is skipped.',
-  );
+const noInitiators = needPeers('bridge AD', PEERS.gssInitiators);
 
 /** What the client is told for every refused logon: SEC_E_LOGON_DENIED in the HandshakeError frame. */
 const LOGON_DENIED = '0c0309808009030c';
@@ -106,8 +103,8 @@ describeSamba(
     });
 
     beforeAll(async () => {
-      if (!initiators.gssapi) {
-        unavailable = 'python3-gssapi and gss-ntlmssp missing';
+      if (noInitiators) {
+        unavailable = noInitiators;
         return;
       }
       ({ domain, member, unavailable } = await startSambaForSuite('bridge AD suite', { join: true }));

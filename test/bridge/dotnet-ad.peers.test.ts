@@ -1,14 +1,3 @@
-/**
- * Microsoft's WCF client for .NET (test/dotnet/WcfClient, support/dotnet.ts) as a domain user of a Samba AD domain
- * (support/samba-ad.ts) against the bridge as `npm run bridge` wires it (openBridge): Kerberos from alice's kinit
- * ccache with the endpoint identity idb.samdom.test (SPN host/idb.samdom.test, the keytab exported from the DC), and
- * NTLM with her explicit domain credentials (SAMDOM\alice; .NET on Linux reaches NTLM through gss-ntlmssp), checked
- * by the DC through winbind. Either way she is a writer through her group idb-team, named in the roles file and
- * resolved over LDAPS. A wrong domain password is refused as .NET shows it.
- *
- * Skipped with a message without the .NET SDK, gss-ntlmssp (NTLM), or where Samba cannot start.
- */
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,14 +5,7 @@ import { afterAll, beforeAll, expect, it, type TestContext } from 'vitest';
 import { openBridge } from '../../tcp-bridge/src/bridge.ts';
 import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import type { RunningBridge } from '../../tcp-bridge/src/server.ts';
-import {
-  buildDotnetProject,
-  DOTNET_MISSING,
-  dotnetAvailable,
-  infoOf,
-  runChecks,
-  type DotnetBuild,
-} from '../support/dotnet.ts';
+import { buildDotnetProject, infoOf, runChecks, type DotnetBuild } from '../support/dotnet.ts';
 import { describeFailures } from '../support/mono-e2e.ts';
 import {
   describeSamba,
@@ -35,13 +17,11 @@ import {
   startSambaDomain,
   type SambaDomain,
 } from '../support/samba-ad.ts';
+import { needPeers, PEERS, peerUnavailable } from '../support/peers.ts';
 
 const TIMEOUT = 600_000;
-const dotnet = dotnetAvailable();
-if (!dotnet) console.warn(`[bridge dotnet AD] ${DOTNET_MISSING}`);
-const gssNtlm = existsSync('/etc/gss/mech.d/mech.ntlmssp.conf');
-if (dotnet && !gssNtlm)
-  console.warn('[bridge dotnet AD] gss-ntlmssp is not installed: the .NET client NTLM test is skipped.');
+const noDotnet = needPeers('bridge dotnet AD', PEERS.dotnet);
+const noGssNtlmssp = needPeers('bridge dotnet AD NTLM', PEERS.gssNtlmssp);
 const SECTIONS = ['--sections', 'heartbeat,nonquery,requests,datatable,scalar,files,documents,faults,channels,cleanup'];
 
 describeSamba('.NET WCF client as a domain user (Kerberos and NTLM against the bridge in Samba AD)', () => {
@@ -54,7 +34,7 @@ describeSamba('.NET WCF client as a domain user (Kerberos and NTLM against the b
   const logons: Array<Record<string, unknown>> = [];
 
   const need = (ctx: TestContext): SambaDomain => {
-    if (!dotnet) ctx.skip(DOTNET_MISSING);
+    if (noDotnet) ctx.skip(noDotnet);
     if (!bridge) ctx.skip(`Samba AD could not start or join: ${unavailable}`);
     return domain!;
   };
@@ -66,7 +46,7 @@ describeSamba('.NET WCF client as a domain user (Kerberos and NTLM against the b
       .map(({ caller, mechanism, sids }) => ({ caller, mechanism, first: (sids as string[] | undefined)?.[0] }));
 
   beforeAll(async () => {
-    if (!dotnet) return;
+    if (noDotnet) return;
     let member;
     try {
       [domain, client] = await Promise.all([startSambaDomain(), buildDotnetProject('WcfClient')]);
@@ -74,7 +54,7 @@ describeSamba('.NET WCF client as a domain user (Kerberos and NTLM against the b
     } catch (error) {
       unavailable = error instanceof Error ? error.message : String(error);
       if (!(error instanceof SambaUnavailable) && domain === undefined) throw error;
-      console.warn(`[bridge dotnet AD] skipped: ${unavailable}`);
+      peerUnavailable('bridge dotnet AD', `Samba AD could not start or join: ${unavailable}`);
       return;
     }
     folder = await mkdtemp(join(tmpdir(), 'bridge-dotnet-ad-'));
@@ -142,7 +122,7 @@ describeSamba('.NET WCF client as a domain user (Kerberos and NTLM against the b
     TIMEOUT,
   );
 
-  it.skipIf(!gssNtlm)(
+  it.skipIf(noGssNtlmssp)(
     'NTLM: SAMDOM\\alice with her password, checked by the DC through winbind; a wrong password is refused before any call',
     async (ctx) => {
       need(ctx);

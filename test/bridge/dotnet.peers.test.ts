@@ -6,14 +6,12 @@
  * MaxReceivedMessageSize exceeded on both sides), on SQLite and on PostgreSQL + S3; then with Windows transport
  * security: NTLM through the system GSSAPI (gss-ntlmssp) at EncryptAndSign and Sign, a reader's refusals, a wrong
  * password and a Sign client against an EncryptAndSign bridge as a .NET user sees them, .NET's managed NTLM, and
- * Kerberos from a kinit ccache against an MIT KDC with the endpoint's DNS identity. The client dotnet-svcutil
- * generates from GET /IDBService?wsdl, and the CoreWCF host of the same contract (the scenario against another
- * server), run when the NuGet feed serves their packages and say so when it does not.
+ * Kerberos from a kinit ccache against an MIT KDC with the endpoint's DNS identity. The CoreWCF host of the
+ * same contract (the scenario against another server) runs when the NuGet feed holds its packages and says so when it
+ * does not; the client dotnet-svcutil generates is test/idb/wsdl-dotnet-svcutil.peers.test.ts's.
  *
  * Each suite skips with a message when `dotnet` (or the peer it needs) is missing.
  */
-import { serve, type ServerType } from '@hono/node-server';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,31 +19,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import { securityBackends, startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
 import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
-import { testApp } from '../support/app.ts';
 import { bridgeBackends, type BridgeBackend } from '../support/bridge-backends.ts';
-import {
-  buildDotnetProject,
-  DOTNET_MISSING,
-  dotnetAvailable,
-  DotnetUnavailableError,
-  infoOf,
-  runChecks,
-  type DotnetBuild,
-} from '../support/dotnet.ts';
-import { startCoreWcfHost, buildSvcutilClient } from '../support/dotnet-peers.ts';
-import { krb5Missing, startTestRealm, type TestRealm } from '../support/krb5-realm.ts';
+import { buildDotnetProject, DotnetUnavailableError, infoOf, runChecks, type DotnetBuild } from '../support/dotnet.ts';
+import { startCoreWcfHost } from '../support/dotnet-peers.ts';
+import { startTestRealm, type TestRealm } from '../support/krb5-realm.ts';
 import { describeFailures, type MonoRun } from '../support/mono-e2e.ts';
-import { freePort } from '../support/net.ts';
+import { needPeers, PEERS, peerUnavailable } from '../support/peers.ts';
 
-const available = dotnetAvailable();
-if (!available) console.warn(`[bridge dotnet] ${DOTNET_MISSING}`);
-// .NET's Negotiate on Linux reaches NTLM through MIT GSSAPI and gss-ntlmssp (Debian gss-ntlmssp, which .ci/run installs).
-const gssNtlm = existsSync('/etc/gss/mech.d/mech.ntlmssp.conf');
-if (available && !gssNtlm)
-  console.warn('[bridge dotnet] gss-ntlmssp is not installed: the NTLM suites of the .NET client are skipped.');
-const krb5 = krb5Missing();
-if (available && krb5.length > 0)
-  console.warn(`[bridge dotnet] missing ${krb5.join(', ')}: the Kerberos suite of the .NET client is skipped.`);
+const noDotnet = needPeers('bridge dotnet', PEERS.dotnet);
+// .NET's Negotiate on Linux reaches NTLM through MIT GSSAPI and gss-ntlmssp.
+const noGssNtlmssp = noDotnet || needPeers('bridge dotnet NTLM', PEERS.gssNtlmssp);
+const noKdc = noDotnet || needPeers('bridge dotnet Kerberos', PEERS.krb5);
 
 const TIMEOUT = 600_000;
 /** MAX_MESSAGE_MB of the bridges here: above the 50 MB file, below the client's own 64 MiB, so a request can exceed it. */
@@ -79,7 +63,7 @@ async function bridgeOn(env: Record<string, string>): Promise<RunningBridge> {
   return startBridge(config, await openNodeIdbService(config, logger), logger, securityBackends(config));
 }
 
-describe.skipIf(!available)('.NET WCF client (ChannelFactory, SecurityMode.None)', () => {
+describe.skipIf(noDotnet)('.NET WCF client (ChannelFactory, SecurityMode.None)', () => {
   describe.each(bridgeBackends('bridge-dotnet'))('against the bridge on %s', (name, start) => {
     let folder: string;
     let backend: BridgeBackend;
@@ -141,7 +125,7 @@ describe.skipIf(!available)('.NET WCF client (ChannelFactory, SecurityMode.None)
   });
 });
 
-describe.skipIf(!available || !gssNtlm)('.NET WCF client with Windows security (NTLM through NegotiateStream)', () => {
+describe.skipIf(noGssNtlmssp)('.NET WCF client with Windows security (NTLM through NegotiateStream)', () => {
   let folder: string;
   const bridges = new Map<'EncryptAndSign' | 'Sign', RunningBridge>();
   const endpoint = (level: 'EncryptAndSign' | 'Sign') => `net.tcp://localhost:${bridges.get(level)!.port}/IDBService`;
@@ -285,52 +269,49 @@ describe.skipIf(!available || !gssNtlm)('.NET WCF client with Windows security (
   );
 });
 
-describe.skipIf(!available || krb5.length > 0)(
-  '.NET WCF client with Windows security (Kerberos from a kinit ccache)',
-  () => {
-    let realm: TestRealm;
-    let folder: string;
-    let bridge: RunningBridge;
+describe.skipIf(noKdc)('.NET WCF client with Windows security (Kerberos from a kinit ccache)', () => {
+  let realm: TestRealm;
+  let folder: string;
+  let bridge: RunningBridge;
 
-    beforeAll(async () => {
-      [realm] = await Promise.all([startTestRealm(), wcfClient()]);
-      folder = await mkdtemp(join(tmpdir(), 'bridge-dotnet-krb5-'));
-      await writeFile(join(folder, 'roles.json'), JSON.stringify({ writer: ['alice@TEST.LOCAL'] }));
-      bridge = await bridgeOn({
-        KRB5_KTNAME: realm.keytab,
-        BRIDGE_ROLES_FILE: join(folder, 'roles.json'),
-        DATABASE_URL: `file:${join(folder, 'idb.sqlite')}`,
-        FILES_URL: `file:${join(folder, 'files')}`,
-      });
-    }, TIMEOUT);
-
-    afterAll(async () => {
-      await bridge?.close();
-      await realm?.stop();
-      if (folder) await rm(folder, { recursive: true, force: true });
+  beforeAll(async () => {
+    [realm] = await Promise.all([startTestRealm(), wcfClient()]);
+    folder = await mkdtemp(join(tmpdir(), 'bridge-dotnet-krb5-'));
+    await writeFile(join(folder, 'roles.json'), JSON.stringify({ writer: ['alice@TEST.LOCAL'] }));
+    bridge = await bridgeOn({
+      KRB5_KTNAME: realm.keytab,
+      BRIDGE_ROLES_FILE: join(folder, 'roles.json'),
+      DATABASE_URL: `file:${join(folder, 'idb.sqlite')}`,
+      FILES_URL: `file:${join(folder, 'files')}`,
     });
+  }, TIMEOUT);
 
-    it(
-      'passes the scenario as alice@TEST.LOCAL with the DNS identity localhost (SPN host/localhost), default credentials',
-      async () => {
-        const run = await scenario(
-          `net.tcp://127.0.0.1:${bridge.port}/IDBService`,
-          [
-            '--security',
-            'windows',
-            '--identity',
-            'localhost',
-            '--sections',
-            'heartbeat,nonquery,requests,datatable,datatable-types,scalar,files,documents,faults,sql-faults,channels,concurrency,cleanup',
-          ],
-          realm.clientEnv,
-        );
-        expect(run.summary?.passed).toBeGreaterThan(400);
-      },
-      TIMEOUT,
-    );
-  },
-);
+  afterAll(async () => {
+    await bridge?.close();
+    await realm?.stop();
+    if (folder) await rm(folder, { recursive: true, force: true });
+  });
+
+  it(
+    'passes the scenario as alice@TEST.LOCAL with the DNS identity localhost (SPN host/localhost), default credentials',
+    async () => {
+      const run = await scenario(
+        `net.tcp://127.0.0.1:${bridge.port}/IDBService`,
+        [
+          '--security',
+          'windows',
+          '--identity',
+          'localhost',
+          '--sections',
+          'heartbeat,nonquery,requests,datatable,datatable-types,scalar,files,documents,faults,sql-faults,channels,concurrency,cleanup',
+        ],
+        realm.clientEnv,
+      );
+      expect(run.summary?.passed).toBeGreaterThan(400);
+    },
+    TIMEOUT,
+  );
+});
 
 /** Skips the test with the reason when a peer's packages are not served; rethrows anything else. */
 async function orSkip<T>(context: { skip: (note?: string) => void }, what: string, promise: Promise<T>): Promise<T> {
@@ -338,56 +319,13 @@ async function orSkip<T>(context: { skip: (note?: string) => void }, what: strin
     return await promise;
   } catch (error) {
     if (error instanceof DotnetUnavailableError) {
-      console.warn(`[bridge dotnet] ${what} skipped: ${error.message}`);
-      context.skip();
+      context.skip(peerUnavailable(`bridge dotnet ${what}`, error.message));
     }
     throw error;
   }
 }
 
-describe.skipIf(!available)('dotnet-svcutil client and CoreWCF host', () => {
-  let folder: string;
-  let bridge: RunningBridge;
-  let http: ServerType | undefined;
-  let httpPort: number;
-
-  beforeAll(async () => {
-    folder = await mkdtemp(join(tmpdir(), 'bridge-dotnet-peers-'));
-    await writeFile(join(folder, 'roles.json'), JSON.stringify({ writer: ['anonymous'] }));
-    bridge = await bridgeOn({
-      BRIDGE_SECURITY: 'none',
-      BRIDGE_ROLES_FILE: join(folder, 'roles.json'),
-      DATABASE_URL: `file:${join(folder, 'idb.sqlite')}`,
-      FILES_URL: `file:${join(folder, 'files')}`,
-    });
-    const { app } = await testApp({ BRIDGE_SECURITY: 'none', BRIDGE_PORT: String(bridge.port) });
-    httpPort = await freePort();
-    await new Promise<void>((listening) => {
-      http = serve({ fetch: app.fetch, port: httpPort, hostname: '127.0.0.1' }, () => listening());
-    });
-  }, TIMEOUT);
-
-  afterAll(async () => {
-    await new Promise((closed) => (http ? http.close(closed) : closed(undefined)));
-    await bridge?.close();
-    if (folder) await rm(folder, { recursive: true, force: true });
-  });
-
-  it(
-    'the client dotnet-svcutil generates from GET /IDBService?wsdl (typed DataTable) calls Heartbeat, ReturnDatatable, NewFile, GetFile',
-    async (context) => {
-      const exe = await orSkip(
-        context,
-        'dotnet-svcutil',
-        buildSvcutilClient(`http://127.0.0.1:${httpPort}/IDBService?wsdl`),
-      );
-      const run = await runChecks(exe.dll, [`net.tcp://localhost:${bridge.port}/IDBService`]);
-      expect(run.failed, describeFailures(run)).toEqual([]);
-      expect(run.checks.length).toBeGreaterThan(10);
-    },
-    TIMEOUT,
-  );
-
+describe.skipIf(noDotnet)('CoreWCF host', () => {
   it(
     'the same scenario passes against the CoreWCF host (SQLite and a folder), so the scenario itself is right',
     async (context) => {

@@ -12,7 +12,6 @@ import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NetTcpChannel, NetTcpChannelError, runLoad, SoapFaultError } from '../../bench/nettcp-client.ts';
 import { testApp } from '../support/app.ts';
-import { monoAvailable } from '../support/mono.ts';
 import {
   buildMonoPrograms,
   describeFailures,
@@ -23,6 +22,7 @@ import {
   type MonoHostProcess,
 } from '../support/mono-e2e.ts';
 import { freePort } from '../support/net.ts';
+import { needPeers, PEERS } from '../support/peers.ts';
 
 const MONO_TIMEOUT = 240_000;
 
@@ -55,7 +55,7 @@ describe('parseChecks', () => {
   });
 });
 
-describe.skipIf(!monoAvailable())('the Mono harness against MonoHost', () => {
+describe.skipIf(needPeers('bridge mono host', PEERS.mono))('the Mono harness against MonoHost', () => {
   let host: MonoHostProcess;
 
   beforeAll(async () => {

@@ -15,8 +15,8 @@ import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import { securityBackends, startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
 import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
 import { describeShared } from '../support/corpus.ts';
-import { krb5Missing, startTestRealm, type TestRealm } from '../support/krb5-realm.ts';
-import { initiatorsAvailable, ntlmClientAccount, runNnsClient } from '../support/negotiate-echo.ts';
+import { startTestRealm, type TestRealm } from '../support/krb5-realm.ts';
+import { ntlmClientAccount, runNnsClient } from '../support/negotiate-echo.ts';
 import { NetTcpTestClient } from '../support/nettcp.ts';
 import {
   faultName,
@@ -26,15 +26,10 @@ import {
   VIA,
 } from '../support/nettcp-calls.ts';
 import { request } from '../support/soap.ts';
+import { needPeers, PEERS } from '../support/peers.ts';
 
-const available = initiatorsAvailable();
-if (!available.gssapi)
-  console.warn(
-    '[bridge windows] /usr/bin/python3 with gssapi and gss-ntlmssp not found: the Windows security suite is skipped.',
-  );
-
-const krb5 = krb5Missing();
-if (krb5.length > 0) console.warn(`[bridge windows] missing ${krb5.join(', ')}: the Kerberos suite is skipped.`);
+const noInitiators = needPeers('bridge windows', PEERS.gssInitiators);
+const noKdc = needPeers('bridge windows Kerberos', PEERS.krb5);
 
 /** The first test's session: Heartbeat, a table created, a row written and read back through the sealed stream. */
 async function sealedWriterSession(port: number, account: Record<string, string>): Promise<void> {
@@ -53,7 +48,7 @@ async function sealedWriterSession(port: number, account: Record<string, string>
   expect(result(scalar!, 'ReturnScalar')).toBe('Grüße');
 }
 
-describe.skipIf(!available.gssapi)('tcp-bridge with Windows security (NTLM through NegotiateStream)', () => {
+describe.skipIf(noInitiators)('tcp-bridge with Windows security (NTLM through NegotiateStream)', () => {
   let folder: string;
   const bridges = new Map<'EncryptAndSign' | 'Sign', RunningBridge>();
   const as = async (line: string) => ntlmClientAccount(folder, line);
@@ -164,7 +159,7 @@ describe.skipIf(!available.gssapi)('tcp-bridge with Windows security (NTLM throu
   });
 });
 
-describe.skipIf(!available.gssapi)(
+describe.skipIf(noInitiators)(
   'tcp-bridge with Windows security, NTLM through gss-ntlmssp (BRIDGE_NTLM_BACKEND=gssapi)',
   () => {
     let folder: string;
@@ -203,7 +198,7 @@ describe.skipIf(!available.gssapi)(
 );
 
 describeShared('tcp-bridge with Windows security (Kerberos through NegotiateStream)', () => {
-  describe.skipIf(krb5.length > 0)('against an MIT KDC of realm TEST.LOCAL', () => {
+  describe.skipIf(noKdc)('against an MIT KDC of realm TEST.LOCAL', () => {
     let realm: TestRealm;
     let folder: string;
     let bridge: RunningBridge;

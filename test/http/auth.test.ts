@@ -1,6 +1,7 @@
 /**
- * Authentication (spec/HTTP.md, "Running in production"): API keys from API_KEYS_FILE, JWTs of an OpenID Connect
- * provider whose JWKS the test serves, AUTH=none, and the refusal to serve a non-loopback HOST without any of them.
+ * Authentication (docs/contract/http.md, "Running in production"): API keys from API_KEYS_FILE, JWTs of an OpenID
+ * Connect provider whose JWKS the test serves, AUTH=none, and the refusal to serve a non-loopback HOST without any of
+ * them.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

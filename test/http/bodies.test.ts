@@ -1,7 +1,7 @@
 /**
- * The request forms besides JSON (spec/HTTP.md, "Other request bodies"): `application/pdf` with references in the query,
- * and `multipart/form-data` with a `file` part and a `references` part; each answered as the JSON body with the same
- * bytes, on generated PDFs and on the shared corpora.
+ * The request forms besides JSON (docs/contract/http.md, "Other request bodies"): `application/pdf` with references in
+ * the query, and `multipart/form-data` with a `file` part and a `references` part; each answered as the JSON body with
+ * the same bytes, on generated PDFs and on the shared corpora.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { indexOfBytes, parseMultipart, boundaryOf } from '../../src/http/multipart.ts';
@@ -259,12 +259,13 @@ describe('application/pdf and multipart/form-data bodies', () => {
     expect(await res.json()).toMatchObject({ pageCount: 2, fileSizeBytes: pdf.length });
   });
 
-  it('describes the three forms, the references query parameter and the new answers in the OpenAPI document', async () => {
+  it("describes each form as its own operation (JSON on the operation's path, /file and /form), references in the query of /file", async () => {
     const doc = (await (await t.app.request('/openapi.json')).json()) as {
       paths: Record<
         string,
         {
           post: {
+            operationId: string;
             requestBody: { content: Record<string, { schema: Record<string, unknown> }> };
             parameters?: { name: string; in: string }[];
             responses: Record<string, unknown>;
@@ -273,21 +274,49 @@ describe('application/pdf and multipart/form-data bodies', () => {
       >;
       components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>> }> };
     };
-    for (const path of [VALIDATE, EXTRACT]) {
+    const forms = (path: string) => {
       const op = doc.paths[path]!.post;
-      expect(Object.keys(op.requestBody.content), path).toEqual([
-        'application/json',
-        'application/pdf',
-        'multipart/form-data',
-      ]);
-      expect(op.requestBody.content['application/pdf']!.schema).toMatchObject({ type: 'string', format: 'binary' });
       expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['401', '503']));
-    }
-    expect(doc.paths[EXTRACT]!.post.parameters).toEqual([expect.objectContaining({ name: 'references', in: 'query' })]);
+      return [
+        op.operationId,
+        Object.keys(op.requestBody.content),
+        (op.parameters ?? []).map((p) => `${p.in}:${p.name}`),
+      ];
+    };
+    expect(forms(VALIDATE)).toEqual(['ValidatePdf', ['application/json'], []]);
+    expect(forms(`${VALIDATE}/file`)).toEqual(['ValidatePdfFromFile', ['application/pdf'], []]);
+    expect(forms(`${VALIDATE}/form`)).toEqual(['ValidatePdfFromForm', ['multipart/form-data'], []]);
+    expect(forms(EXTRACT)).toEqual(['ExtractSwissQrCode', ['application/json'], []]);
+    expect(forms(`${EXTRACT}/file`)).toEqual([
+      'ExtractSwissQrCodeFromFile',
+      ['application/pdf', 'image/jpeg', 'image/png', 'image/tiff'],
+      ['query:references'],
+    ]);
+    expect(forms(`${EXTRACT}/form`)).toEqual(['ExtractSwissQrCodeFromForm', ['multipart/form-data'], []]);
+    expect(doc.paths[`${VALIDATE}/file`]!.post.requestBody.content['application/pdf']!.schema).toMatchObject({
+      type: 'string',
+      format: 'binary',
+    });
     expect(doc.components.schemas.ExtractSwissQrCodeForm!.properties.file).toMatchObject({
       type: 'string',
       format: 'binary',
     });
+  });
+
+  it("answers on /file and /form as on the operation's path, and 415 there for the other forms", async () => {
+    const pdf = simplePdf({ pages: 2 });
+    for (const path of [VALIDATE, EXTRACT]) {
+      const main = await answer(await send(t.app, path, 'pdf', pdf));
+      expect(await answer(await send(t.app, `${path}/file`, 'pdf', pdf))).toEqual(main);
+      expect(await answer(await send(t.app, `${path}/form`, 'multipart', pdf))).toEqual(main);
+      for (const [suffix, form] of [
+        ['/file', 'json'],
+        ['/file', 'multipart'],
+        ['/form', 'json'],
+        ['/form', 'pdf'],
+      ] as const)
+        await problem(await send(t.app, `${path}${suffix}`, form, pdf), 415, 'unsupported-media-type');
+    }
   });
 });
 

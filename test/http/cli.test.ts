@@ -11,7 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postJson, testApp, type TestApp } from '../support/app.ts';
 import { describeShared, readShared, sharedPath } from '../support/corpus.ts';
 import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
-import { PAYMENT_PART_CODE, qrBillPdf, spcCode } from '../support/qr-bills.ts';
+import { grayPng, grayTiff } from '../support/bill-images.ts';
+import { billJpeg } from '../support/degraded-bills.ts';
+import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, rasterPage, spcCode } from '../support/qr-bills.ts';
+
+/** A clean bill page at 150 dpi, in grey. */
+function billPage() {
+  const { width, height, gray } = rasterPage({ codes: [{ code: billCode(SAMPLE_BILL), ...PAYMENT_PART_CODE }] }, 150);
+  return { width, height, data: gray };
+}
 
 const LAUNCHER = join(import.meta.dirname, '..', '..', 'bin', 'swiss-doc.mjs');
 const VALIDATE = '/api/v1/documents/validate';
@@ -85,6 +93,9 @@ const files = {
   noQr: simplePdf(),
   notPdf: new TextEncoder().encode('Invoice 2024-001, CHF 120.00: plain text, no PDF.\n'),
   big: simplePdf({ contentBytes: 1_000_000 }),
+  billJpeg: billJpeg(),
+  billPng: grayPng(billPage(), 150),
+  billTiff: grayTiff(billPage(), 150),
   /** A valid bill with a K creditor: answered with the combined-address warning. */
   legacy: qrBillPdf([
     {
@@ -146,6 +157,13 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'invoices', 'notes.txt'), files.notPdf);
   writeFileSync(join(dir, 'invoices', 'older', 'c.pdf'), files.c);
   mkdirSync(join(dir, 'empty'));
+  mkdirSync(join(dir, 'scans'));
+  writeFileSync(join(dir, 'scans', 'bill.JPG'), files.billJpeg);
+  writeFileSync(join(dir, 'scans', 'broken.jpeg'), files.billJpeg.subarray(0, 2000));
+  writeFileSync(join(dir, 'scans', 'page.png'), files.billPng);
+  writeFileSync(join(dir, 'scans', 'page.tif'), files.billTiff);
+  writeFileSync(join(dir, 'scans', 'scan.pdf'), files.one);
+  writeFileSync(join(dir, 'scans', 'notes.txt'), files.notPdf);
   app = await testApp();
 });
 afterAll(() => {
@@ -274,6 +292,62 @@ describe('swiss-doc extract', () => {
     const [line, ...rest] = lines(run.stdout);
     expect(rest).toEqual([]);
     expectProblemLine(line!, 'no-qr.pdf', answer);
+  });
+});
+
+describe('swiss-doc extract on images', () => {
+  const image = async (bytes: Uint8Array, type: string, references = '[]') => {
+    const res = await app.app.request(`${EXTRACT}?references=${encodeURIComponent(references)}`, {
+      method: 'POST',
+      headers: { 'content-type': type },
+      body: bytes as BodyInit,
+    });
+    return { status: res.status, text: await res.text() };
+  };
+
+  it('sends *.jpg, *.png and *.tif as the images themselves: the API body byte for byte, references echoed', async () => {
+    const run = await swissDoc([
+      'extract',
+      'scans/bill.JPG',
+      'scans/page.png',
+      'scans/page.tif',
+      '--references',
+      '["INV-9"]',
+    ]);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const answers = await Promise.all([
+      image(files.billJpeg, 'image/jpeg', '["INV-9"]'),
+      image(files.billPng, 'image/png', '["INV-9"]'),
+      image(files.billTiff, 'image/tiff', '["INV-9"]'),
+    ]);
+    for (const answer of answers) expect(answer.status).toBe(200);
+    expect(lines(run.stdout)).toEqual([
+      exactLine('scans/bill.JPG', answers[0]!),
+      exactLine('scans/page.png', answers[1]!),
+      exactLine('scans/page.tif', answers[2]!),
+    ]);
+  });
+
+  it('a directory: extract takes its images too, validate only its PDFs (an image named to validate is its 415)', async () => {
+    const extract = await swissDoc(['extract', 'scans']);
+    expect(lines(extract.stdout).map((l) => JSON.parse(l).file)).toEqual([
+      'scans/bill.JPG',
+      'scans/broken.jpeg',
+      'scans/page.png',
+      'scans/page.tif',
+      'scans/scan.pdf',
+    ]);
+    const broken = JSON.parse(lines(extract.stdout)[1]!);
+    expect(broken).toMatchObject({ status: 400, body: { type: 'https://errors.example/problems/invalid-image' } });
+    expect(extract.code).toBe(1);
+    const validate = await swissDoc(['validate', 'scans']);
+    expect(lines(validate.stdout).map((l) => JSON.parse(l).file)).toEqual(['scans/scan.pdf']);
+    const named = await swissDoc(['validate', 'scans/page.png']);
+    expect(named.code).toBe(1);
+    expect(JSON.parse(lines(named.stdout)[0]!)).toMatchObject({
+      status: 415,
+      body: { type: 'https://errors.example/problems/unsupported-media-type' },
+    });
   });
 });
 

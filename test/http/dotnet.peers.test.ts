@@ -1,8 +1,9 @@
 /**
  * The HTTP API as a .NET caller sees it (test/dotnet/HttpApiClient): HttpClient + System.Net.Http.Json with DTO classes
- * named as in ../shared/spec/INTERFACE.md and the default web options. Every field the service answers must bind to
+ * named as in docs/contract/http.md and the default web options. Every field the service answers must bind to
  * the DTO (the DTO written back with the same options equals the service's own JSON), references come back as sent,
- * and a 404 reads as ASP.NET Core's ProblemDetails with its `rejected` extension. Skips with a message without `dotnet`.
+ * and a 404 reads as ASP.NET Core's ProblemDetails with its `rejected` extension. Skips with a message without
+ * `dotnet`.
  */
 import { serve, type ServerType } from '@hono/node-server';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -10,17 +11,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testApp } from '../support/app.ts';
-import { buildDotnetProject, DOTNET_MISSING, dotnetAvailable, infoOf, runChecks } from '../support/dotnet.ts';
+import { buildDotnetProject, infoOf, runChecks } from '../support/dotnet.ts';
 import { describeFailures } from '../support/mono-e2e.ts';
 import { freePort } from '../support/net.ts';
 import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
 import { swissQrBillPdf } from '../support/pdfkit-bill.ts';
 import { PAYMENT_PART_CODE, qrBillPdf, SAMPLE_BILL, textCode } from '../support/qr-bills.ts';
+import { needPeers, PEERS } from '../support/peers.ts';
 
-const available = dotnetAvailable();
-if (!available) console.warn(`[http dotnet] ${DOTNET_MISSING}`);
-
-describe.skipIf(!available)(
+describe.skipIf(needPeers('http dotnet', PEERS.dotnet))(
   'the HTTP API read by a .NET client (HttpClient, System.Net.Http.Json, ProblemDetails)',
   () => {
     let folder: string;

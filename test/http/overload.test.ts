@@ -1,7 +1,7 @@
 /**
- * Overload (spec/HTTP.md, "Overload"): MAX_INFLIGHT_MB bounds the request bodies being read or worked on, answering
- * 503 `overloaded` with Retry-After before a body is read; QUEUE_TIMEOUT_MS bounds the wait for an engine, and that
- * wait never counts as PDF time. And /metrics moves with the requests.
+ * Overload (docs/contract/http.md, "Overload"): MAX_INFLIGHT_MB bounds the request bodies being read or worked on,
+ * answering 503 `overloaded` with Retry-After before a body is read; QUEUE_TIMEOUT_MS bounds the wait for an engine,
+ * and that wait never counts as PDF time. And /metrics moves with the requests.
  */
 import { describe, expect, it } from 'vitest';
 import type { PdfEngine } from '../../src/pdf/engine/port.ts';
@@ -150,8 +150,8 @@ describe('QUEUE_TIMEOUT_MS', () => {
   });
 
   it('starts the PDF time budget when the document gets the engine: a long wait is no pdf-too-complex', async () => {
-    // Three real documents queued behind each other on one in-process engine with PDF_TIMEOUT_MS=100: each waits for the
-    // ones before it, and each is answered 200.
+    // Three real documents queued behind each other on one in-process engine with PDF_TIMEOUT_MS=100: each waits for
+    // the ones before it, and each is answered 200.
     const t = await testApp({ QUEUE_TIMEOUT_MS: '30000', PDF_TIMEOUT_MS: '100' });
     const bill = qrBillPdf([{ raster: 150, codes: [{ code: billCode(SAMPLE_BILL), ...PAYMENT_PART_CODE }] }]);
     const answers = await Promise.all(

@@ -21,15 +21,15 @@ export const LIMITS: StatementLimits = { timeoutMs: 5000, maxRows: 1000 };
 const BUSY_TIMEOUT_MS = 300;
 
 export interface Backend {
-  name: 'sqlite' | 'postgres';
+  name: 'sqlite' | 'postgres' | 'sqlserver';
   open(): Promise<{ db: Database; stop(): Promise<void> }>;
   /** `count(*)` as the backend returns it: int8 on PostgreSQL, an integer on SQLite. */
   count(n: number): unknown;
   /** A FROM item `g` with one column `x` counting from `from` to `to`. */
   series(from: number, to: number): string;
-  /** A statement that runs `seconds` (PostgreSQL) or until its time-out (SQLite has no sleep). */
+  /** A statement that runs `seconds` (PostgreSQL) or until its time-out (SQLite and Babelfish have no sleep). */
   sleep(seconds: number): string;
-  /** `$n` markers for the backend's driver. */
+  /** `$n` markers for the backend's driver (on SQL Server `@pn`, the names its adapter gives unnamed values). */
   sql(text: string): string;
 }
 
@@ -104,11 +104,14 @@ export function databaseSuite(b: Backend): void {
     let db: Database;
     let stop: () => Promise<void>;
     const onSqlite = b.name === 'sqlite';
+    const tsql = b.name === 'sqlserver';
+    // No sleep statement: a slow statement runs until its time-out.
+    const noSleep = onSqlite || tsql;
 
     beforeAll(async () => {
       ({ db, stop } = await b.open());
       const t = await db.begin('write');
-      await t.run('CREATE TABLE items (id int PRIMARY KEY, name text)', [], LIMITS);
+      await t.run(`CREATE TABLE items (id int PRIMARY KEY, name ${tsql ? 'nvarchar(100)' : 'text'})`, [], LIMITS);
       await t.commit();
     }, 60_000);
 
@@ -128,7 +131,7 @@ export function databaseSuite(b: Backend): void {
       }
     }
 
-    async function count(where = 'true'): Promise<unknown> {
+    async function count(where = tsql ? '1 = 1' : 'true'): Promise<unknown> {
       return inTransaction(
         'read',
         async (t) => (await t.run(`SELECT count(*) FROM items WHERE ${where}`, [], LIMITS)).rows[0]![0],
@@ -439,7 +442,7 @@ export function databaseSuite(b: Backend): void {
       expect((await fault(undone.run('SELECT 1', [], LIMITS))).fault).toBe('SqlError');
     });
 
-    it('reports rows affected for INSERT, UPDATE and DELETE, and -1 otherwise', async () => {
+    it.skipIf(tsql)('reports rows affected for INSERT, UPDATE and DELETE, and -1 otherwise', async () => {
       await inTransaction('write', async (t) => {
         expect((await t.run('CREATE TABLE counted (x int)', [], LIMITS)).rowsAffected).toBe(-1);
         expect((await t.run(`INSERT INTO counted SELECT x FROM ${b.series(1, 7)}`, [], LIMITS)).rowsAffected).toBe(7);
@@ -499,7 +502,9 @@ export function databaseSuite(b: Backend): void {
       );
       expect(refused.fault).toBe('AccessDenied');
       expect(refused.transactionAborted).toBe(true);
-      expect(refused.message).toMatch(onSqlite ? /attempt to write a readonly database/ : /read-only transaction/);
+      expect(refused.message).toMatch(
+        onSqlite ? /attempt to write a readonly database/ : tsql ? /permission/ : /read-only transaction/,
+      );
       expect(refused.stack ?? '').not.toContain('postgres/src');
       await t.rollback();
 
@@ -507,6 +512,14 @@ export function databaseSuite(b: Backend): void {
         // SQLite refuses it on the connection: DDL and a pragma to lift it are refused too.
         for (const sql of ['CREATE TABLE reader_made (x)', 'DELETE FROM items', 'PRAGMA query_only = 0']) {
           expect(await inTransaction('read', (reader) => fault(reader.run(sql, [], LIMITS)))).toMatchObject({
+            fault: 'AccessDenied',
+            transactionAborted: true,
+          });
+        }
+      } else if (tsql) {
+        // The readers' login has SELECT only: DDL and deletes are refused by the server's permissions.
+        for (const sql of ['CREATE TABLE reader_made (x int)', 'DELETE FROM items']) {
+          expect(await inTransaction('read', (reader) => fault(reader.run(sql, [], LIMITS))), sql).toMatchObject({
             fault: 'AccessDenied',
             transactionAborted: true,
           });
@@ -559,14 +572,18 @@ export function databaseSuite(b: Backend): void {
       const t = await db.begin('write');
       const refused = await fault(t.run("COMMIT; INSERT INTO items VALUES (20, 'escaped')", [], LIMITS));
       expect(refused.fault).toBe('SqlError');
-      expect(refused.message).toMatch(onSqlite ? /more than one statement/ : /multiple commands/);
+      // T-SQL runs batches (SqlCommand does): the COMMIT ends only the inner of two transaction levels, and the
+      // adapter finds the level gone after the batch.
+      expect(refused.message).toMatch(
+        onSqlite ? /more than one statement/ : tsql ? /ended the request.s transaction/ : /multiple commands/,
+      );
       expect(refused.transactionAborted).toBe(true);
       const commit = await fault(t.commit()); // an aborted transaction cannot be committed; it is rolled back
       expect(commit.message).toMatch(/rolled back/);
       await t.rollback(); // after that, rollback does nothing
       expect(await count('id = 20')).toBe(b.count(0));
 
-      const syntax = await inTransaction('write', (w) => fault(w.run('SELEC 1', [], LIMITS)));
+      const syntax = await inTransaction('write', (w) => fault(w.run(tsql ? 'SELECT 1 FROM' : 'SELEC 1', [], LIMITS)));
       expect(syntax).toMatchObject({ fault: 'SqlError', transactionAborted: true });
       expect(syntax.message).toMatch(/syntax error/);
     });
@@ -624,7 +641,7 @@ export function databaseSuite(b: Backend): void {
       expect((await fault(t.run('SELECT 1', [], LIMITS))).message).toMatch(/aborted/);
       await t.rollback();
       // The connection went back to the pool in working order.
-      expect(await count()).toBeTypeOf(onSqlite ? 'number' : 'bigint');
+      expect(await count()).toBeTypeOf(onSqlite || tsql ? 'number' : 'bigint');
     });
 
     it.runIf(onSqlite)(
@@ -673,10 +690,16 @@ export function databaseSuite(b: Backend): void {
       expect(
         (
           await fault(
-            w.run(`INSERT INTO items SELECT x, 'many' FROM ${b.series(100, 130)} RETURNING id`, [], {
-              timeoutMs: 5000,
-              maxRows: 10,
-            }),
+            w.run(
+              tsql
+                ? `INSERT INTO items OUTPUT INSERTED.id SELECT x, 'many' FROM ${b.series(100, 130)}`
+                : `INSERT INTO items SELECT x, 'many' FROM ${b.series(100, 130)} RETURNING id`,
+              [],
+              {
+                timeoutMs: 5000,
+                maxRows: 10,
+              },
+            ),
           )
         ).fault,
       ).toBe('QuotaExceeded');
@@ -692,12 +715,12 @@ export function databaseSuite(b: Backend): void {
       const timer = setInterval(() => ticks++, 10);
       try {
         // SQLite has no sleep: its slow statement runs until its 600 ms time-out.
-        const sleeping = slow.run(b.sleep(0.6), [], onSqlite ? { timeoutMs: 600, maxRows: 10 } : LIMITS);
+        const sleeping = slow.run(b.sleep(0.6), [], noSleep ? { timeoutMs: 600, maxRows: 10 } : LIMITS);
         const started = Date.now();
         const quick = await fast.run('SELECT 2 AS quick', [], LIMITS);
         expect(quick.rows).toEqual([[2]]);
         expect(Date.now() - started).toBeLessThan(400);
-        if (onSqlite) expect((await fault(sleeping)).fault).toBe('Timeout');
+        if (noSleep) expect((await fault(sleeping)).fault).toBe('Timeout');
         else expect((await sleeping).rows[0]![1]).toBe(1);
         expect(ticks).toBeGreaterThan(20);
       } finally {

@@ -1,3 +1,7 @@
+import { describe } from 'vitest';
+import { needPeers, PEERS } from '../support/peers.ts';
 import { databaseSuite, postgres } from './database-suite.ts';
 
-databaseSuite(postgres);
+describe.skipIf(needPeers('idb database on PostgreSQL', PEERS.postgres))('PostgreSQL', () => {
+  databaseSuite(postgres);
+});

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   clrTypeOfDeclared,
@@ -8,7 +10,6 @@ import {
 } from '../../src/idb/column-types.ts';
 import {
   DataTableError,
-  encodeBase64,
   encodeLocalName,
   formatCell,
   formatFloat,
@@ -17,7 +18,7 @@ import {
   type DataColumn,
   type DataCell,
 } from '../../src/idb/datatable.ts';
-import { describeShared, readShared } from '../support/corpus.ts';
+import { encodeBase64 } from '../../src/base64.ts';
 
 /**
  * A small XML canonicalizer for comparing documents: elements with expanded names ({ns}local), attributes sorted by
@@ -344,9 +345,13 @@ describe('writeDataTable', () => {
   });
 });
 
-describeShared('DataTable XML as .NET writes it', () => {
-  // The capture holds two DataContractSerializer outputs; each DataTable element's content is what we write.
-  const capture = new TextDecoder().decode(readShared('fixtures', 'nettcp', 'datatable-dcs-xml.txt'));
+describe('DataTable XML as .NET writes it', () => {
+  // Two DataContractSerializer outputs recorded with Mono (test/fixtures/datatable/record.ts); each DataTable
+  // element's content is what we write.
+  const capture = readFileSync(
+    join(import.meta.dirname, '..', 'fixtures', 'datatable', 'datatable-dcs-xml.txt'),
+    'utf8',
+  );
   const documents = [...capture.matchAll(/<DataTable [^>]*>([\s\S]*?)<\/DataTable>/g)].map((m) => m[1]!);
 
   it('has the two documents', () => {

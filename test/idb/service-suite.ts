@@ -28,6 +28,7 @@ import { openIdbService, type IdbService } from '../../src/idb/service.ts';
 import type { S3FilesConfig } from '../../src/idb/files-url.ts';
 import { FolderFileStore } from '../../src/runtime/node/idb/folder-file-store.ts';
 import { openDatabase } from '../../src/runtime/node/idb/open-database.ts';
+import { startBabelfish } from '../support/babelfish.ts';
 import { startPostgres } from '../support/postgres.ts';
 import { startS3rver } from '../support/s3rver.ts';
 
@@ -60,7 +61,30 @@ export interface Backend {
   keys(): Promise<string[]>;
   /** a statement that runs until interrupted */
   endless: string;
+  /** T-SQL instead of the SQL shared by SQLite and PostgreSQL (SQL Server over TDS, Babelfish here) */
+  tsql?: boolean;
   stop(): Promise<void>;
+}
+
+/** SQL Server through Babelfish (test/support/babelfish.ts), files in a folder. */
+export async function sqlServerBackend(): Promise<Backend> {
+  const [bbf, root] = await Promise.all([startBabelfish(), mkdtemp(join(tmpdir(), 'idb-service-'))]);
+  const files = await FolderFileStore.open({ root: join(root, 'files') });
+  return {
+    database: () => openDatabase(bbf.url),
+    files,
+    keys: async () =>
+      (await readdir(join(root, 'files'), { recursive: true }))
+        .filter((name) => /[0-9a-f-]{36}$/.test(name))
+        .map((name) => name.slice(-36)),
+    // Babelfish has no WAITFOR: a join that runs for hours (a recursion answers a cancel only after seconds).
+    endless: 'SELECT count_big(*) FROM sys.all_columns a CROSS JOIN sys.all_columns b CROSS JOIN sys.all_columns c',
+    tsql: true,
+    async stop() {
+      await bbf.stop();
+      await rm(root, { recursive: true, force: true });
+    },
+  };
 }
 
 export async function sqliteBackend(): Promise<Backend> {
@@ -177,16 +201,23 @@ export function serviceSuite(label: string, start: () => Promise<Backend>): void
 
       it("refuses a reader's write through ReturnScalar in the database itself", async () => {
         const denied = await fault(
-          scalar("INSERT INTO items (id, name) VALUES (99, 'x') RETURNING id", {}, reader),
+          scalar(
+            backend.tsql
+              ? "INSERT INTO items (id, name) OUTPUT INSERTED.id VALUES (99, 'x')"
+              : "INSERT INTO items (id, name) VALUES (99, 'x') RETURNING id",
+            {},
+            reader,
+          ),
           'AccessDenied',
         );
-        expect(denied.message).toMatch(/read.?only|readonly/i);
+        // SQL Server has no read-only transaction: the readers' login lacks the permission.
+        expect(denied.message).toMatch(backend.tsql ? /permission/i : /read.?only|readonly/i);
         expect(Number(await count('items WHERE id = 99'))).toBe(0);
       });
     });
 
     // The scalar type of `SELECT 1` (no declared type): Int64 on SQLite (an expression), Int32 on PostgreSQL.
-    const backendInt = () => (backend.endless.startsWith('WITH') ? 'long' : 'int');
+    const backendInt = () => (backend.endless.startsWith('WITH RECURSIVE') ? 'long' : 'int');
 
     describe('SQL', () => {
       it('binds every parameter type, null, non-ASCII text and a 1 MiB blob, and types results from the declared types', async () => {
@@ -195,7 +226,9 @@ export function serviceSuite(label: string, start: () => Promise<Backend>): void
           writer,
           sql(
             EMPTY_GUID,
-            'CREATE TABLE params (k int, i int, s smallint, l bigint, d decimal(20,6), r real, f double precision, b boolean, t text, dt timestamp, bin bytea, g uuid)',
+            backend.tsql
+              ? 'CREATE TABLE params (k int, i int, s smallint, l bigint, d decimal(20,6), r real, f double precision, b bit, t nvarchar(max), dt datetime, bin varbinary(max), g uniqueidentifier)'
+              : 'CREATE TABLE params (k int, i int, s smallint, l bigint, d decimal(20,6), r real, f double precision, b boolean, t text, dt timestamp, bin bytea, g uuid)',
           ),
         );
         const blob = bytes(MiB);
@@ -227,7 +260,7 @@ export function serviceSuite(label: string, start: () => Promise<Backend>): void
           ),
         ).toBe(1);
 
-        const sqlite = backend.endless.startsWith('WITH');
+        const sqlite = backend.endless.startsWith('WITH RECURSIVE');
         for (const [column, value] of Object.entries(values)) {
           const got = await scalar(`SELECT ${column} FROM params WHERE k = 1`, {}, reader);
           // SQLite stores a decimal(20,6) value as a REAL (NUMERIC affinity), so its scale is not kept.
@@ -273,7 +306,8 @@ export function serviceSuite(label: string, start: () => Promise<Backend>): void
           type: 'string',
           value: 'y',
         });
-        const missing = await fault(scalar('SELECT @nope'), 'InvalidArgument');
+        // T-SQL: an @name no parameter names is a variable, and the server says it is not declared.
+        const missing = await fault(scalar('SELECT @nope'), backend.tsql ? 'SqlError' : 'InvalidArgument');
         expect(missing.message).toContain('@nope');
         await fault(scalar('   '), 'InvalidArgument');
       });
@@ -291,7 +325,8 @@ export function serviceSuite(label: string, start: () => Promise<Backend>): void
       });
 
       it("answers the database's own message as SqlError, and an empty result as schema and empty diffgram", async () => {
-        const error = await fault(scalar('SELEC 1'), 'SqlError');
+        // (T-SQL reads `SELEC 1` as EXEC of a procedure SELEC.)
+        const error = await fault(scalar(backend.tsql ? 'SELECT 1 FROM' : 'SELEC 1'), 'SqlError');
         expect(error.message).toMatch(/syntax/i);
         expect(error.message).not.toMatch(/\n\s+at /);
         await fault(scalar('SELECT * FROM no_such_table'), 'SqlError');
@@ -305,7 +340,7 @@ export function serviceSuite(label: string, start: () => Promise<Backend>): void
         const capped = await service(backend, { maxRows: 50 });
         try {
           const series = (n: number) =>
-            `WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < ${n}) SELECT x FROM s`;
+            `WITH ${backend.tsql ? '' : 'RECURSIVE '}s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < ${n}) SELECT x FROM s`;
           expect((await capped.call('ReturnDatatable', reader, sql(EMPTY_GUID, series(50)))).xml).toContain(
             'diffgr:id="Table50"',
           );
@@ -403,9 +438,11 @@ export function serviceSuite(label: string, start: () => Promise<Backend>): void
           expect(Number(await count('items WHERE id = 4'))).toBe(0);
 
           const busy = await idle.call('CreateDatabaseRequest', writer, { database: null });
-          const slow = backend.endless.startsWith('WITH')
-            ? 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*) FROM c'
-            : 'SELECT pg_sleep(0.6)';
+          const slow = backend.tsql
+            ? 'WITH c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) SELECT count(*) FROM c OPTION (MAXRECURSION 0)'
+            : backend.endless.startsWith('WITH')
+              ? 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*) FROM c'
+              : 'SELECT pg_sleep(0.6)';
           await idle.call('ReturnScalar', writer, sql(busy, slow));
           expect(await idle.call('CloseDatabaseRequest', writer, { requestId: busy, commit: true })).toBe(true);
         } finally {

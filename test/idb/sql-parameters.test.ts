@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { bindParameters, type SqlDialect, type SqlParameter } from '../../src/idb/sql-parameters.ts';
 
-const DIALECTS: readonly SqlDialect[] = ['sqlite', 'postgres'];
+/** The dialects whose markers are rewritten to positions (sqlserver keeps T-SQL's own, tested at the end). */
+const DIALECTS: readonly Exclude<SqlDialect, 'sqlserver'>[] = ['sqlite', 'postgres'];
 /** The positional marker each dialect's output uses. */
-const MARK: Record<SqlDialect, string> = { sqlite: '?', postgres: '$' };
+const MARK: Record<Exclude<SqlDialect, 'sqlserver'>, string> = { sqlite: '?', postgres: '$' };
 
 const params = (entries: Record<string, unknown>): SqlParameter[] =>
   Object.entries(entries).map(([name, value]) => ({ name, value }));
@@ -16,7 +17,7 @@ function bound(sql: string, entries: Record<string, unknown>, dialect: SqlDialec
 }
 
 const expectBound = (
-  dialect: SqlDialect,
+  dialect: Exclude<SqlDialect, 'sqlserver'>,
   sql: string,
   entries: Record<string, unknown>,
   expected: string,
@@ -288,7 +289,7 @@ describe.each(DIALECTS)('bindParameters (%s): refusals', (dialect) => {
 describe('bindParameters: a generated cross-check', () => {
   // Random pieces from every context, joined: the markers in code are exactly the ones replaced, in order.
   const CODE = ['select ', ', ', ' + ', '(', ')', ' = ', '\n'];
-  const HIDDEN: Record<SqlDialect, string[]> = {
+  const HIDDEN: Record<Exclude<SqlDialect, 'sqlserver'>, string[]> = {
     sqlite: ["'@h'", "'it''s @h'", '"@h"', '[@h]', '`@h`', '-- @h\n', '/* @h */'],
     postgres: ["'@h'", "E'\\'@h'", '"@h"', '-- @h\n', '/* /* @h */ @h */', '$$@h$$', '$q$ @h $q$'],
   };
@@ -324,5 +325,26 @@ describe('bindParameters: a generated cross-check', () => {
         values: used.map((n) => n.toUpperCase()),
       });
     }
+  });
+});
+
+describe('bindParameters: sqlserver', () => {
+  it('passes T-SQL through and every given parameter by its name, local variables left to the server', () => {
+    const sql = "DECLARE @n int = 1; SELECT @Id AS id, @n AS n, '@id' AS literal -- @Id";
+    expect(
+      bindParameters<unknown>(
+        sql,
+        [
+          { name: '@Id', value: 7 },
+          { name: 'unused', value: 'x' },
+        ],
+        'sqlserver',
+      ),
+    ).toEqual({ ok: true, sql, values: [7, 'x'], names: ['Id', 'unused'] });
+  });
+
+  it('refuses the same name twice and names no marker could name, as SqlClient does', () => {
+    expect(bindParameters('SELECT @a', params({ a: 1, '@A': 2 }), 'sqlserver')).toMatchObject({ ok: false });
+    expect(bindParameters('SELECT 1', [{ name: ':a', value: 1 }], 'sqlserver')).toMatchObject({ ok: false });
   });
 });

@@ -11,8 +11,9 @@ import { OPERATIONS } from '../../src/idb/contract.ts';
 import { testApp } from '../support/app.ts';
 import { compileCSharp, svcutil } from '../support/mono.ts';
 import { freePort } from '../support/net.ts';
+import { needPeers, PEERS } from '../support/peers.ts';
 
-describe("Mono's svcutil on the served WSDL", () => {
+describe.skipIf(needPeers('idb wsdl svcutil', PEERS.mono))("Mono's svcutil on the served WSDL", () => {
   const MONO_TIMEOUT = 180_000;
   let server: ServerType;
   let base: string;
@@ -58,7 +59,8 @@ describe("Mono's svcutil on the served WSDL", () => {
     NewFileIndex: `System.Guid NewFileIndex(${C}.FileIndexData index)`,
   };
 
-  // A client written against the contract of spec/IIDBService.md: it compiles only if the proxy's types line up.
+  // A client written against the contract of docs/contract/iidbservice.md: it compiles only if the proxy's types line
+  // up.
   const USAGE = `
 using System;
 using IDBService.Contracts;

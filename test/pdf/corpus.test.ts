@@ -25,7 +25,8 @@ interface ManifestEntry {
 const PINNED: Record<string, Partial<ManifestEntry['expected']>> = {
   'gen/bomb-object-stream-1GiB.pdf': { status: 400, problemType: '/problems/pdf-too-complex' },
   'gen/bomb-xmp-metadata-1GiB.pdf': { status: 400, problemType: '/problems/pdf-too-complex' },
-  // Base64 of an empty file is the empty string, which spec/HTTP.md makes invalid-base64 before any PDF rule applies.
+  // Base64 of an empty file is the empty string, which docs/contract/http.md makes invalid-base64 before any PDF rule
+  // applies.
   'gen/zero-bytes.pdf': { status: 400, problemType: '/problems/invalid-base64' },
   'gen/circular-outlines-and-nametree-kids-self.pdf': { PdfVersion: '1.4' },
   'public/pdfjs/encrypted-attachment.pdf': { PdfVersion: '1.3' },
@@ -72,9 +73,9 @@ interface Base64Case {
 }
 
 /**
- * Cases where spec/HTTP.md decides against the manifest's default: it accepts the data URL prefix and binds any
- * letter case. `length-mod-4-is-1` is mislabelled: its text is 1764 characters (a multiple of 4) of well-formed Base64
- * (the padding replaced by `A`), which .NET's Convert accepts too; it decodes to the PDF plus one zero byte.
+ * Cases where docs/contract/http.md decides against the manifest's default: it accepts the data URL prefix and binds
+ * any letter case. `length-mod-4-is-1` is mislabelled: its text is 1764 characters (a multiple of 4) of well-formed
+ * Base64 (the padding replaced by `A`), which .NET's Convert accepts too; it decodes to the PDF plus one zero byte.
  */
 const BASE64_PINNED: Record<string, Base64Case['expected']> = {
   'data-url-prefix': { status: 200 },

@@ -18,6 +18,8 @@ import {
   type SigningKey,
 } from '../support/jwt.ts';
 import { freePort } from '../support/net.ts';
+import { IMAGE_CASES } from './workers/cases.ts';
+import { NODE_ANSWERS } from './workers/node-answers.ts';
 import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
 import { PRINTED_BILLS } from '../support/printed-bills.ts';
 import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, spcCode, textCode } from '../support/qr-bills.ts';
@@ -106,7 +108,8 @@ const legacyBill = {
   ...PAYMENT_PART_CODE,
 };
 
-// Authentication on every runtime: each serves API_KEYS_FILE and a JWKS this test serves (HTTP.md, "Authentication").
+// Authentication on every runtime: each serves API_KEYS_FILE and a JWKS this test serves (docs/contract/http.md,
+// "Running in production").
 const API_KEY = 'parity-key-0b7d4e8f60a1b2c3';
 const ISSUER = 'https://idp.example.ch/realms/ap';
 const AUDIENCE = 'swiss-doc-service';
@@ -184,6 +187,8 @@ const PRODUCTION_CASES: Case[] = [
     status: 400,
   },
   { name: 'metrics without a credential', method: 'GET', path: '/metrics', headers: {}, status: 401 },
+  // Photos and scans as image bodies (workers/cases.ts, whose Node answers are recorded for workerd too).
+  ...IMAGE_CASES.map((c): Case => ({ ...c, status: NODE_ANSWERS[c.name]!.status, raw: c.compare === 'text' })),
 ];
 
 const CASES: Case[] = [

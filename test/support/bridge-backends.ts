@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { startPostgres, type RunningPostgres } from './postgres.ts';
 import { startS3rver, type RunningS3 } from './s3rver.ts';
+import { needPeers, PEERS } from './peers.ts';
 
 export interface BridgeBackend {
   env: Record<string, string>;
@@ -38,12 +39,14 @@ export async function postgresBackend(bucket: string): Promise<BridgeBackend> {
   };
 }
 
-/** Both, by name, for `describe.each`: each starts given the suite's temp folder (PostgreSQL's files go to `bucket`). */
+/**
+ * Both, by name, for `describe.each`: each starts given the suite's temp folder (PostgreSQL's files go to `bucket`).
+ * Without PostgreSQL, SQLite alone, and the suite says so (test/support/peers.ts: a failure under REQUIRE_PEERS=1).
+ */
 export function bridgeBackends(
   bucket: string,
 ): ReadonlyArray<readonly [BridgeBackendName, (folder: string) => Promise<BridgeBackend>]> {
-  return [
-    ['sqlite', sqliteBackend],
-    ['postgres', () => postgresBackend(bucket)],
-  ];
+  const sqlite = ['sqlite', sqliteBackend] as const;
+  if (needPeers(`${bucket} on PostgreSQL`, PEERS.postgres)) return [sqlite];
+  return [sqlite, ['postgres', () => postgresBackend(bucket)]];
 }

@@ -6,6 +6,7 @@
  */
 import { generateQRData } from '../../node_modules/swissqrbill/lib/esm/shared/qr-code.js';
 import { readQrBill, type QrBill } from '../../src/qr/bill.ts';
+import { a4Dpi, withJfifDensity } from './bill-images.ts';
 import { encodeG4 } from './ccitt-g4.ts';
 import { blur, light, seededRandom, shrink, threshold, warp, type GrayImage, type Point } from './gray-image.ts';
 import { encodeJpeg } from './jpeg-encoder.ts';
@@ -171,7 +172,11 @@ function streak(image: GrayImage, x: number, widthPx: number, darkness: number):
 const billPage = (data: BillData): BillPage => ({ codes: [{ code: billCode(data), ...PAYMENT_PART_CODE }] });
 
 /** An office scan: skewed by up to ±2°, slightly blurred, noisy, a toner streak through the code, grey JPEG. */
-export function officeScan({
+export const officeScan = (options: Parameters<typeof officeScanImage>[0] = {}): Uint8Array =>
+  imageOnlyPdf(officeScanImage(options));
+
+/** officeScan's image: a JPEG file as it is (the stream's data), for the image bodies of extract. */
+export function officeScanImage({
   data = SAMPLE_BILL,
   page,
   dpi = 200,
@@ -183,17 +188,21 @@ export function officeScan({
   dpi?: number;
   seed?: number;
   quality?: number;
-} = {}): Uint8Array {
+} = {}): ImageStream {
   const random = seededRandom(seed);
   let image = skewed(printed(page ?? billPage(data), dpi), (random() * 2 - 1) * 2);
   image = blur(image, 1, 1);
   image = streak(image, (PAYMENT_PART_CODE.x + 10 + random() * 26) / 210, Math.max(1, Math.round(dpi / 150)), 0.35);
   image = light(image, { bright: 0.98, dim: 0.9, noise: 14, seed });
-  return imageOnlyPdf(jpegStream(image, quality));
+  return jpegStream(image, quality);
 }
 
 /** A fax: printed at twice the resolution, averaged down, skewed a little, cut to black and white, CCITT G4. */
-export function fax({
+export const fax = (options: Parameters<typeof faxRaster>[0] = {}): Uint8Array =>
+  imageOnlyPdf(g4Stream(faxRaster(options)));
+
+/** fax's page before G4 encoding (g4Stream cuts it to black and white at 150). */
+export function faxRaster({
   data = SAMPLE_BILL,
   dpi = 200,
   seed = 1,
@@ -201,14 +210,18 @@ export function fax({
   data?: BillData;
   dpi?: number;
   seed?: number;
-} = {}): Uint8Array {
+} = {}): GrayImage {
   const random = seededRandom(seed);
   const image = blur(skewed(shrink(printed(billPage(data), dpi * 2), 2), (random() * 2 - 1) * 0.8), 1, 1);
-  return imageOnlyPdf(g4Stream(light(image, { bright: 1, dim: 0.95, noise: 30, seed })));
+  return light(image, { bright: 1, dim: 0.95, noise: 30, seed });
 }
 
 /** A scan at a low resolution (75 to 100 dpi), heavily compressed. */
-export function lowResJpeg({
+export const lowResJpeg = (options: Parameters<typeof lowResJpegImage>[0] = {}): Uint8Array =>
+  imageOnlyPdf(lowResJpegImage(options));
+
+/** lowResJpeg's image, a JPEG file. */
+export function lowResJpegImage({
   data = SAMPLE_BILL,
   dpi = 100,
   seed = 1,
@@ -218,10 +231,10 @@ export function lowResJpeg({
   dpi?: number;
   seed?: number;
   quality?: number;
-} = {}): Uint8Array {
+} = {}): ImageStream {
   // printed at 4× and averaged down, as a scanner's sensor integrates over its pixel
   const image = light(shrink(printed(billPage(data), dpi * 4), 4), { bright: 0.97, dim: 0.92, noise: 8, seed });
-  return imageOnlyPdf(jpegStream(image, quality));
+  return jpegStream(image, quality);
 }
 
 export interface PhotoOptions {
@@ -244,7 +257,10 @@ export interface PhotoOptions {
  * at a tilt (perspective), lit unevenly with the phone's shadow across it, slightly out of focus, noisy, and stored as a
  * colour JPEG with warm white balance.
  */
-export function phonePhoto({
+export const phonePhoto = (options: PhotoOptions = {}): Uint8Array => imageOnlyPdf(phonePhotoImage(options));
+
+/** phonePhoto's image, a colour JPEG file. */
+export function phonePhotoImage({
   data = SAMPLE_BILL,
   page: printedPage,
   megapixels = 12,
@@ -253,7 +269,7 @@ export function phonePhoto({
   tilt = 0.08,
   blurRadius = 1,
   quality = 85,
-}: PhotoOptions = {}): Uint8Array {
+}: PhotoOptions = {}): ImageStream {
   const random = seededRandom(seed);
   const height = Math.round(Math.sqrt((megapixels * 1e6 * 4) / 3));
   const width = Math.round((height * 3) / 4);
@@ -294,5 +310,11 @@ export function phonePhoto({
     g[i] = v * 0.97;
     b[i] = v * 0.86;
   }
-  return imageOnlyPdf(jpegStream({ width, height, r, g, b }, quality));
+  return jpegStream({ width, height, r, g, b }, quality);
+}
+
+/** A bill as an office scan's JPEG (200 dpi, said in its JFIF header): what a caller's scanner uploads. */
+export function billJpeg(data: BillData = SAMPLE_BILL): Uint8Array {
+  const image = officeScanImage({ data, dpi: 200 });
+  return withJfifDensity(image.data, a4Dpi(image.width));
 }

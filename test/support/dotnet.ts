@@ -7,6 +7,10 @@
  *   and test/dotnet's shared settings) are copied into a private folder with their places relative to test/ kept,
  *   built there (`dotnet build -c Release -o out`, so no bin/ or obj/ appears under test/dotnet), and the folder is
  *   renamed into place (support/build-cache.ts). Memoized per process.
+ * - A project may bring a NuGet.config naming a local package source by a path relative to its folder (CoreWcfHost:
+ *   ../shared/nuget beside the clone, where the team's CoreWCF build lives). The copy gets that config with the path
+ *   made absolute; where the folder is absent (a user's clone) the project is "unavailable" before any restore, since
+ *   a missing local source fails every restore (NU1301), and the suites say which folder is missing.
  * - A project whose packages the NuGet feed does not serve (restore errors NU1101/NU1102) is "unavailable": the
  *   rejection is a DotnetUnavailableError carrying the restore's words, and the suites skip with that message
  *   instead of failing. Without `dotnet` on PATH everything is unavailable (a user's clone).
@@ -18,9 +22,9 @@
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cachedBuild } from './build-cache.ts';
 import { parseChecks, type MonoRun } from './mono-e2e.ts';
@@ -34,7 +38,14 @@ export const DOTNET_SOURCES = join(TEST_DIR, 'dotnet');
 const REPO = resolve(TEST_DIR, '..');
 const CACHE = join(REPO, 'node_modules', '.cache', 'idb-dotnet');
 
-export type DotnetProject = 'WcfClient' | 'CoreWcfHost' | 'HttpApiClient' | 'SvcutilClient';
+export type DotnetProject =
+  | 'WcfClient'
+  | 'CoreWcfHost'
+  | 'HttpApiClient'
+  | 'SvcutilClient'
+  | 'NswagClient'
+  | 'KiotaClient'
+  | 'SqlParity';
 
 export class DotnetUnavailableError extends Error {
   override name = 'DotnetUnavailableError';
@@ -165,18 +176,41 @@ function linkedFiles(project: DotnetProject): string[] {
   return linked.filter((file) => relative(folder, file).startsWith('..'));
 }
 
-/** The source files of a project (its folder, the files it links, Directory.Build.props, the tool manifest). */
+/** The source files of a project (its folder, the files it links, Directory.Build.props). */
 function projectFiles(project: DotnetProject): string[] {
-  const extras = ['Directory.Build.props', join('.config', 'dotnet-tools.json')]
-    .map((f) => join(DOTNET_SOURCES, f))
-    .filter((f) => existsSync(f));
+  const extras = ['Directory.Build.props'].map((f) => join(DOTNET_SOURCES, f)).filter((f) => existsSync(f));
   return [...extras, ...filesUnder(join(DOTNET_SOURCES, project)), ...linkedFiles(project)];
+}
+
+const NUGET_CONFIG = /^nuget\.config$/i;
+
+/**
+ * A project's NuGet.config as the copy needs it: the relative `value` of each package source resolved against the
+ * folder of the original file, since the copy lives elsewhere. Rejects, naming the folder, when a local source is
+ * absent.
+ */
+export function absoluteNuGetConfig(file: string): string {
+  return readFileSync(file, 'utf8').replace(/(<add\s[^>]*\bvalue=")([^"]+)(")/g, (whole, before, value, after) => {
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) || isAbsolute(value)) return whole;
+    const folder = resolve(dirname(file), value);
+    if (!existsSync(folder))
+      throw new DotnetUnavailableError(
+        `${relative(TEST_DIR, file)} names the local NuGet feed ${folder}, which is absent (the team's peer build ` +
+          'of CoreWCF and dotnet-svcutil in ../shared/nuget beside the clone)',
+      );
+    return `${before}${folder}${after}`;
+  });
+}
+
+/** The text a source file has in the copy. */
+function copiedText(file: string): Buffer | string {
+  return NUGET_CONFIG.test(basename(file)) ? absoluteNuGetConfig(file) : readFileSync(file);
 }
 
 function hashOf(project: DotnetProject, extra: readonly string[]): string {
   const h = createHash('sha256');
   h.update(dotnetVersion() ?? 'none');
-  for (const file of projectFiles(project)) h.update(relative(TEST_DIR, file)).update(readFileSync(file));
+  for (const file of projectFiles(project)) h.update(relative(TEST_DIR, file)).update(copiedText(file));
   for (const e of extra) h.update(e);
   return h.digest('hex').slice(0, 20);
 }
@@ -205,7 +239,12 @@ export function buildDotnetProject(
   options: { prepare?: (src: string) => Promise<void>; extraKey?: readonly string[] } = {},
 ): Promise<DotnetBuild> {
   if (!dotnetAvailable()) return Promise.reject(new DotnetUnavailableError(DOTNET_MISSING));
-  const key = `${project}-${hashOf(project, options.extraKey ?? [])}`;
+  let key: string;
+  try {
+    key = `${project}-${hashOf(project, options.extraKey ?? [])}`;
+  } catch (error) {
+    return Promise.reject(error);
+  }
   let built = builds.get(key);
   if (!built) {
     built = build(project, key, options.prepare);
@@ -227,7 +266,7 @@ async function build(
     for (const file of projectFiles(project)) {
       const target = join(root, relative(TEST_DIR, file));
       mkdirSync(dirname(target), { recursive: true });
-      cpSync(file, target);
+      writeFileSync(target, copiedText(file));
     }
     const src = join(root, relative(TEST_DIR, DOTNET_SOURCES));
     if (prepare) await prepare(src);

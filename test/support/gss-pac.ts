@@ -1,6 +1,6 @@
 /**
  * For the tests (the backend reads the PAC in tcp-bridge/src/negotiate/gssapi/kerberos.ts): accept one Kerberos AP-REQ
- * with MIT's GSSAPI (libgssapi_krb5.so.2 through koffi, as gssapi.ts does) and read what the library exposes of the
+ * with MIT's GSSAPI (libgssapi_krb5.so.2 through koffi, as gssapi/ffi.ts does) and read what the library exposes of the
  * ticket's PAC through RFC 6680 naming extensions on the peer name, before the name is released:
  *
  *   gss_inquire_name(name)                         the attribute names: `urn:mspac:`, `urn:mspac:logon-info`,

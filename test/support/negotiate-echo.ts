@@ -3,9 +3,9 @@
  * byte (no .NET Message Framing in front) and echoes every plaintext chunk it unwraps. What happened on each
  * connection is recorded for the tests to check; `nns-client.py` (real GSSAPI and impacket initiators) is the client.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -165,15 +165,4 @@ export async function expectLogonDenied(server: EchoServer, result: ClientResult
   const last = server.connections[server.connections.length - 1]!;
   expect(last.failure).toBe(reason);
   expect(last.peer).toBeUndefined();
-}
-
-/** Whether the real initiators are installed (python3-gssapi with gss-ntlmssp, python3-impacket). */
-export function initiatorsAvailable(): { gssapi: boolean; impacket: boolean } {
-  const imports = (module: string): boolean =>
-    existsSync(PYTHON) && spawnSync(PYTHON, ['-c', `import ${module}`], { stdio: 'ignore' }).status === 0;
-  return {
-    // MIT krb5 loads gss-ntlmssp through this file (Debian's gss-ntlmssp package installs it).
-    gssapi: imports('gssapi') && existsSync('/etc/gss/mech.d/mech.ntlmssp.conf'),
-    impacket: imports('impacket.ntlm'),
-  };
 }

@@ -3,15 +3,8 @@
  * answers to well-formed and malformed streams can be checked byte by byte without a WCF client.
  */
 import { connect, type Socket } from 'node:net';
-import {
-  decodeEnvelope,
-  encodeEnvelope,
-  ReaderSession,
-  WriterSession,
-  type XmlDocument,
-} from '../../tcp-bridge/src/binary-xml/index.ts';
-import { clientPreamble, END_RECORD, RecordType, sizedEnvelope } from '../../tcp-bridge/src/framing/index.ts';
-import { readInt31 } from '../../tcp-bridge/src/bytes.ts';
+import type { XmlDocument } from '../../tcp-bridge/src/binary-xml/index.ts';
+import { type ClientEvent, NetTcpClientSession } from '../../tcp-bridge/src/client/session.ts';
 
 export type ServerRecord =
   | { type: 'ack' }
@@ -21,18 +14,19 @@ export type ServerRecord =
   | { type: 'closed' };
 
 export class NetTcpTestClient {
-  private buffer = new Uint8Array(0);
+  private readonly records: ServerRecord[] = [];
+  private failure: Error | undefined;
   private waiting: (() => void) | undefined;
   private ended = false;
-  private reader = new ReaderSession();
-  private writer = new WriterSession();
+  private session = new NetTcpClientSession('net.tcp://localhost/IDBService');
 
   private constructor(readonly socket: Socket) {
     socket.on('data', (chunk: Buffer) => {
-      const next = new Uint8Array(this.buffer.length + chunk.length);
-      next.set(this.buffer);
-      next.set(chunk, this.buffer.length);
-      this.buffer = next;
+      try {
+        for (const event of this.session.push(chunk)) this.records.push(record(event));
+      } catch (error) {
+        this.failure ??= error instanceof Error ? error : new Error(String(error));
+      }
       this.waiting?.();
     });
     const done = () => {
@@ -52,9 +46,8 @@ export class NetTcpTestClient {
   /** Opens a session: preamble with the via, then PreambleEnd; resolves with the server's answer. */
   async preamble(via = 'net.tcp://localhost/IDBService'): Promise<ServerRecord> {
     // Each session has its own dictionaries, on both sides.
-    this.reader = new ReaderSession();
-    this.writer = new WriterSession();
-    this.send(clientPreamble(via));
+    this.session = new NetTcpClientSession(via);
+    this.send(this.session.preamble());
     return this.next();
   }
 
@@ -64,19 +57,20 @@ export class NetTcpTestClient {
 
   /** Sends one request envelope and resolves with the next record (the reply). */
   async call(document: XmlDocument): Promise<ServerRecord> {
-    this.send(sizedEnvelope(encodeEnvelope(document, this.writer)));
+    this.send(this.session.envelope(document));
     return this.next();
   }
 
   end(): void {
-    this.send(END_RECORD);
+    this.send(this.session.end());
   }
 
-  /** The next record the server sent, or `closed`. */
+  /** The next record the server sent, or `closed`; throws on bytes no server may send. */
   async next(): Promise<ServerRecord> {
     for (;;) {
-      const record = this.take();
+      const record = this.records.shift();
       if (record) return record;
+      if (this.failure) throw this.failure;
       if (this.ended) return { type: 'closed' };
       await new Promise<void>((resolve) => (this.waiting = resolve));
       this.waiting = undefined;
@@ -86,30 +80,18 @@ export class NetTcpTestClient {
   close(): void {
     this.socket.destroy();
   }
+}
 
-  private take(): ServerRecord | undefined {
-    const b = this.buffer;
-    if (b.length === 0) return undefined;
-    const consume = (n: number) => (this.buffer = b.slice(n));
-    switch (b[0]) {
-      case RecordType.PreambleAck:
-        consume(1);
-        return { type: 'ack' };
-      case RecordType.End:
-        consume(1);
-        return { type: 'end' };
-      case RecordType.Fault:
-      case RecordType.SizedEnvelope: {
-        const size = readInt31(b, 1);
-        if (typeof size !== 'object' || b.length < 1 + size.size + size.value) return undefined;
-        const body = b.slice(1 + size.size, 1 + size.size + size.value);
-        consume(1 + size.size + size.value);
-        return b[0] === RecordType.Fault
-          ? { type: 'fault', fault: new TextDecoder().decode(body) }
-          : { type: 'envelope', document: decodeEnvelope(body, this.reader).document };
-      }
-      default:
-        throw new Error(`unexpected record 0x${b[0]!.toString(16)}`);
-    }
+function record(event: ClientEvent): ServerRecord {
+  switch (event.type) {
+    case 'preambleAck':
+      return { type: 'ack' };
+    case 'envelope':
+      return { type: 'envelope', document: event.document };
+    case 'fault':
+    case 'end':
+      return event;
+    default:
+      throw new Error(`unexpected ${event.type} from the server`);
   }
 }

@@ -4,33 +4,21 @@
  * the MIC, both mechListMICs; the NTLM messages from support/ntlm-client.ts, the session security the bridge's own
  * NtlmSessionSecurity in the client role), then PreambleEnd and every record sealed in NNS data frames.
  *
- * - NetTcpSession: one session's records, in the clear or sealed, one call at a time (bench/negotiate-client.ts
- *   builds the benchmark's channel on it);
+ * The bytes are the client codec's (tcp-bridge/src/client/session.ts: framing records, NNS frames, sealing,
+ * dictionaries); this module is the socket and the NTLM logon.
+ * - ClientConnection: a socket and the codec of its current session, the server's records as awaitable events;
+ * - NetTcpSession: one session's calls, in the clear or sealed, one at a time (bench/negotiate-client.ts builds the
+ *   benchmark's channel on it);
  * - PooledNtlmSocket: a client socket that behaves like .NET's connection pool, one socket, many sessions. Each
  *   session writes the plaintext preamble up to the UpgradeRequest, logs on, seals PreambleEnd and its calls, and ends
  *   with End inside the sealed stream; the socket then carries the next session's plaintext preamble, as WCF's
  *   ConnectionPoolHelper returns the raw connection (not the upgraded one) to the pool.
  */
 import { connect, type Socket } from 'node:net';
-import {
-  decodeEnvelope,
-  encodeEnvelope,
-  ReaderSession,
-  WriterSession,
-  textToString,
-  type XmlContent,
-  type XmlElement,
-} from '../../tcp-bridge/src/binary-xml/index.ts';
-import { concatBytes, readInt31 } from '../../tcp-bridge/src/bytes.ts';
-import {
-  clientPreamble,
-  END_RECORD,
-  framing,
-  NEGOTIATE_UPGRADE,
-  RecordType,
-  sizedEnvelope,
-} from '../../tcp-bridge/src/framing/index.ts';
-import { dataFrame, errorStatus, HandshakeId, handshakeFrame } from '../../tcp-bridge/src/negotiate/nns.ts';
+import { textToString, type XmlContent, type XmlElement } from '../../tcp-bridge/src/binary-xml/index.ts';
+import { type ClientEvent, NetTcpClientSession } from '../../tcp-bridge/src/client/session.ts';
+import { NEGOTIATE_UPGRADE } from '../../tcp-bridge/src/framing/index.ts';
+import { errorStatus, HandshakeId } from '../../tcp-bridge/src/negotiate/nns.ts';
 import type { NtlmSessionSecurity } from '../../tcp-bridge/src/negotiate/ntlm/index.ts';
 import { OID } from '../../tcp-bridge/src/negotiate/security-context.ts';
 import {
@@ -49,113 +37,123 @@ export interface NtlmAccount {
   password: string;
 }
 
-/** What .NET puts in one NNS data frame at most. */
-const MAX_PLAIN_PER_FRAME = 63 * 1024;
 const MECH_TYPES = [OID.ntlm];
 
-/** Reads exact byte counts from a socket as promises; one read pending at a time. */
-export class SocketReader {
-  private chunks: Uint8Array[] = [];
-  private buffered = 0;
-  private pending: { n: number; resolve: (bytes: Uint8Array) => void; reject: (error: Error) => void } | undefined;
+/** A client socket and the codec of the session it carries now; the server's records as events, in order. */
+export class ClientConnection {
+  private readonly events: ClientEvent[] = [];
   private failure: Error | undefined;
+  private waiting: (() => void) | undefined;
+  private current: NetTcpClientSession | undefined;
 
-  constructor(socket: Socket) {
+  private constructor(readonly socket: Socket) {
     socket.on('data', (chunk: Buffer) => {
-      this.chunks.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-      this.buffered += chunk.length;
-      this.serve();
+      try {
+        if (!this.current) throw new Error('bytes from the server before any preamble');
+        this.events.push(...this.current.push(chunk));
+      } catch (error) {
+        this.fail(error instanceof Error ? error : new Error(String(error)));
+      }
+      this.waiting?.();
     });
     socket.on('error', (error) => this.fail(error));
     socket.on('close', () => this.fail(new Error('the connection closed')));
+  }
+
+  /** A socket to host:port (no Nagle); resolves once connected. */
+  static async connect(host: string, port: number): Promise<ClientConnection> {
+    const socket = connect({ host, port, noDelay: true });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('connect', resolve);
+        socket.once('error', reject);
+      });
+    } catch (error) {
+      socket.destroy();
+      throw error;
+    }
+    return new ClientConnection(socket);
   }
 
   get closed(): boolean {
     return this.failure !== undefined;
   }
 
-  read(n: number): Promise<Uint8Array> {
-    return new Promise((resolve, reject) => {
-      this.pending = { n, resolve, reject };
-      this.serve();
-    });
+  get session(): NetTcpClientSession {
+    if (!this.current) throw new Error('no session begun');
+    return this.current;
   }
 
-  private serve(): void {
-    const p = this.pending;
-    if (!p) return;
-    if (this.buffered >= p.n) {
-      this.pending = undefined;
-      p.resolve(this.take(p.n));
-    } else if (this.failure) {
-      this.pending = undefined;
-      p.reject(this.failure);
+  /** Starts a session on this socket: its own codec, its preamble written. */
+  begin(session: NetTcpClientSession): void {
+    this.current = session;
+    this.socket.write(session.preamble());
+  }
+
+  /** The session's records go out sealed from now on (and what came sealed already is read). */
+  secure(security: NtlmSessionSecurity): void {
+    this.events.push(...this.session.secure(security));
+  }
+
+  write(bytes: Uint8Array): void {
+    this.socket.write(bytes);
+  }
+
+  /** The next event, or the failure. */
+  async next(): Promise<ClientEvent> {
+    for (;;) {
+      const event = this.events.shift();
+      if (event) return event;
+      if (this.failure) throw this.failure;
+      await new Promise<void>((resolve) => (this.waiting = resolve));
+      this.waiting = undefined;
     }
   }
 
-  private take(n: number): Uint8Array {
-    const all = this.chunks.length === 1 ? this.chunks[0]! : concatBytes(this.chunks);
-    this.chunks = all.length > n ? [all.subarray(n)] : [];
-    this.buffered -= n;
-    return all.subarray(0, n);
+  /** The next event, which must be of `type`; a framing fault or another record throws, naming it. */
+  async expect<T extends ClientEvent['type']>(type: T): Promise<Extract<ClientEvent, { type: T }>> {
+    const event = await this.next();
+    if (event.type === type) return event as Extract<ClientEvent, { type: T }>;
+    throw new Error(`${event.type === 'fault' ? `fault ${event.fault}` : event.type} instead of ${type}`);
   }
 
   private fail(error: Error): void {
     this.failure ??= error;
-    this.serve();
+    this.waiting?.();
   }
 }
 
-/** A socket to host:port (no Nagle) with its reader; resolves once connected. */
-export async function connectSocket(host: string, port: number): Promise<{ socket: Socket; input: SocketReader }> {
-  const socket = connect({ host, port, noDelay: true });
-  const input = new SocketReader(socket);
-  try {
-    await new Promise<void>((resolve, reject) => {
-      socket.once('connect', resolve);
-      socket.once('error', reject);
-    });
-  } catch (error) {
-    socket.destroy();
-    throw error;
-  }
-  return { socket, input };
+/** Begins a session whose preamble asks for the negotiate upgrade, and reads the UpgradeResponse. */
+export async function upgrade(connection: ClientConnection, via: string): Promise<void> {
+  connection.begin(new NetTcpClientSession(via, { upgrade: NEGOTIATE_UPGRADE }));
+  await connection.expect('upgradeResponse');
 }
 
-/** Writes the plaintext preamble with the negotiate upgrade and reads the UpgradeResponse. */
-export async function upgrade(socket: Socket, input: SocketReader, via: string): Promise<void> {
-  socket.write(clientPreamble(via, NEGOTIATE_UPGRADE));
-  const answer = await input.read(1);
-  if (answer[0] !== RecordType.UpgradeResponse)
-    throw new Error(`record 0x${answer[0]!.toString(16)} instead of UpgradeResponse`);
-}
-
-/** NegTokenInit(NEGOTIATE) → CHALLENGE → AUTHENTICATE + mechListMIC → accept-completed + mechListMIC; the sealing. */
-export async function ntlmHandshake(
-  socket: Socket,
-  input: SocketReader,
-  account: NtlmAccount,
-): Promise<NtlmSessionSecurity> {
+/** NegTokenInit(NEGOTIATE) → CHALLENGE → AUTHENTICATE + mechListMIC → accept-completed + mechListMIC; then sealed. */
+export async function ntlmHandshake(connection: ClientConnection, account: NtlmAccount): Promise<void> {
+  const session = connection.session;
   const readToken = async (expected: number): Promise<Uint8Array> => {
-    const header = await input.read(5);
-    const payload = await input.read((header[3]! << 8) | header[4]!);
-    if (header[0] === HandshakeId.Error)
-      throw new Error(`logon denied (HandshakeError 0x${errorStatus(payload)?.littleEndian.toString(16)})`);
-    if (header[0] !== expected)
-      throw new Error(`handshake message 0x${header[0]!.toString(16)} instead of 0x${expected.toString(16)}`);
-    return payload;
+    const frame = await connection.expect('handshake');
+    if (frame.id === HandshakeId.Error)
+      throw new Error(`logon denied (HandshakeError 0x${errorStatus(frame.payload)?.littleEndian.toString(16)})`);
+    if (frame.id !== expected)
+      throw new Error(`handshake message 0x${frame.id.toString(16)} instead of 0x${expected.toString(16)}`);
+    return frame.payload;
   };
   const ntlm = new TestNtlmClient(account.user, account.domain, account.password);
-  socket.write(
-    handshakeFrame(HandshakeId.InProgress, encodeNegTokenInit({ mechTypes: MECH_TYPES, mechToken: ntlm.negotiate() })),
+  connection.write(
+    session.handshake(
+      HandshakeId.InProgress,
+      encodeNegTokenInit({ mechTypes: MECH_TYPES, mechToken: ntlm.negotiate() }),
+    ),
   );
   const challenge = decodeNegTokenResp(await readToken(HandshakeId.InProgress));
   if (challenge.responseToken === undefined) throw new Error('no CHALLENGE in the answer');
   const authenticate = ntlm.authenticate(challenge.responseToken);
   const security = ntlm.security!;
   const mechList = encodeMechTypes(MECH_TYPES);
-  socket.write(
-    handshakeFrame(
+  connection.write(
+    session.handshake(
       HandshakeId.InProgress,
       encodeNegTokenResp({
         responseToken: authenticate,
@@ -168,82 +166,28 @@ export async function ntlmHandshake(
     throw new Error('the handshake did not complete');
   security.verifyMic(mechList, done.mechListMIC, { mechListMic: true });
   if (!security.sealing) throw new Error('the context does not seal');
-  return security;
+  connection.secure(security);
 }
 
-/** One net.tcp session's records after the preamble: in the clear, or sealed in NNS data frames; one call at a time. */
+/** One net.tcp session's calls after the preamble, in the clear or sealed (as its codec is); one call at a time. */
 export class NetTcpSession {
-  private readonly writer = new WriterSession();
-  private readonly reader = new ReaderSession();
-  private plain: Uint8Array = new Uint8Array(0);
+  constructor(protected readonly connection: ClientConnection) {}
 
-  constructor(
-    protected readonly socket: Socket,
-    protected readonly input: SocketReader,
-    private readonly security: NtlmSessionSecurity | undefined,
-  ) {}
-
-  /** PreambleEnd, and the PreambleAck back. */
+  /** PreambleEnd after the upgrade, and the PreambleAck back. */
   async preamble(): Promise<void> {
-    this.send(framing().preambleEnd().finish());
-    await this.expectRecord(RecordType.PreambleAck);
+    this.connection.write(this.connection.session.preambleEnd());
+    await this.connection.expect('preambleAck');
   }
 
   /** The reply's body element (`<HeartbeatResponse>`) of a call. */
   protected async exchange(operation: string, params: XmlContent[]): Promise<XmlElement> {
-    this.send(sizedEnvelope(encodeEnvelope(request(operation, params), this.writer)));
-    await this.expectRecord(RecordType.SizedEnvelope);
-    const { document } = decodeEnvelope(await this.readPlain(await this.readSize()), this.reader);
+    this.connection.write(this.connection.session.envelope(request(operation, params)));
+    const { document } = await this.connection.expect('envelope');
     const envelope = document.children.find((c): c is XmlElement => c.kind === 'element');
     const body = envelope?.children.find((c): c is XmlElement => c.kind === 'element' && c.localName === 'Body');
     const answer = body?.children.find((c): c is XmlElement => c.kind === 'element');
     if (!answer) throw new Error('a reply without a body element');
     return answer;
-  }
-
-  protected async expectRecord(expected: number): Promise<void> {
-    const type = (await this.readPlain(1))[0]!;
-    if (type === expected) return;
-    const detail =
-      type === RecordType.Fault
-        ? new TextDecoder().decode(await this.readPlain(await this.readSize()))
-        : `0x${type.toString(16)}`;
-    throw new Error(`record ${detail} instead of 0x${expected.toString(16)}`);
-  }
-
-  /** A MultiByteInt31 record size. */
-  private async readSize(): Promise<number> {
-    const bytes: number[] = [];
-    for (;;) {
-      bytes.push((await this.readPlain(1))[0]!);
-      const size = readInt31(Uint8Array.from(bytes), 0);
-      if (size === 'invalid') throw new Error('an invalid record size');
-      if (size !== 'short') return size.value;
-    }
-  }
-
-  protected send(record: Uint8Array): void {
-    if (!this.security) {
-      this.socket.write(record);
-      return;
-    }
-    for (let at = 0; at < record.length; at += MAX_PLAIN_PER_FRAME) {
-      this.socket.write(dataFrame(this.security.wrap(record.subarray(at, at + MAX_PLAIN_PER_FRAME))));
-    }
-  }
-
-  /** `n` bytes of the (unsealed) NMF stream. */
-  private async readPlain(n: number): Promise<Uint8Array> {
-    if (!this.security) return this.input.read(n);
-    while (this.plain.length < n) {
-      const header = await this.input.read(4);
-      const size = new DataView(header.buffer, header.byteOffset, 4).getUint32(0, true);
-      const opened = this.security.unwrap(await this.input.read(size));
-      this.plain = this.plain.length === 0 ? opened : concatBytes([this.plain, opened]);
-    }
-    const out = this.plain.subarray(0, n);
-    this.plain = this.plain.subarray(n);
-    return out;
   }
 }
 
@@ -261,32 +205,33 @@ export class SealedSession extends NetTcpSession {
 
   /** End inside the sealed stream, and the server's End back; the socket is the pool's again. */
   async end(): Promise<void> {
-    this.send(END_RECORD);
-    await this.expectRecord(RecordType.End);
+    this.connection.write(this.connection.session.end());
+    await this.connection.expect('end');
   }
 }
 
 /** A client socket that opens sessions one after another, each with its own upgrade and NTLM logon. */
 export class PooledNtlmSocket {
-  private constructor(
-    readonly socket: Socket,
-    private readonly input: SocketReader,
-  ) {}
+  private constructor(private readonly connection: ClientConnection) {}
 
   static async connect(port: number): Promise<PooledNtlmSocket> {
-    const { socket, input } = await connectSocket('127.0.0.1', port);
-    return new PooledNtlmSocket(socket, input);
+    return new PooledNtlmSocket(await ClientConnection.connect('127.0.0.1', port));
+  }
+
+  get socket(): Socket {
+    return this.connection.socket;
   }
 
   /** A new session: plaintext preamble with the upgrade, NTLM logon, sealed PreambleEnd. */
   async session(via: string, account: NtlmAccount): Promise<SealedSession> {
-    await upgrade(this.socket, this.input, via);
-    const session = new SealedSession(this.socket, this.input, await ntlmHandshake(this.socket, this.input, account));
+    await upgrade(this.connection, via);
+    await ntlmHandshake(this.connection, account);
+    const session = new SealedSession(this.connection);
     await session.preamble();
     return session;
   }
 
   close(): void {
-    this.socket.destroy();
+    this.connection.socket.destroy();
   }
 }

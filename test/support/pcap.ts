@@ -27,10 +27,11 @@ interface Segment {
   payload: Uint8Array;
 }
 
-export function readTcpConversation(file: Uint8Array): TcpConversation {
+/** The `index`th TCP connection of the capture (in the order of their SYNs). */
+export function readTcpConversation(file: Uint8Array, index = 0): TcpConversation {
   const segments = [...packets(file)].map(parseLink).filter((s): s is Segment => s !== undefined);
-  const opening = segments.find((s) => s.syn && !s.ack);
-  if (!opening) throw new Error('no SYN in the capture');
+  const opening = segments.filter((s) => s.syn && !s.ack)[index];
+  if (!opening) throw new Error(`no SYN number ${index} in the capture`);
   const client = opening.from;
   const server = opening.to;
   const toServer = reassemble(segments.filter((s) => s.from === client && s.to === server));

@@ -28,10 +28,19 @@ export interface RunningPostgres {
 }
 
 /** Where Debian (and the PGBIN variable) keep initdb and pg_ctl; the newest installed major version wins. */
-function findBinaries(): string {
+function binaries(): string | undefined {
   const candidates = [process.env.PGBIN, ...['17', '16', '15', '14', '13'].map((v) => `/usr/lib/postgresql/${v}/bin`)];
-  for (const dir of candidates)
-    if (dir && existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl'))) return dir;
+  return candidates.find((dir) => dir && existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl')));
+}
+
+/** What is missing to start a cluster (empty when all is there): the peer of test/support/peers.ts. */
+export function postgresMissing(): string[] {
+  return binaries() === undefined ? ['postgresql (initdb, pg_ctl under /usr/lib/postgresql/*/bin or $PGBIN)'] : [];
+}
+
+function findBinaries(): string {
+  const dir = binaries();
+  if (dir !== undefined) return dir;
   throw new Error(
     'PostgreSQL server binaries (initdb, pg_ctl) not found under /usr/lib/postgresql/*/bin or $PGBIN: install them with `apt-get install -y postgresql` (.ci/run does so).',
   );

@@ -1,8 +1,8 @@
 /**
  * The PDF part of the QR-bill corpus (../shared/corpus/qr) as suites that run against any way of reaching the
- * service: the app in this process (extract-corpus.test.ts) or a real runtime over HTTP (workerd-corpus.test.ts).
- * The generated PDFs answer as their manifest states; the external PDFs with the bill of the payload reference
- * decoders agreed on.
+ * service: the app in this process (test/qr/corpus.test.ts) or a real runtime over HTTP
+ * (test/runtimes/workerd-corpus.test.ts). The generated PDFs answer as their manifest states; the external PDFs with
+ * the bill of the payload reference decoders agreed on.
  */
 import { describe, expect, it } from 'vitest';
 import { readQrBill, type QrBill } from '../../src/qr/bill.ts';

@@ -6,8 +6,8 @@
  * Provisioning (~6-9 s on 2 cores) happens once per version of samba-ad.sh: the provisioned domain is cached in
  * `$TMPDIR/samba-ad-<hash of samba-ad.sh>/template` (one suite provisions, the others wait) and every suite starts
  * its own DC from a copy (~1-2 s), so suites running in parallel never share a database. `startSambaDomain()` throws SambaUnavailable (with the reason) where
- * Samba cannot run: not root, no `ip netns`, packages missing; `describeSamba` turns that into a skipped suite with
- * a visible message.
+ * Samba cannot run: not root, no `ip netns`, packages missing; `describeSamba` and `startSambaForSuite` turn that into
+ * a skipped suite with a visible message (test/support/peers.ts).
  *
  * Needs the Debian packages samba (samba, samba-tool), winbind (winbindd, wbinfo, ntlm_auth), smbclient (net),
  * ldb-tools (ldbmodify, ldbsearch), libnss-wrapper, krb5-user (kinit, kvno), iproute2 (ip), and root.
@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'vitest';
+import { needPeers, PEERS, peerUnavailable } from './peers.ts';
 
 const PATH = `/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin${process.env.PATH ? `:${process.env.PATH}` : ''}`;
 export const SAMBA_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'samba-ad.sh');
@@ -311,26 +312,25 @@ export async function startSambaForSuite(
     return { domain, unavailable: '', ...(options.join ? { member: await domain.join() } : {}) };
   } catch (error) {
     if (!(error instanceof SambaUnavailable) && domain === undefined) throw error;
-    const unavailable = error instanceof Error ? error.message : String(error);
-    console.warn(`[samba] ${suite} skipped: ${unavailable}`);
-    return { domain, unavailable };
+    // Under REQUIRE_PEERS=1 this throws: the domain that did start is stopped first.
+    const reason = error instanceof Error ? error.message : String(error);
+    try {
+      peerUnavailable(`samba ${suite}`, `Samba AD could not start or join: ${reason}`);
+      return { domain, unavailable: reason };
+    } catch (required) {
+      await domain?.stop();
+      throw required;
+    }
   }
 }
 
-let warned = false;
 /**
- * A describe block that runs only where sambaMissing() is empty, otherwise one skipped test says what is missing (and
- * a warning is printed once). Start failures (SambaUnavailable in beforeAll) are the suite's to turn into skips.
+ * A describe block that runs only where Samba AD is installed (PEERS.samba), otherwise one skipped test says what is
+ * missing (test/support/peers.ts: a failure under REQUIRE_PEERS=1). Start failures (SambaUnavailable in beforeAll)
+ * are the suite's to turn into skips, through startSambaForSuite.
  */
 export function describeSamba(name: string, body: () => void): void {
-  const missing = sambaMissing();
-  if (missing.length === 0) {
-    describe(`${name} (Samba AD)`, body);
-    return;
-  }
-  if (!warned) {
-    warned = true;
-    console.warn(`[samba] Samba AD suites skipped: ${missing.join(', ')}`);
-  }
-  describe.skip(`${name} (Samba AD)`, () => it.skip(`needs ${missing.join(', ')}`, () => {}));
+  const missing = needPeers(`samba ${name}`, PEERS.samba);
+  if (!missing) describe(`${name} (Samba AD)`, body);
+  else describe.skip(`${name} (Samba AD)`, () => it.skip(missing, () => {}));
 }

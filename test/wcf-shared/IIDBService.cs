@@ -1,4 +1,4 @@
-// The IIDBService contract exactly as ../shared/spec/IIDBService.md writes it: what the existing .NET clients are
+// The IIDBService contract exactly as docs/contract/iidbservice.md writes it: what the existing .NET clients are
 // compiled against. Shared by Mono's E2EClient and MonoHost (test/mono, compiled with mcs) and by .NET's WcfClient
 // (System.ServiceModel) and CoreWcfHost (CoreWCF, built with COREWCF defined: the same attributes in CoreWCF's
 // namespace), which link it. Keep it the spec's shapes: names, namespaces, member sets.

@@ -32,7 +32,9 @@ Runs the service's operations on local files, in this process, and prints one JS
   {"file":"<path>","status":<HTTP status>,"body":<the API's response body>}
 
   validate   as POST /api/v1/documents/validate: page count, size, PDF version, attachments
-  extract    as POST /api/v1/documents/extract-swiss-qr-code: the Swiss QR-bill on the last page
+  extract    as POST /api/v1/documents/extract-swiss-qr-code: the Swiss QR-bill on the last page of a PDF, or in a
+             photo or scan (*.jpg, *.jpeg, *.png, *.tif, *.tiff: read as a one-page document whose page is the image,
+             its size from the resolution in the file or 300 dpi, EXIF orientation applied)
 
 Options:
   --references <json>  extract: the request's references array, echoed in the answer (default [])
@@ -40,8 +42,9 @@ Options:
   --pretty             pretty-print the result (one file only)
   -h, --help           print this text
 
-Directories are searched for *.pdf (any letter case; hidden entries skipped); files named explicitly are sent
-whatever their name. MAX_BODY_MB, PDF_TIMEOUT_MS, PDF_ENGINE_MEMORY_MB and PROBLEM_TYPE_BASE apply as in the
+Directories are searched for *.pdf, and for extract also for the images above (any letter case; hidden entries
+skipped); files named explicitly are sent whatever their name: an image by its extension as the image itself (validate
+answers 415 for it), any other file as a PDF. MAX_BODY_MB, PDF_TIMEOUT_MS, PDF_ENGINE_MEMORY_MB and PROBLEM_TYPE_BASE apply as in the
 service; LOG_LEVEL=debug logs each request to stderr.
 
 An extract answer's "warnings" name what a valid bill needs attention for (exit status 0 all the same):
@@ -119,7 +122,11 @@ function parseCommandLine(argv: string[]): Options | 'help' {
  * The files the arguments name, in order, each once: files as given, then the *.pdf of directories in code-point order
  * of their names. Every path that cannot be read is reported, so that nothing is sent when any is wrong.
  */
-async function listInputs(paths: string[], recursive: boolean): Promise<{ inputs: Input[]; errors: string[] }> {
+async function listInputs(
+  paths: string[],
+  recursive: boolean,
+  wanted: (name: string) => boolean,
+): Promise<{ inputs: Input[]; errors: string[] }> {
   const inputs: Input[] = [];
   const errors: string[] = [];
   const seen = new Set<string>();
@@ -151,7 +158,7 @@ async function listInputs(paths: string[], recursive: boolean): Promise<{ inputs
       if (entry.isDirectory()) {
         // Symbolic links to directories are not followed (no cycles), as find(1) does by default.
         if (recursive) await walk(path);
-      } else if (/\.pdf$/i.test(entry.name) && (entry.isFile() || entry.isSymbolicLink())) {
+      } else if (wanted(entry.name) && (entry.isFile() || entry.isSymbolicLink())) {
         try {
           const info = await stat(path);
           if (info.isFile()) await addFile(path, info.size);
@@ -189,6 +196,18 @@ function reason(e: unknown): string {
   return (code && known[code]) ?? (e as Error).message;
 }
 
+/** Image files by extension, sent as the image itself (the API's image bodies). */
+const IMAGE_TYPES: Record<string, string> = {
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  png: 'image/png',
+  tif: 'image/tiff',
+  tiff: 'image/tiff',
+};
+
+const imageTypeOf = (path: string): string | undefined =>
+  IMAGE_TYPES[/\.([a-z]+)$/i.exec(path)?.[1]?.toLowerCase() ?? ''];
+
 /** A file that could not be read while it was being sent. */
 class ReadError extends Error {}
 
@@ -207,15 +226,30 @@ async function* jsonBody(path: string, prefix: string, suffix: string): AsyncGen
   yield Buffer.from(carry.toString('base64') + suffix, 'utf8');
 }
 
+async function* fileBody(path: string): AsyncGenerator<Uint8Array> {
+  for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 })) yield chunk as Buffer;
+}
+
 /**
  * Sends one file to the app as an HTTP client would: Content-Type and Content-Length set, the body streamed. The app
  * refuses a body over MAX_BODY_MB from its Content-Length before reading any of it, so a huge file is never read.
  */
 async function ask(app: ReturnType<typeof createApp>, route: string, input: Input, references: string | undefined) {
-  const prefix = '{"base64Pdf":"';
-  const suffix = references === undefined ? '"}' : `","references":${references}}`;
-  const length = prefix.length + 4 * Math.ceil(input.size / 3) + Buffer.byteLength(suffix);
-  const chunks = jsonBody(input.path, prefix, suffix);
+  const image = imageTypeOf(input.path);
+  let chunks: AsyncGenerator<Uint8Array>;
+  let headers: Record<string, string>;
+  if (image) {
+    // An image goes as itself, references in the query (the /file form of the API).
+    if (references !== undefined) route += `?references=${encodeURIComponent(references)}`;
+    chunks = fileBody(input.path);
+    headers = { 'Content-Type': image, 'Content-Length': String(input.size) };
+  } else {
+    const prefix = '{"base64Pdf":"';
+    const suffix = references === undefined ? '"}' : `","references":${references}}`;
+    const length = prefix.length + 4 * Math.ceil(input.size / 3) + Buffer.byteLength(suffix);
+    chunks = jsonBody(input.path, prefix, suffix);
+    headers = { 'Content-Type': 'application/json', 'Content-Length': String(length) };
+  }
   let readError: unknown;
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -234,7 +268,7 @@ async function ask(app: ReturnType<typeof createApp>, route: string, input: Inpu
   });
   const init: RequestInit & { duplex: 'half' } = {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'Content-Length': String(length) },
+    headers,
     body,
     duplex: 'half',
   };
@@ -288,9 +322,12 @@ async function main(argv: string[]): Promise<number> {
     return EXIT.usage;
   }
 
-  const { inputs, errors } = await listInputs(options.paths, options.recursive);
+  const images = options.command === 'extract';
+  const wanted = (name: string) => /\.pdf$/i.test(name) || (images && imageTypeOf(name) !== undefined);
+  const { inputs, errors } = await listInputs(options.paths, options.recursive, wanted);
   if (errors.length > 0) return usageError(`cannot read:\n${errors.map((e) => `  ${e}\n`).join('')}`.trimEnd());
-  if (inputs.length === 0) return usageError(`no PDF files in ${options.paths.join(', ')}.`);
+  if (inputs.length === 0)
+    return usageError(`no PDF${images ? ' or image' : ''} files in ${options.paths.join(', ')}.`);
   if (options.pretty && inputs.length > 1)
     return usageError(`--pretty prints one file's result; ${inputs.length} files were found.`);
 

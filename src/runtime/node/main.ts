@@ -4,11 +4,7 @@ import { nodeService } from './deps.ts';
 import { serveNode } from './serve.ts';
 
 const config = readHttpConfig(process.env);
-const { app, deps, engine } = await nodeService(
-  config,
-  readEndpointConfig(process.env),
-  Number(process.env.PDF_WORKERS) || undefined,
-);
+const { app, deps, engine } = await nodeService(config, readEndpointConfig(process.env), config.pdfWorkers);
 
 const server = serveNode(
   {

@@ -3,6 +3,7 @@
  * (invariant culture, xs: lexical forms): what a text XML encoder would have put on the wire for the same message.
  */
 
+import { encodeBase64, GUID_PATTERN } from '#idb';
 import { BinaryXmlError } from './errors.ts';
 import type { XmlText } from './nodes.ts';
 
@@ -35,12 +36,11 @@ export function guidFromBytes(b: Uint8Array, at = 0): string {
   );
 }
 
-const GUID = /^([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})$/i;
-
+/** A Guid in the `d` format (any case) to its 16 bytes; undefined for anything else. */
 export function guidToBytes(value: string): Uint8Array | undefined {
-  const m = GUID.exec(value);
-  if (!m) return undefined;
-  const hex = m[1]! + m[2]! + m[3]! + m[4]! + m[5]!;
+  const canonical = value.toLowerCase();
+  if (!GUID_PATTERN.test(canonical)) return undefined;
+  const hex = canonical.replace(/-/g, '');
   const raw = new Uint8Array(16);
   for (let i = 0; i < 16; i++) raw[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
   // Data1, Data2, Data3 are stored little-endian.
@@ -167,12 +167,6 @@ export function formatFloat(value: number, single: boolean): string {
   return `${sign}${digits.slice(0, exponent + 1)}.${digits.slice(exponent + 1)}`;
 }
 
-function base64(bytes: Uint8Array): string {
-  let binary = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary);
-}
-
 /** The characters a text record stands for (MC-NBFX 2.2.3): what an XML reader would report as the text. */
 export function textToString(text: XmlText): string {
   switch (text.type) {
@@ -216,7 +210,7 @@ export function textToString(text: XmlText): string {
     case 'Bytes8':
     case 'Bytes16':
     case 'Bytes32':
-      return base64(text.value);
+      return encodeBase64(text.value);
     case 'Bool':
       return text.value ? 'true' : 'false';
     case 'QNameDictionary':

@@ -49,7 +49,7 @@ export const BINARY_SESSION_CONTENT_TYPE = 'application/soap+msbinsession1';
 export const NEGOTIATE_UPGRADE = 'application/negotiate';
 export const SSL_TLS_UPGRADE = 'application/ssl-tls';
 
-/** WCF's defaults (TransportDefaults.cs), except the message size, which IIDBService.md sets to 64 MiB. */
+/** WCF's defaults (TransportDefaults.cs), except the message size, which docs/contract/iidbservice.md sets to 64 MiB. */
 export const DEFAULT_MAX_VIA_LENGTH = 2048;
 export const DEFAULT_MAX_CONTENT_TYPE_LENGTH = 256;
 export const DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024;

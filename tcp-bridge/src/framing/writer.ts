@@ -91,7 +91,7 @@ export class FramingWriter {
 
 export const framing = (): FramingWriter => new FramingWriter();
 
-/** The client preamble of an unsecured NetTcpBinding session (what mono-none.pcap opens with). */
+/** The client preamble of an unsecured NetTcpBinding session (what test/fixtures/nettcp/mono-none.pcap opens with). */
 export function clientPreamble(via: string, upgrade?: string): Uint8Array {
   const w = framing().version().mode(FramingMode.Duplex).via(via).knownEncoding();
   if (upgrade !== undefined) return w.upgradeRequest(upgrade).finish();

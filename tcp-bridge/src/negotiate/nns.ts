@@ -3,7 +3,7 @@
  *
  * Handshake messages (MS-NNS 2.2.1): `id, 1, 0, size-hi, size-lo` then the token. The size is big-endian although
  * MS-NNS says "little-endian" for multi-byte fields: it is written as two named bytes, high first, and that is what
- * .NET and the capture in ../shared/fixtures/nettcp show. Ids: 0x16 in progress, 0x14 done, 0x15 error.
+ * .NET and the captures in test/fixtures/nettcp show. Ids: 0x16 in progress, 0x14 done, 0x15 error.
  * Data messages (MS-NNS 2.2.2): a 4-byte little-endian length, then the wrapped payload. .NET sends at most 63 KiB of
  * plaintext per frame and refuses frames over 64 KiB; this side sends at most 0xFC30 payload bytes and accepts up to
  * 65 536 (a Kerberos wrap of 63 KiB is 64 572 bytes).

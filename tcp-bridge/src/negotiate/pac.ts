@@ -8,7 +8,7 @@
  * No maintained npm package decodes a PAC (nor MS-RPCE NDR); this module hand-decodes only what the bridge needs:
  * - `parsePac`: the PACTYPE container (MS-PAC 2.3, 2.4): buffer types and their bytes;
  * - `decodeLogonInfo`: the PAC_LOGON_INFO buffer (MS-PAC 2.5), a KERB_VALIDATION_INFO in NDR type serialization
- *   version 1 (MS-RPCE 2.2.6: common and private headers, then the referent of a unique pointer);
+ *   version 1 (MS-RPCE 2.2.6: common and private headers, then the referent of a unique pointer), read with pac-ndr.ts;
  * - `decodeUpnDnsInfo`: UPN_DNS_INFO (MS-PAC 2.10), the UPN and DNS domain name, and with the S flag the SAM name and
  *   SID;
  * - `pacIdentity`: the user's SID, primary group, every group SID (GroupIds relative to LogonDomainId, ExtraSids,
@@ -21,8 +21,8 @@
  *   that does. The caller must use PAC groups only when `authenticated` was true, and treat "no PAC" as "no groups"
  *   (fail closed). The KDC checksum (privsvr) is not checked by MIT for a service (it needs the krbtgt key): anyone
  *   holding the service's keytab can forge a PAC for that service, as with any Kerberos service.
- * - Every length, count and pointer is bounds-checked against the buffer; a count above `MAX_ENTRIES` (far beyond
- *   AD's ~1015 groups in a token) or a structure that does not fit is a PacError, never a partial answer.
+ * - Every length, count and pointer is bounds-checked against the buffer; a count above `MAX_ENTRIES` in pac-ndr.ts
+ *   (far beyond AD's ~1015 groups in a token) or a structure that does not fit is a PacError, never a partial answer.
  * - NDR's deferred pointers are read in the order MS-RPCE lays them out (the pointed-to data of a structure's
  *   embedded pointers follows the structure, in field order; an array of structures with pointers carries all
  *   elements first, then each element's pointee). A non-null pointer whose data is missing, or a conformant array
@@ -31,11 +31,10 @@
  *   UserFlags and resource groups only with LOGON_RESOURCE_GROUPS, as Windows builds a token. Disabled groups (deny
  *   only) are returned apart, so they never grant a role.
  */
+import { dataView, NdrReader, PacError } from './pac-ndr.ts';
 import { readSid } from './sid.ts';
 
-export class PacError extends Error {
-  override readonly name = 'PacError';
-}
+export { PacError };
 
 /** PAC_INFO_BUFFER ulType values (MS-PAC 2.4). */
 export const PacBufferType = {
@@ -60,9 +59,6 @@ export const UserFlag = { Guest: 0x01, ExtraSids: 0x20, ResourceGroups: 0x200 } 
 
 /** SID attribute bits (MS-PAC 2.2.1, MS-DTYP 2.4.4.1 SE_GROUP_*). */
 const SidAttribute = { Mandatory: 0x1, EnabledByDefault: 0x2, Enabled: 0x4, Owner: 0x8, Resource: 0x20000000 } as const;
-
-/** Most entries a count in a PAC may announce. */
-const MAX_ENTRIES = 4096;
 
 export interface PacBuffer {
   type: number;
@@ -157,131 +153,6 @@ export function pacBuffer(buffers: readonly PacBuffer[], type: number): Uint8Arr
   const found = buffers.filter((b) => b.type === type);
   if (found.length > 1) throw new PacError(`PAC: buffer type ${type} appears ${found.length} times`);
   return found[0]?.data;
-}
-
-// ---- NDR (MS-RPCE 2.2.6 type serialization version 1, little-endian) ----
-
-class NdrReader {
-  private offset: number;
-  private readonly view: DataView;
-
-  constructor(
-    private readonly bytes: Uint8Array,
-    start: number,
-    private readonly end: number,
-  ) {
-    this.offset = start;
-    this.view = dataView(bytes);
-  }
-
-  /** Alignment is relative to the start of the serialized data, which type serialization puts at offset 16. */
-  align(n: number): void {
-    const rel = (this.offset - 16) % n;
-    if (rel !== 0) this.skip(n - rel);
-  }
-
-  skip(n: number): void {
-    this.need(n);
-    this.offset += n;
-  }
-
-  u8(): number {
-    this.need(1);
-    return this.bytes[this.offset++]!;
-  }
-
-  u16(): number {
-    this.align(2);
-    this.need(2);
-    const v = this.view.getUint16(this.offset, true);
-    this.offset += 2;
-    return v;
-  }
-
-  u32(): number {
-    this.align(4);
-    this.need(4);
-    const v = this.view.getUint32(this.offset, true);
-    this.offset += 4;
-    return v;
-  }
-
-  /** A unique or full pointer's referent ID: 0 is NULL. */
-  pointer(): number {
-    return this.u32();
-  }
-
-  /** A conformant array's maximum count, checked against the count the structure announced. */
-  conformance(expected: number, what: string): void {
-    const max = this.u32();
-    if (max !== expected) throw new PacError(`logon info: ${what} announces ${expected} entries, its array ${max}`);
-  }
-
-  count(value: number, what: string, entrySize: number): number {
-    if (value > MAX_ENTRIES || value * entrySize > this.end - this.offset)
-      throw new PacError(`logon info: ${what} count ${value} does not fit`);
-    return value;
-  }
-
-  /** RPC_UNICODE_STRING's deferred buffer: conformant varying array of WCHAR. */
-  string(header: UnicodeStringHeader, what: string): string {
-    if (header.pointer === 0) {
-      if (header.length !== 0) throw new PacError(`logon info: ${what} has a length and no buffer`);
-      return '';
-    }
-    const max = this.u32();
-    const first = this.u32();
-    const actual = this.u32();
-    if (
-      first !== 0 ||
-      actual > max ||
-      header.length % 2 !== 0 ||
-      header.length / 2 > actual ||
-      header.maximumLength / 2 > max
-    ) {
-      throw new PacError(`logon info: ${what} is malformed`);
-    }
-    this.count(actual, what, 2);
-    this.need(2 * actual);
-    const text = new TextDecoder('utf-16le').decode(this.bytes.subarray(this.offset, this.offset + header.length));
-    this.offset += 2 * actual;
-    return text;
-  }
-
-  /** RPC_SID (MS-DTYP 2.4.2.3) as the deferred data of a PISID: conformant, its SubAuthorityCount first. */
-  sid(what: string): string {
-    const max = this.u32();
-    if (max > 15) throw new PacError(`logon info: ${what} has ${max} sub-authorities`);
-    this.need(8 + 4 * max);
-    if (this.bytes[this.offset + 1] !== max)
-      throw new PacError(`logon info: ${what} sub-authority count disagrees with its array`);
-    let result: { sid: string; length: number };
-    try {
-      result = readSid(this.bytes.subarray(0, this.end), this.offset);
-    } catch (error) {
-      throw new PacError(`logon info: ${what}: ${(error as Error).message}`);
-    }
-    this.offset += result.length;
-    return result.sid;
-  }
-
-  unicodeStringHeader(): UnicodeStringHeader {
-    const length = this.u16();
-    const maximumLength = this.u16();
-    const pointer = this.pointer();
-    if (length > maximumLength) throw new PacError('logon info: a string is longer than its maximum');
-    return { length, maximumLength, pointer };
-  }
-
-  private need(n: number): void {
-    if (this.offset + n > this.end) throw new PacError('logon info: truncated');
-  }
-}
-
-interface UnicodeStringHeader {
-  length: number;
-  maximumLength: number;
-  pointer: number;
 }
 
 /** The KERB_VALIDATION_INFO of a PAC_LOGON_INFO buffer (MS-PAC 2.5). Throws PacError. */
@@ -469,8 +340,4 @@ export function identityFromPac(pac: Uint8Array): PacIdentity {
   const logonInfo = pacBuffer(parsePac(pac), PacBufferType.LogonInfo);
   if (logonInfo === undefined) throw new PacError('PAC: no logon info buffer');
   return pacIdentity(decodeLogonInfo(logonInfo));
-}
-
-function dataView(bytes: Uint8Array): DataView {
-  return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

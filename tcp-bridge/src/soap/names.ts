@@ -1,6 +1,6 @@
 /**
- * The namespaces, prefixes and actions of IIDBService messages (spec/IIDBService.md "Names on the wire";
- * notes/nettcp-wire.md): SOAP 1.2, WS-Addressing 1.0, XML Schema, the DataContract namespaces.
+ * The namespaces, prefixes and actions of IIDBService messages (docs/contract/iidbservice.md "Names on the wire";
+ * ../shared/notes/nettcp-wire.md): SOAP 1.2, WS-Addressing 1.0, XML Schema, the DataContract namespaces.
  */
 
 export const SOAP_NS = 'http://www.w3.org/2003/05/soap-envelope';

@@ -37,20 +37,8 @@ export function parseDouble(text: string): number | undefined {
   return FLOATING.test(value) ? Number(value) : undefined;
 }
 
-const GUID = /^(?:([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})|([0-9a-f]{32}))$/i;
-
-/** A Guid in the forms `new Guid(string)` reads (d, n, b, p), as lower-case d. */
-export function parseGuid(text: string): string | undefined {
-  let value = text.trim();
-  if (/^\{.*\}$|^\(.*\)$/.test(value)) {
-    value = value.slice(1, -1);
-    if (!value.includes('-')) return undefined;
-  }
-  const m = GUID.exec(value);
-  if (!m) return undefined;
-  const hex = (m[6] ?? m.slice(1, 6).join('')).toLowerCase();
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
+/** A Guid in the forms `new Guid(string)` reads, as lower-case d: the core's (src/idb/guid.ts). */
+export { parseGuid } from '#idb';
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 

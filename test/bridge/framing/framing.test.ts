@@ -58,7 +58,7 @@ describe('MultiByteInt31', () => {
     expect([...encodeInt31(0)]).toEqual([0x00]);
     expect([...encodeInt31(0x7f)]).toEqual([0x7f]);
     expect([...encodeInt31(0x80)]).toEqual([0x80, 0x01]);
-    expect([...encodeInt31(219)]).toEqual([0xdb, 0x01]); // the first envelope of mono-none.pcap
+    expect([...encodeInt31(219)]).toEqual([0xdb, 0x01]); // a 219-byte envelope's size, two bytes
     expect([...encodeInt31(0x3fff)]).toEqual([0xff, 0x7f]);
     expect([...encodeInt31(0x4000)]).toEqual([0x80, 0x80, 0x01]);
     expect([...encodeInt31(0x0fffffff)]).toEqual([0xff, 0xff, 0xff, 0x7f]);

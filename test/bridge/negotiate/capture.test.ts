@@ -1,15 +1,19 @@
 /**
- * NegotiateStream against a real session: ../shared/fixtures/nettcp/nns-spnego-ntlm.pcap, a SPNEGO/NTLM EncryptAndSign
- * session between ERNW's net.tcp client and a python3-gssapi acceptor with gss-ntlmssp (NOTES.md there). The NNS
- * framing is read byte by byte and by TCP segment, the SPNEGO and NTLM tokens are decoded, and, the test password
- * being known, the whole key schedule is checked against gss-ntlmssp's bytes: the MIC, both mechListMICs (sequence 0,
- * RC4 handle put back), every data frame opened (sequence 1, 2, 3 each way), and the server's frames rewritten byte
- * for byte.
+ * NegotiateStream against a real session: test/fixtures/nettcp/nns-spnego-ntlm.pcap, recorded by
+ * test/fixtures/nettcp/record.ts: MIT's SPNEGO with gss-ntlmssp as initiator (test/support/nns-client.py, TESTDOM\alice)
+ * against the bridge with BRIDGE_NTLM_BACKEND=gssapi, whose CHALLENGE, session keys, signatures and seals are
+ * gss-ntlmssp's (the SPNEGO wrapping of the server's tokens is ours, spnego.ts). The NNS framing is read byte by byte
+ * and by TCP segment, the SPNEGO and NTLM tokens are decoded, and, the test password being known, the whole key
+ * schedule is checked against gss-ntlmssp's bytes: the MIC, both mechListMICs (sequence 0, RC4 handle put back),
+ * every data frame opened (sequence 1, 2, 3 each way), and the server's frames rewritten byte for byte by the
+ * TypeScript session security.
  *
- * The password is not in NOTES.md; it is the one whose NTProofStr the capture's AUTHENTICATE carries, which the first
- * test checks, so a wrong guess fails loudly instead of skipping the rest.
+ * The first key-schedule check is the NTProofStr of the capture's AUTHENTICATE against the password, so a wrong one
+ * fails loudly instead of skipping the rest.
  */
-import { expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import { HandshakeId, NnsDecoder, type NnsFrame } from '../../../tcp-bridge/src/negotiate/nns.ts';
 import {
   AvId,
@@ -34,10 +38,9 @@ import {
   encodeNegTokenResp,
   NegState,
 } from '../../../tcp-bridge/src/negotiate/spnego.ts';
-import { describeShared, readShared } from '../../support/corpus.ts';
 import { chunked, readTcpConversation } from '../../support/pcap.ts';
 
-const PASSWORD = 'Passw0rd!';
+const PASSWORD = 'Secret123!';
 const UPGRADE = new TextEncoder().encode('application/negotiate');
 const utf16 = (bytes: Uint8Array): string => new TextDecoder('utf-16le').decode(bytes);
 
@@ -61,8 +64,10 @@ function nnsFrames(pieces: Uint8Array[], handshakeFrames: number): NnsFrame[] {
   return frames;
 }
 
-describeShared('NegotiateStream on the captured SPNEGO/NTLM session', () => {
-  const conversation = readTcpConversation(readShared('fixtures', 'nettcp', 'nns-spnego-ntlm.pcap'));
+describe('NegotiateStream on the captured SPNEGO/NTLM session', () => {
+  const conversation = readTcpConversation(
+    new Uint8Array(readFileSync(join(import.meta.dirname, '..', '..', 'fixtures', 'nettcp', 'nns-spnego-ntlm.pcap'))),
+  );
   const client = afterUpgrade(conversation.client);
   const server = conversation.server.subarray(1); // after UpgradeResponse (0x0a)
   const clientFrames = nnsFrames([client], 2);
@@ -78,16 +83,16 @@ describeShared('NegotiateStream on the captured SPNEGO/NTLM session', () => {
   it('frames: two handshake frames each way, then three data frames each way, whatever the chunking', () => {
     expect(clientFrames.map((f) => [f.kind, f.kind === 'handshake' ? f.id : 0, f.payload.length])).toEqual([
       ['handshake', HandshakeId.InProgress, 0x4a],
-      ['handshake', HandshakeId.InProgress, 0x145],
+      ['handshake', HandshakeId.InProgress, 0x15b],
       ['data', 0, 0x11],
-      ['data', 0, 0xee],
+      ['data', 0, 0xe9],
       ['data', 0, 0x11],
     ]);
     expect(serverFrames.map((f) => [f.kind, f.kind === 'handshake' ? f.id : 0, f.payload.length])).toEqual([
-      ['handshake', HandshakeId.InProgress, 0x9c],
+      ['handshake', HandshakeId.InProgress, 0xe7],
       ['handshake', HandshakeId.Done, 0x1d],
       ['data', 0, 0x11],
-      ['data', 0, 0xb1],
+      ['data', 0, 0xad],
       ['data', 0, 0x11],
     ]);
     const byByte = nnsFrames(
@@ -116,17 +121,17 @@ describeShared('NegotiateStream on the captured SPNEGO/NTLM session', () => {
     expect(completed.negState).toBe(NegState.AcceptCompleted);
     expect(completed.responseToken).toBeUndefined();
     expect(completed.mechListMIC).toHaveLength(16);
-    // asn1js writes the server's tokens byte for byte as MIT's SPNEGO did.
+    // asn1js writes the tokens byte for byte as they were sent: MIT's SPNEGO for the client's, spnego.ts for the server's.
     expect(encodeNegTokenResp(challengeResp)).toEqual(serverFrames[0]!.payload);
     expect(encodeNegTokenResp(completed)).toEqual(serverFrames[1]!.payload);
     expect(encodeNegTokenResp(authenticateResp)).toEqual(clientFrames[1]!.payload);
   });
 
-  it('NTLM: the CHALLENGE and AUTHENTICATE as gss-ntlmssp wrote them', () => {
+  it('NTLM: the CHALLENGE and AUTHENTICATE as gss-ntlmssp wrote them (acceptor and initiator)', () => {
     expect(challenge.flags >>> 0).toBe(0xe28a8235);
     expect(challenge.flags & NtlmFlag.Seal).toBe(NtlmFlag.Seal);
     const serverTime = challenge.targetInfo.find((p) => p.id === AvId.Timestamp)!.value;
-    expect(authenticate).toMatchObject({ domain: 'TESTDOM', user: 'testuser', workstation: 'VM' });
+    expect(authenticate).toMatchObject({ domain: 'TESTDOM', user: 'alice' });
     expect(authenticate.lmResponse).toHaveLength(0); // no LMv2 response: the CHALLENGE had a timestamp
     expect(response.time).toBe(new DataView(serverTime.buffer, serverTime.byteOffset, 8).getBigUint64(0, true));
     const pairs = new Map(response.avPairs.map((p) => [p.id, p.value]));
@@ -161,8 +166,8 @@ describeShared('NegotiateStream on the captured SPNEGO/NTLM session', () => {
     ]);
     const plain = clientData.map((p) => acceptor.unwrap(p));
     expect(plain[0]).toEqual(Uint8Array.of(0x0c)); // PreambleEnd
-    expect([...plain[1]!.subarray(0, 5)]).toEqual([0x06, 0xdb, 0x01, 0x00, 0x56]); // SizedEnvelope of 219 bytes
-    expect(plain[1]).toHaveLength(222);
+    expect([...plain[1]!.subarray(0, 4)]).toEqual([0x06, 0xd6, 0x01, 0x1e]); // SizedEnvelope of 214 bytes, 30 of strings
+    expect(plain[1]).toHaveLength(217);
     expect(plain[2]).toEqual(Uint8Array.of(0x07)); // End
 
     // The initiator's view opens the server frames; our acceptor, fed the same plaintext, writes the same bytes.
@@ -172,7 +177,7 @@ describeShared('NegotiateStream on the captured SPNEGO/NTLM session', () => {
     const serverData = serverFrames.slice(2).map((f) => f.payload);
     const replies = serverData.map((p) => initiator.unwrap(p));
     expect(replies[0]).toEqual(Uint8Array.of(0x0b)); // PreambleAck
-    expect([...replies[1]!.subarray(0, 3)]).toEqual([0x06, 0x9e, 0x01]);
+    expect([...replies[1]!.subarray(0, 3)]).toEqual([0x06, 0x9a, 0x01]); // the Heartbeat answer, 154 bytes
     const rewriter = new NtlmSessionSecurity(exported, 'server', true);
     rewriter.verifyMic(init.mechTypesDer, authenticateResp.mechListMIC!, { mechListMic: true });
     rewriter.getMic(init.mechTypesDer, { mechListMic: true });

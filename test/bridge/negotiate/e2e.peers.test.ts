@@ -14,22 +14,18 @@ import { LogonThrottle, NtlmAccounts, NtlmBackend, ntHash } from '../../../tcp-b
 import type { ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import {
   expectLogonDenied,
-  initiatorsAvailable,
   ntlmClientAccount,
   runNnsClient,
   startNegotiateEcho,
   type EchoServer,
 } from '../../support/negotiate-echo.ts';
 import { LOGON_DENIED_PAYLOAD, pattern, toHex } from '../../support/negotiate.ts';
+import { needPeers, PEERS } from '../../support/peers.ts';
 
-const available = initiatorsAvailable();
-if (!available.gssapi)
-  console.warn(
-    '[negotiate e2e] /usr/bin/python3 with gssapi and gss-ntlmssp not found: the end-to-end suites are skipped.',
-  );
-if (!available.impacket) console.warn('[negotiate e2e] python3-impacket not found: the impacket refusals are skipped.');
+const noInitiators = needPeers('negotiate e2e', PEERS.gssInitiators);
+const noImpacket = needPeers('negotiate e2e impacket', PEERS.impacket);
 
-describe.skipIf(!available.gssapi)('NegotiateStream with real GSSAPI/NTLM initiators (gss-ntlmssp, impacket)', () => {
+describe.skipIf(noInitiators)('NegotiateStream with real GSSAPI/NTLM initiators (gss-ntlmssp, impacket)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'nns-e2e-'));
   const servers = new Map<ProtectionLevel, EchoServer>();
   const as = (line: string): Record<string, string> => ntlmClientAccount(dir, line);
@@ -206,7 +202,7 @@ describe.skipIf(!available.gssapi)('NegotiateStream with real GSSAPI/NTLM initia
     await stillServes('Sign');
   });
 
-  describe.skipIf(!available.impacket)('impacket', () => {
+  describe.skipIf(noImpacket)('impacket', () => {
     it('refuses impacket NTLMv2, which sends no MIC', async () => {
       const result = await runNnsClient(
         servers.get('EncryptAndSign')!.port,

@@ -20,12 +20,7 @@ import {
 } from '../../../tcp-bridge/src/negotiate/pac.ts';
 import { OID } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { acceptAndReadPac, GssError, initiatorToken, type AcceptedTicket } from '../../support/gss-pac.ts';
-import {
-  initiatorsAvailable,
-  runNnsClient,
-  startNegotiateEcho,
-  type EchoServer,
-} from '../../support/negotiate-echo.ts';
+import { runNnsClient, startNegotiateEcho, type EchoServer } from '../../support/negotiate-echo.ts';
 import {
   describeSamba,
   SAMBA_DNS_IDENTITY,
@@ -36,6 +31,7 @@ import {
   startSambaForSuite,
   type SambaDomain,
 } from '../../support/samba-ad.ts';
+import { needPeers, PEERS } from '../../support/peers.ts';
 
 const attribute = (ticket: AcceptedTicket, name: string): AcceptedTicket['attributes'][number] => {
   const found = ticket.attributes.find((a) => a.name === name);
@@ -216,7 +212,7 @@ describeSamba('Kerberos from Active Directory: tickets, the PAC, sealed sessions
     );
   });
 
-  describe.skipIf(!initiatorsAvailable().gssapi)(
+  describe.skipIf(needPeers('samba Kerberos sealed sessions', PEERS.gssInitiators))(
     'NegotiateStream through the bridge (GssapiBackend) with Samba tickets',
     () => {
       const session = async (d: SambaDomain, dns: string, keytab: string, rc4: boolean): Promise<void> => {

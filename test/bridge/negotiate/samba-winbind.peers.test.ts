@@ -11,7 +11,7 @@
  * Skipped with a message where Samba cannot start (see samba-ad.ts) or gss-ntlmssp is missing.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
@@ -33,10 +33,9 @@ import {
   type SambaDomain,
   type SambaMember,
 } from '../../support/samba-ad.ts';
+import { needPeers, PEERS } from '../../support/peers.ts';
 
-const gssNtlmssp = existsSync('/usr/bin/python3') && existsSync('/etc/gss/mech.d/mech.ntlmssp.conf');
-if (!gssNtlmssp)
-  console.warn('[samba] NTLM pass-through suite skipped: gss-ntlmssp and python3-gssapi are needed for the initiator');
+const noInitiators = needPeers('samba NTLM pass-through', PEERS.gssInitiators);
 /** A non-root helper (setpriv as nobody) and the group Debian's winbind package creates for winbindd's privileged pipe. */
 const privileged =
   spawnSync('sh', ['-c', 'command -v setpriv && getent group winbindd_priv && getent passwd nobody'], {
@@ -114,8 +113,8 @@ describeSamba('NTLM pass-through for domain accounts (winbind.ts, ntlm_auth, win
   };
 
   beforeAll(async () => {
-    if (!gssNtlmssp) {
-      unavailable = 'gss-ntlmssp missing';
+    if (noInitiators) {
+      unavailable = noInitiators;
       return;
     }
     ({ domain, member, unavailable } = await startSambaForSuite('NTLM pass-through suite', { join: true }));

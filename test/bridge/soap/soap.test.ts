@@ -3,6 +3,8 @@
  * requests and replies, requests for every operation as a WCF client writes them, replies for every operation read
  * back, the `object` values, nil, faults, mustUnderstand and action routing.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   attribute,
@@ -27,8 +29,7 @@ import {
   type XmlElement,
   type XmlText,
 } from '../../../tcp-bridge/src/binary-xml/index.ts';
-import { ServerFramingDecoder } from '../../../tcp-bridge/src/framing/index.ts';
-import { readInt31 } from '../../../tcp-bridge/src/bytes.ts';
+import { ClientFramingDecoder, ServerFramingDecoder } from '../../../tcp-bridge/src/framing/index.ts';
 import {
   readRequest,
   SoapFault,
@@ -57,7 +58,6 @@ import {
   type DataCell,
   type DataColumn,
 } from '../../../src/idb/datatable.ts';
-import { describeShared, readShared } from '../../support/corpus.ts';
 import { readTcpConversation } from '../../support/pcap.ts';
 import {
   adoptKeys,
@@ -132,108 +132,96 @@ const reply = <K extends OperationName>(
 
 // ---------------------------------------------------------------------------------------------------------------
 
-describeShared('SOAP layer on the Mono capture (SecurityMode.None, seven calls)', () => {
-  const conversation = readTcpConversation(readShared('fixtures', 'nettcp', 'mono-none.pcap'));
-  const decoder = new ServerFramingDecoder({ acceptVia: () => true });
-  const requests = decoder.push(conversation.client).flatMap((e) => (e.type === 'sizedEnvelope' ? [e.payload] : []));
-  const replies: Uint8Array[] = [];
-  for (let at = 1; conversation.server[at] === 0x06; ) {
-    const size = readInt31(conversation.server, at + 1);
-    if (typeof size === 'string') throw new Error('bad envelope size');
-    replies.push(conversation.server.subarray(at + 1 + size.size, at + 1 + size.size + size.value));
-    at += 1 + size.size + size.value;
-  }
-  const inbound = new ReaderSession();
-  const requestDocs = requests.map((p) => decodeEnvelope(p, inbound).document);
-  const outbound = new ReaderSession();
-  const replyEnvelopes = replies.map((p) => decodeEnvelope(p, outbound));
-
-  const ids = [
-    'urn:uuid:97e5954d-ddfb-4040-9aa3-bcb40df0750b',
-    'urn:uuid:1d676a70-d1e5-4521-b618-8996e4ba04c7',
-    'urn:uuid:5628edb4-6de4-4630-afa0-07a7a7622af1',
-    'urn:uuid:b5cb14df-9acd-45e7-8ee4-c0516a953494',
-    'urn:uuid:fb807849-49b5-432f-84a4-ceefbfec612f',
-    'urn:uuid:d2359eb4-758a-45f8-b6d0-361182f4ba03',
-    'urn:uuid:d22d9020-e7d5-415c-9505-48d72b2929fb',
-  ];
-  const sql = (text: string) => ({ requestId: EMPTY_GUID, sql: text, parameters: null });
-  // The capture's research contract names some parameters differently (GetFile's `id`, NewFile's `item` in another
-  // namespace): those are unknown parts, which WCF skips, leaving the parameter its default.
-  const expected: [OperationName, unknown][] = [
-    ['Heartbeat', {}],
-    ['Heartbeat', {}],
-    ['ReturnScalar', sql('select 1')],
-    ['ExecuteNonQuery', sql('update x')],
-    ['ReturnDatatable', sql('select *')],
-    ['GetFile', { fileId: EMPTY_GUID }],
-    ['NewFile', { file: null }],
-  ];
+describe('SOAP layer on the Mono capture (SecurityMode.None, Heartbeat and ReturnScalar channels)', () => {
+  const pcap = new Uint8Array(
+    readFileSync(join(import.meta.dirname, '..', '..', 'fixtures', 'nettcp', 'mono-none.pcap')),
+  );
+  /** Requests and replies of the capture's `index`th channel (test/fixtures/nettcp/README.md). */
+  const channel = (index: number) => {
+    const conversation = readTcpConversation(pcap, index);
+    const decoder = new ServerFramingDecoder({ acceptVia: () => true });
+    const requests = decoder.push(conversation.client).flatMap((e) => (e.type === 'sizedEnvelope' ? [e.payload] : []));
+    const replies = new ClientFramingDecoder()
+      .push(conversation.server)
+      .flatMap((e) => (e.type === 'sizedEnvelope' ? [e.payload] : []));
+    const inbound = new ReaderSession();
+    const outbound = new ReaderSession();
+    return {
+      via: `net.tcp://127.0.0.1:${conversation.serverPort}/IDBService`,
+      requestDocs: requests.map((p) => decodeEnvelope(p, inbound).document),
+      replies,
+      replyEnvelopes: replies.map((p) => decodeEnvelope(p, outbound)),
+    };
+  };
+  const heartbeats = channel(0);
+  const scalars = channel(1);
+  const messageIdOf = (document: XmlDocument): string =>
+    textToString(path(document, 'Envelope', 'Header', 'MessageID').children[0] as XmlText);
 
   it('reads every captured request: action, operation, arguments, MessageID, ReplyTo, To', () => {
-    expect(requestDocs).toHaveLength(7);
-    requestDocs.forEach((document, i) => {
-      const [operation, args] = expected[i]!;
+    const expected: [typeof heartbeats, OperationName, unknown][] = [
+      [heartbeats, 'Heartbeat', {}],
+      [heartbeats, 'Heartbeat', {}],
+      [scalars, 'ReturnScalar', { requestId: EMPTY_GUID, sql: 'SELECT 42', parameters: null }],
+      [
+        scalars,
+        'ReturnScalar',
+        {
+          requestId: EMPTY_GUID,
+          sql: 'SELECT @x',
+          parameters: [
+            { Name: '@x', Value: { type: 'string', value: 'ignored' } },
+            { Name: 'y', Value: { type: 'int', value: 7 } },
+          ],
+        },
+      ],
+    ];
+    const documents = [...heartbeats.requestDocs, ...scalars.requestDocs];
+    expect(documents).toHaveLength(4);
+    documents.forEach((document, i) => {
+      const [from, operation, args] = expected[i]!;
+      const messageId = messageIdOf(document);
+      expect(messageId).toMatch(/^urn:uuid:[0-9a-f-]{36}$/);
       expect(readRequest(document, OPTIONS), `request ${i}`).toEqual({
         action: `http://tempuri.org/IIDBService/${operation}`,
-        messageId: ids[i],
+        messageId,
         replyTo: ANONYMOUS,
-        to: 'net.tcp://127.0.0.1:8731/IDBService',
+        to: from.via,
         operation,
         args,
       });
     });
   });
 
-  // The replies our contract shares with the capture's: the same result, written the same way.
-  const columns: DataColumn[] = [
-    { name: 'Id', type: 'Int32' },
-    { name: 'Name', type: 'String' },
-    { name: 'When', type: 'DateTime', dateTimeMode: 'UnspecifiedLocal' },
+  const ours = (from: typeof heartbeats, i: number, operation: OperationName, result: unknown): XmlDocument =>
+    writeReply(readRequest(from.requestDocs[i]!, OPTIONS), operation, result as never, OPTIONS);
+  const answers: [typeof heartbeats, number, OperationName, unknown][] = [
+    [heartbeats, 0, 'Heartbeat', true],
+    [heartbeats, 1, 'Heartbeat', true],
+    [scalars, 0, 'ReturnScalar', { type: 'int', value: 42 }],
+    [scalars, 1, 'ReturnScalar', { type: 'int', value: 42 }],
   ];
-  const rows: DataCell[][] = [
-    [1, 'alpha', '2020-01-02T03:04:05+00:00'],
-    [2, 'beta', '2021-06-07T08:09:10+00:00'],
-  ];
-  const same: Partial<Record<number, [OperationName, unknown]>> = {
-    2: ['ReturnScalar', { type: 'int', value: 42 }],
-    3: ['ExecuteNonQuery', 3],
-    4: ['ReturnDatatable', { xml: writeDataTable(columns, rows, { tableName: 'Result' }) }],
-    6: ['NewFile', '11111111-2222-3333-4444-555555555555'],
-  };
-  const ours = (i: number): XmlDocument => {
-    const [operation, result] = same[i]!;
-    return writeReply(readRequest(requestDocs[i]!, OPTIONS), operation, result as never, OPTIONS);
-  };
 
-  it('writes the replies Mono wrote, record for record (ReturnScalar int, ExecuteNonQuery, ReturnDatatable, a Guid)', () => {
-    for (const i of [2, 3, 4, 6]) expect(records(ours(i)), `reply ${i}`).toEqual(records(replyEnvelopes[i]!.document));
+  it('writes the replies Mono wrote, record for record (Heartbeat true, ReturnScalar a boxed Int32)', () => {
+    for (const [from, i, operation, result] of answers)
+      expect(records(ours(from, i, operation, result)), `${operation} ${i}`).toEqual(
+        records(from.replyEnvelopes[i]!.document),
+      );
   });
 
   it('writes those replies byte for byte given the same dictionary choices (the session strings are the transport’s)', () => {
-    const session = new WriterSession();
-    replyEnvelopes.forEach(({ strings, document }, i) => {
-      let tree = document;
-      if (same[i]) {
-        tree = ours(i);
+    for (const from of [heartbeats, scalars]) {
+      const session = new WriterSession();
+      from.replyEnvelopes.forEach(({ strings, document }, i) => {
+        const [, , operation, result] = answers.find(([f, n]) => f === from && n === i)!;
+        const tree = ours(from, i, operation, result);
         adoptKeys(tree.children[0]!, document.children[0]!);
-      }
-      const bytes = encodeEnvelope(tree, session, { strings, useDictionaries: false });
-      expect(Buffer.from(bytes).toString('hex'), `reply ${i}`).toBe(Buffer.from(replies[i]!).toString('hex'));
-    });
-  });
-
-  it('answers Heartbeat and GetFile with the captured envelope around our results', () => {
-    // The research server answered Heartbeat with a string and GetFile with bytes; the envelope is the same.
-    const heartbeat = writeReply(readRequest(requestDocs[0]!, OPTIONS), 'Heartbeat', true, OPTIONS);
-    const captured = records(replyEnvelopes[0]!.document);
-    const result = path(captured, 'Envelope', 'Body', 'HeartbeatResponse', 'HeartbeatResult');
-    result.children = [boolText(true)];
-    expect(records(heartbeat)).toEqual(captured);
-    const getFile = writeReply(readRequest(requestDocs[5]!, OPTIONS), 'GetFile', null, OPTIONS);
-    expect(records(path(getFile, 'Envelope', 'Header'))).toEqual(
-      records(path(replyEnvelopes[5]!.document, 'Envelope', 'Header')),
-    );
+        const bytes = encodeEnvelope(tree, session, { strings, useDictionaries: false });
+        expect(Buffer.from(bytes).toString('hex'), `${operation} ${i}`).toBe(
+          Buffer.from(from.replies[i]!).toString('hex'),
+        );
+      });
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 // The 13 operations of IIDBService over Microsoft.Data.Sqlite and a folder, as the bridge serves them on SQLite
-// (../shared/spec/IIDBService.md): typed DataTables by declared column type, parameters bound as the bridge binds them
+// (docs/contract/iidbservice.md): typed DataTables by declared column type, parameters bound as the bridge binds them
 // on SQLite (DateTime and Guid as text), database requests as transactions on connections of their own, files in a
 // folder with their metadata and the documents' index in the database, SOAP 1.2 faults with the contract's subcodes.
 // Every caller is a writer (SecurityMode.None). Compiled with COREWCF for the host; the same file compiles against
@@ -66,7 +66,7 @@ namespace IDBService.CoreWcfHost
             using var cmd = c.CreateCommand();
             cmd.Transaction = t;
             cmd.CommandText = sql;
-            foreach (var (n, v) in ps) cmd.Parameters.AddWithValue(n, v ?? DBNull.Value);
+            foreach (var (n, v) in ps) cmd.Parameters.AddWithValue(n, v ?? System.DBNull.Value);
             cmd.ExecuteNonQuery();
         }
 
@@ -111,7 +111,8 @@ namespace IDBService.CoreWcfHost
             }
         }
 
-        /// <summary>Runs `work` in the request's transaction, or in one of its own for Guid.Empty (committed after).</summary>
+        /// <summary>Runs `work` in the request's transaction, or in one of its own for Guid.Empty (committed
+        // after).</summary>
         T InTransaction<T>(Guid requestId, Func<SqliteConnection, SqliteTransaction, T> work)
         {
             if (requestId == Guid.Empty)
@@ -170,12 +171,13 @@ namespace IDBService.CoreWcfHost
             return cmd;
         }
 
-        /// <summary>SQLite storage classes for .NET values, as the bridge binds them: DateTime and Guid as text.</summary>
+        /// <summary>SQLite storage classes for .NET values, as the bridge binds them: DateTime and Guid as
+        // text.</summary>
         static object Bind(object value)
         {
             switch (value)
             {
-                case null: return DBNull.Value;
+                case null: return System.DBNull.Value;
                 case DateTime d:
                     var text = d.ToString("yyyy-MM-dd'T'HH:mm:ss.FFFFFFF", CultureInfo.InvariantCulture).TrimEnd('.');
                     return d.Kind == DateTimeKind.Utc ? text + "Z" : d.Kind == DateTimeKind.Local ? d.ToString("yyyy-MM-dd'T'HH:mm:ss.FFFFFFFzzz", CultureInfo.InvariantCulture) : text;
@@ -239,7 +241,7 @@ namespace IDBService.CoreWcfHost
                 if (!undeclared) ByName.TryGetValue(name, out type);
                 if (type == null)
                 {
-                    var first = rows.Select(r => r[i]).FirstOrDefault(v => v != null && v != DBNull.Value);
+                    var first = rows.Select(r => r[i]).FirstOrDefault(v => v != null && v != System.DBNull.Value);
                     type = first switch { long => typeof(long), double => typeof(double), byte[] => typeof(byte[]), _ => typeof(string) };
                 }
                 if (type == typeof(short) || type == typeof(int))
@@ -257,7 +259,7 @@ namespace IDBService.CoreWcfHost
 
         static object Convert(object raw, Column c)
         {
-            if (raw == null || raw == DBNull.Value) return null;
+            if (raw == null || raw == System.DBNull.Value) return null;
             var t = c.Type;
             if (t == typeof(string)) return raw is byte[] b0 ? System.Text.Encoding.UTF8.GetString(b0) : System.Convert.ToString(raw, CultureInfo.InvariantCulture);
             if (t == typeof(long)) return System.Convert.ToInt64(raw, CultureInfo.InvariantCulture);
@@ -321,7 +323,7 @@ namespace IDBService.CoreWcfHost
                     if (col.Type == typeof(DateTime)) dc.DateTimeMode = col.Utc ? DataSetDateTime.Utc : DataSetDateTime.Unspecified;
                 }
                 // Rows stay Added: the diffgram marks them inserted, as the bridge writes it.
-                foreach (var row in rows) table.Rows.Add(columns.Select((col, i) => Convert(row[i], col) ?? DBNull.Value).ToArray());
+                foreach (var row in rows) table.Rows.Add(columns.Select((col, i) => Convert(row[i], col) ?? System.DBNull.Value).ToArray());
                 return table;
             });
         }

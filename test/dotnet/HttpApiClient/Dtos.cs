@@ -1,4 +1,4 @@
-// The HTTP API's resources as ../shared/spec/INTERFACE.md names them (section 2), written as a .NET caller writes DTOs:
+// The HTTP API's resources as docs/contract/http.md names them, written as a .NET caller writes DTOs:
 // PascalCase properties, nullable where a field may be absent, bound by System.Text.Json's default web options
 // (camelCase, case-insensitive). Amount is a decimal (money), FileSizeMB a double.
 using System.Text.Json;

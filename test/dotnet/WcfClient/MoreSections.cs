@@ -21,6 +21,7 @@ namespace IDBService.E2E
                 case "bigfile": BigFile(channel); break;
                 case "quota": Quota(channel); break;
                 case "reader": Reader(channel); break;
+                case "tsql": Tsql(channel); break;
             }
         }
 

@@ -7,7 +7,7 @@
 // explicit credentials through GSSAPI or managed NTLM, Kerberos from the ccache), a reader's refusals, and logons the
 // server refuses. One JSON line per check (test/wcf-shared/Report.cs has the format).
 //
-// Usage: WcfClient e2e <endpoint> [--backend sqlite|postgres] [--sections a,b] [--timeout-seconds N]
+// Usage: WcfClient e2e <endpoint> [--backend sqlite|postgres|sqlserver] [--sections a,b] [--timeout-seconds N]
 //                      [--server-max-mb N] [security options]
 //        WcfClient refused <endpoint> [security options]       one Heartbeat that must fail; the exception is reported
 //        WcfClient bench <endpoint> --operation Heartbeat|ReturnScalar --channels N --seconds S [security options]
@@ -173,10 +173,10 @@ namespace IDBService.E2E
                     default: Console.Error.WriteLine("unknown argument " + args[i]); return 2;
                 }
             }
-            if (backend != "sqlite" && backend != "postgres") { Console.Error.WriteLine("--backend sqlite|postgres"); return 2; }
+            if (backend != "sqlite" && backend != "postgres" && backend != "sqlserver") { Console.Error.WriteLine("--backend sqlite|postgres|sqlserver"); return 2; }
             foreach (var s in sections)
             {
-                if (Array.IndexOf(AllSections, s) < 0 && s != "reader") { Console.Error.WriteLine("unknown section " + s); return 2; }
+                if (Array.IndexOf(AllSections, s) < 0 && s != "reader" && s != "tsql") { Console.Error.WriteLine("unknown section " + s); return 2; }
             }
             return RunSections(sections);
         }

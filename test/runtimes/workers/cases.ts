@@ -6,7 +6,17 @@ import { simplePdf, toBase64 } from '../../support/pdf-builder.ts';
 import { metadataBombPdf } from '../../support/bomb-pdf.ts';
 import { encryptedPdf } from '../../support/encrypted-pdf.ts';
 import { PRINTED_BILLS } from '../../support/printed-bills.ts';
-import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, spcCode, textCode } from '../../support/qr-bills.ts';
+import { grayPng, grayTiff, withJfifDensity } from '../../support/bill-images.ts';
+import { encodeJpeg } from '../../support/jpeg-encoder.ts';
+import {
+  PAYMENT_PART_CODE,
+  SAMPLE_BILL,
+  billCode,
+  qrBillPdf,
+  rasterPage,
+  spcCode,
+  textCode,
+} from '../../support/qr-bills.ts';
 
 /** Sent with every request so problem `traceId`s continue this trace; only their random span id differs. */
 export const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -136,20 +146,30 @@ const legacyBill = spcCode(
   ].join('\n'),
 );
 
-/** The same PDF bytes as the file itself (`application/pdf`) or a form's `file` part (HTTP.md, "Other request bodies"). */
-const raw = (name: string, path: string, bytes: Uint8Array, references?: string): Case => ({
+/**
+ * The same PDF bytes as the file itself (`application/pdf`) or a form's `file` part (docs/contract/http.md, "Other
+ * request bodies").
+ */
+const raw = (
+  name: string,
+  path: string,
+  bytes: Uint8Array,
+  references?: string,
+  contentType = 'application/pdf',
+): Case => ({
   name,
   method: 'POST',
   path: references === undefined ? path : `${path}?references=${encodeURIComponent(references)}`,
-  contentType: 'application/pdf',
+  contentType,
   body: bytes,
   compare: 'text',
 });
 const BOUNDARY = '----parity-form-boundary-4711';
-const form = (name: string, path: string, bytes: Uint8Array, references?: string): Case => {
+const form = (name: string, path: string, bytes: Uint8Array, references?: string, partType?: string): Case => {
   const head = (part: string, file = '') =>
     enc.encode(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${part}"${file}\r\n\r\n`);
-  const chunks = [head('file', '; filename="invoice.pdf"'), bytes, enc.encode('\r\n')];
+  const type = partType ? `\r\nContent-Type: ${partType}` : '';
+  const chunks = [head('file', `; filename="invoice.pdf"${type}`), bytes, enc.encode('\r\n')];
   if (references !== undefined) chunks.push(head('references'), enc.encode(`${references}\r\n`));
   chunks.push(enc.encode(`--${BOUNDARY}--\r\n`));
   const body = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
@@ -169,7 +189,24 @@ const form = (name: string, path: string, bytes: Uint8Array, references?: string
 };
 const VALIDATE = '/api/v1/documents/validate';
 
+/** A bill page scanned at 100 dpi, as the images a scanner or a phone uploads (bill-images.ts). */
+const scannedPage = (() => {
+  const { width, height, gray } = rasterPage({ codes: [{ code: sampleCode, ...PAYMENT_PART_CODE }] }, 100);
+  return { width, height, data: gray };
+})();
+const scanJpeg = withJfifDensity(encodeJpeg(scannedPage, 80), 100);
+
+export const IMAGE_CASES: Case[] = [
+  raw('extract: image/jpeg body', `${EXTRACT}/file`, scanJpeg, '["INV-1"]', 'image/jpeg'),
+  raw('extract: image/png body, no resolution (300 dpi)', EXTRACT, grayPng(scannedPage), '[2]', 'image/png'),
+  raw('extract: image/tiff body', EXTRACT, grayTiff(scannedPage, 100), undefined, 'image/tiff'),
+  form('extract: a PNG as the form part', `${EXTRACT}/form`, grayPng(scannedPage, 100), '["x"]', 'image/png'),
+  { ...raw('extract: truncated JPEG', EXTRACT, scanJpeg.subarray(0, 4000), '[]', 'image/jpeg'), compare: 'json' },
+  { ...raw('validate: image/jpeg body (415)', VALIDATE, scanJpeg, undefined, 'image/jpeg'), compare: 'json' },
+];
+
 export const CASES: Case[] = [
+  ...IMAGE_CASES,
   raw('validate: application/pdf body', VALIDATE, simplePdf({ pages: 2, attachments: 1 })),
   form('validate: multipart/form-data body', VALIDATE, simplePdf({ pages: 2, attachments: 1 })),
   raw(

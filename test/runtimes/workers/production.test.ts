@@ -1,7 +1,7 @@
 /**
- * Authentication and metrics inside workerd (HTTP.md, "Running in production"): the API_KEYS secret binding, JWTs
- * checked against a provider's JWKS (fetched through the Worker's fetch, answered here), the refusal to serve a
- * deployed (public) Worker without credentials, and /metrics moving. Each test imports a fresh instance of the
+ * Authentication and metrics inside workerd (docs/contract/http.md, "Running in production"): the API_KEYS secret
+ * binding, JWTs checked against a provider's JWKS (fetched through the Worker's fetch, answered here), the refusal to
+ * serve a deployed (public) Worker without credentials, and /metrics moving. Each test imports a fresh instance of the
  * Worker module so its environment is its own (as config.test.ts does).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';

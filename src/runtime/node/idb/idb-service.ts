@@ -1,7 +1,8 @@
 /**
- * IIDBService on Node as configured (spec/RUN.md): the databases of DATABASE_URL (and DATABASE_URL_<NAME>), the file
- * store of FILES_URL, the roles of BRIDGE_ROLES_FILE. The tcp-bridge serves what this builds; it may hand over the
- * roles it read itself (readRolesFile) with a directory attached (Active Directory names resolved to SIDs).
+ * IIDBService on Node as configured (docs/contract/operations.md): the databases of DATABASE_URL (and
+ * DATABASE_URL_<NAME>), the file store of FILES_URL, the roles of BRIDGE_ROLES_FILE. The tcp-bridge serves what this
+ * builds; it may hand over the roles it read itself (readRolesFile) with a directory attached (Active Directory names
+ * resolved to SIDs).
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -48,7 +49,13 @@ export async function openNodeIdbService(
   ]);
   const databases = new Map<string, Database>();
   try {
-    for (const [name, url] of config.databases) databases.set(name, await openDatabase(url));
+    for (const [name, url] of config.databases)
+      databases.set(name, await openDatabase(url, config.databasePasswords?.get(name)));
+    const unguarded = [...databases].filter(([, db]) => db.readOnlyEnforced === false).map(([name]) => name);
+    if (unguarded.length > 0 && roles.hasReaders)
+      throw new ConfigError(
+        `The roles file names readers, but the SQL Server database ${unguarded.join(', ')} has no read-only login: SQL Server has no read-only transaction, so readers' SQL must run as a login with db_datareader only (readerUser= and readerPasswordFile= in its URL).`,
+      );
   } catch (error) {
     await Promise.all([...databases.values()].map((db) => db.close()));
     throw error;

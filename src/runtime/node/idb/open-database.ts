@@ -5,6 +5,8 @@
  *   (percent-decoded). Missing folders are created. No `?query` or `#fragment`: SQLite's URI options (`mode=ro`,
  *   `cache=shared`, …) would change what the backend relies on.
  * - `postgres://…` or `postgresql://…`: PostgreSQL.
+ * - `sqlserver://user@host:port/database?…`: SQL Server over TDS (sqlserver-url.ts); `secrets` are the passwords the
+ *   configuration read from the environment for it.
  * Anything else is a ConfigError. Messages never repeat the URL itself: it may carry a password.
  */
 import { mkdir } from 'node:fs/promises';
@@ -13,9 +15,11 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../../../config.ts';
 import type { Database } from '../../../idb/database.ts';
 import { createPostgresDatabase } from './postgres-database.ts';
+import { createSqlServerDatabase } from './sqlserver-database.ts';
+import { parseSqlServerUrl, type SqlServerSecrets } from './sqlserver-url.ts';
 import { createSqliteDatabase } from './sqlite-database.ts';
 
-export async function openDatabase(url: string): Promise<Database> {
+export async function openDatabase(url: string, secrets: SqlServerSecrets = {}): Promise<Database> {
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1]?.toLowerCase();
   if (scheme === 'file') {
     const path = sqlitePath(url);
@@ -33,8 +37,9 @@ export async function openDatabase(url: string): Promise<Database> {
       );
     return createPostgresDatabase({ url });
   }
+  if (scheme === 'sqlserver') return createSqlServerDatabase(parseSqlServerUrl(url, secrets));
   throw new ConfigError(
-    `A database URL must be file:<path> (the embedded SQLite database) or postgres://… (PostgreSQL)${scheme === undefined ? '' : `, not ${scheme}:`}.`,
+    `A database URL must be file:<path> (the embedded SQLite database), postgres://… (PostgreSQL) or sqlserver://… (SQL Server)${scheme === undefined ? '' : `, not ${scheme}:`}.`,
   );
 }
 

@@ -1,6 +1,6 @@
 /**
  * The NTLMv2 acceptor over local accounts (accounts.ts), in TypeScript: MS-NLMP 3.2.5 (server), 3.3.2 (NTLMv2), 3.4
- * (session security, session-security.ts), with the rules of ../shared/notes/windows-auth.md ("Security rules").
+ * (session security, session-security.ts), with the rules of docs/contract/windows-security.md.
  *
  * Handshake: NEGOTIATE → CHALLENGE (random server challenge, MsvAvTimestamp and both NetBIOS names in the target info:
  * the timestamp makes Windows and .NET send a MIC, and .NET refuses a CHALLENGE without the two NetBIOS names) →

@@ -1,5 +1,6 @@
 /**
- * The local NTLM accounts: the BRIDGE_NTLM_USERS file (RUN.md), read once at start, for both NTLM acceptors.
+ * The local NTLM accounts: the BRIDGE_NTLM_USERS file (docs/contract/operations.md), read once at start, for both NTLM
+ * acceptors.
  *
  * Format: lines `DOMAIN:user:password`, or `DOMAIN:user:{NT}` + 32 hex digits (the NT hash); `#` starts a comment
  * line; everything after the second colon is the password. The file is a secret file (../secret-file.ts): refused at
@@ -83,7 +84,10 @@ export class NtlmAccounts {
   }
 }
 
-/** The account lines of a users file, one at a time (blank and `#` lines skipped); ConfigError for a line without two colons. */
+/**
+ * The account lines of a users file, one at a time (blank and `#` lines skipped); ConfigError for a line without two
+ * colons.
+ */
 function* usersFileLines(text: string, source: string): Generator<UsersFileLine> {
   for (const [index, line] of text.split(/\r?\n/).entries()) {
     if (line.trim() === '' || line.startsWith('#')) continue;

@@ -1,5 +1,5 @@
 /**
- * The NTLM rules that need no key, stated once, from ../shared/notes/windows-auth.md ("Security rules"): both NTLM
+ * The NTLM rules that need no key, stated once, from docs/contract/windows-security.md: both NTLM
  * acceptors apply them, acceptor.ts (TypeScript) and the gate of ../gssapi/ntlm.ts in front of gss-ntlmssp, so the
  * two refuse the same messages for the same `ntlm.*` reasons in the log. The client sees the same logon-denied
  * status whatever failed.
