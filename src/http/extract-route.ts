@@ -124,7 +124,7 @@ async function extract(
     case 'found':
       // References go back as the client wrote them (big numbers, key order and all), not re-serialized.
       return c.body(
-        `{"references":${references.data.text},"qrCodeData":${JSON.stringify(SwissQrCodeData.parse(outcome.bill))},"warnings":${JSON.stringify(qrBillWarnings(outcome.bill))}}`,
+        `{"references":${references.data.text},"qrCodeData":${JSON.stringify(SwissQrCodeData.parse(outcome.bill))},"warnings":${JSON.stringify([...qrBillWarnings(outcome.bill), ...outcome.warnings])}}`,
         200,
         { 'Content-Type': 'application/json' },
       );

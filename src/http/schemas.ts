@@ -136,12 +136,17 @@ export const QrBillWarning = z
       description:
         'Stable code to branch on (ignore codes you do not know): `combined-address` (a K address, not accepted by banks since 2025-11-22), ' +
         '`extended-character-set` (characters IG 2.3 allows and IG 2.2 did not), `unsupported-character` (outside the IG 2.3 set), ' +
-        '`version-02xx` (a version other than 0200).',
+        '`version-02xx` (a version other than 0200), ' +
+        '`printed-differs` (the printed receipt or payment part shows another account, creditor, reference, currency, amount or debtor than the code: `fields` names them, `detail` gives both values; check before paying), ' +
+        '`printed-not-checked` (the payment part has no text layer, e.g. a scan or photo: the printed part was not compared), ' +
+        '`error-correction-level` (not M), `no-swiss-cross` (no Swiss cross in the code), `symbol-size` (far from 46 x 46 mm on a page with a text layer).',
       example: 'combined-address',
     }),
-    fields: z
-      .array(z.string())
-      .openapi({ description: 'Where: field names of qrCodeData, dotted inside addresses.', example: ['creditor'] }),
+    fields: z.array(z.string()).openapi({
+      description:
+        "Where: field names of qrCodeData, dotted inside addresses; for `printed-differs` the printed fields (`account`, `creditor`, `reference`, `currency`, `amount`, `debtor`); empty for the symbol's own facts.",
+      example: ['creditor'],
+    }),
     detail: z.string().openapi({ description: 'One sentence for a person.' }),
   })
   .openapi('QrBillWarning');

@@ -8,10 +8,20 @@ export interface RasterBox {
   h: number;
 }
 
-/** A QR code found in a raster: its raw bytes and where it lies. */
+/** A point as fractions of a raster's width and height. */
+export interface RasterPoint {
+  x: number;
+  y: number;
+}
+
+/** A QR code found in a raster: its raw bytes, where it lies, and what the symbol says of itself. */
 export interface DecodedSymbol {
   bytes: Uint8Array;
   box: RasterBox;
+  /** The symbol's corners (its outer edge, quiet zone excluded) in the symbol's own orientation. */
+  corners: { topLeft: RasterPoint; topRight: RasterPoint; bottomLeft: RasterPoint; bottomRight: RasterPoint };
+  /** Error correction level: L, M, Q or H. */
+  ecLevel: string;
 }
 
 /** What a decoder saw in a raster: the codes it read, and where it found a code it could not read. */

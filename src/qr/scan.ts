@@ -14,13 +14,19 @@ import {
 } from '../pdf/engine/port.ts';
 import { readQrBill, type QrBill, type QrBillReading, type QrBillRejection } from './bill.ts';
 import { enlarged, framed } from './gray.ts';
+import { type AnsweredCode, inspectAnswered } from './inspect.ts';
 import { leadsIn, type Lead } from './leads.ts';
 import type { BarcodeReader, RasterBox, RasterReading } from './reader.ts';
+import { hasSwissCross } from './symbol.ts';
+import type { QrBillWarning } from './warnings.ts';
 
 /** What the last page of a document holds, as far as QR-bills go. */
 export type ScanOutcome =
-  /** `pass`: the step whose reading found the winning code (for the metrics). */
-  | { status: 'found'; bill: QrBill; pass: ScanPass }
+  /**
+   * `pass`: the step whose reading found the winning code (for the metrics); `warnings`: what the page and the symbol
+   * say about it (the printed payment part compared with the code, the symbol's facts).
+   */
+  | { status: 'found'; bill: QrBill; pass: ScanPass; warnings: QrBillWarning[] }
   /** No valid bill: every QR code found, in reading order, with why it is not one (empty: no QR code at all). */
   | { status: 'not-found'; rejected: { index: number; reason: QrBillRejection }[] }
   | EngineRefusal;
@@ -32,6 +38,8 @@ export interface ScanOptions {
   timeoutMs: number;
   /** Told of each step as it ends, with its milliseconds (the bench's breakdown of where time goes). */
   trace?: (step: string, ms: number) => void;
+  /** Compare the printed payment part with the code (default true; the bench measures the scan without it). */
+  checkPrinted?: boolean;
 }
 
 /**
@@ -87,6 +95,7 @@ interface FoundCode {
   reading: QrBillReading;
   box: PageBox;
   pass: ScanPass;
+  symbol: Omit<AnsweredCode, 'bill' | 'box'>;
 }
 
 /** A lead placed on the page, with how to look at it closer. */
@@ -107,12 +116,18 @@ class TimeUp extends Error {}
  */
 export async function scanLastPage(
   pdf: Uint8Array,
-  { pages, reader, clock, timeoutMs, trace }: ScanOptions,
+  { pages, reader, clock, timeoutMs, trace, checkPrinted = true }: ScanOptions,
 ): Promise<ScanOutcome> {
   const deadline = clock.now() + timeoutMs;
   const opened = await pages.withLastPage(pdf, async (page): Promise<ScanOutcome> => {
     try {
-      return await new PageScan(page, reader, clock, () => clock.now() > deadline, trace).run();
+      const scan = new PageScan(page, reader, clock, () => clock.now() > deadline, trace);
+      const outcome = await scan.run();
+      const winner = scan.firstBillCode();
+      if (outcome.status !== 'found' || !winner) return outcome;
+      const code = { ...winner.symbol, bill: outcome.bill, box: winner.box };
+      const warnings = scan.timed('inspect', () => inspectAnswered(page, code, { printed: checkPrinted }));
+      return { ...outcome, warnings };
     } catch (e) {
       if (e instanceof TimeUp) return { status: 'too-complex', reason: 'time budget exhausted while reading QR codes' };
       throw e;
@@ -135,7 +150,7 @@ class PageScan {
   ) {}
 
   /** Runs `step`, telling the trace how long it took. */
-  private timed<T>(name: string, step: () => T): T {
+  timed<T>(name: string, step: () => T): T {
     if (!this.trace) return step();
     const started = this.clock.now();
     const result = step();
@@ -167,7 +182,7 @@ class PageScan {
       await this.readRender(pass.name, pass.region, pass.dpi, pass.tryHarder);
     }
     const first = this.firstBillCode();
-    if (first?.reading.ok) return { status: 'found', bill: first.reading.bill, pass: first.pass };
+    if (first?.reading.ok) return { status: 'found', bill: first.reading.bill, pass: first.pass, warnings: [] };
     // No valid bill anywhere, so every reading here is a rejection.
     const rejected = this.inReadingOrder().flatMap(({ reading }, index) =>
       reading.ok ? [] : [{ index, reason: reading.reason }],
@@ -238,7 +253,9 @@ class PageScan {
       return image.toPage(p.x / width, p.y / height);
     };
     const reading = await this.timed(`${pass}: zxing`, () => this.read(raster, tryHarder));
-    this.add(pass, reading, raster, toPage);
+    // Image pixels per raster pixel: below 1 where a small code image was enlarged, which adds no detail.
+    const [o, e] = [toImage(0, 0), toImage(1, 0)];
+    this.add(pass, reading, raster, toPage, Math.hypot(e.x - o.x, e.y - o.y));
     const leads = this.timed(`${pass}: finders`, () => leadsIn(raster, reading, { finders: pass === 'images' })).map(
       (lead): PageLead => {
         const from = toImage(lead.x, lead.y);
@@ -255,8 +272,10 @@ class PageScan {
             const scale = fullModule / reduce < LOOK_MODULE - 0.5 ? LOOK_MODULE / (fullModule / reduce) : 1;
             if (scale > 1) crop = enlarged(crop, scale);
             const [x0, y0] = [Math.max(0, Math.round(from.x)), Math.max(0, Math.round(from.y))];
-            await this.lookCloser(crop, (x, y) =>
-              image.toPage((x0 + (x / scale) * reduce) / width, (y0 + (y / scale) * reduce) / height),
+            await this.lookCloser(
+              crop,
+              (x, y) => image.toPage((x0 + (x / scale) * reduce) / width, (y0 + (y / scale) * reduce) / height),
+              reduce / scale,
             );
           },
         };
@@ -293,11 +312,11 @@ class PageScan {
   }
 
   /** Reads a close-up of a lead: quickly, then with zxing's tryHarder when that finds nothing. Its own leads are not followed. */
-  private async lookCloser(raster: GrayRaster, toPage: Mapping): Promise<void> {
+  private async lookCloser(raster: GrayRaster, toPage: Mapping, detail = 1): Promise<void> {
     let reading = await this.timed('closer look: zxing', () => this.read(raster, false));
     if (reading.codes.length === 0)
       reading = await this.timed('closer look: zxing tryHarder', () => this.read(raster, true));
-    this.add('closer-look', reading, raster, toPage);
+    this.add('closer-look', reading, raster, toPage, detail);
   }
 
   /**
@@ -339,15 +358,23 @@ class PageScan {
     return this.reader.readQrCodes(raster, { tryHarder });
   }
 
-  private add(pass: ScanPass, reading: RasterReading, raster: GrayRaster, toPage: Mapping): void {
+  /** `detail`: pixels of the source (an image, a render) per pixel of `raster`, for judging the Swiss cross. */
+  private add(pass: ScanPass, reading: RasterReading, raster: GrayRaster, toPage: Mapping, detail = 1): void {
     for (const symbol of reading.codes) {
       const text = UTF8.decode(symbol.bytes);
       if (this.codes.has(text)) continue;
       const b: RasterBox = symbol.box;
+      const corner = ({ x, y }: { x: number; y: number }) => toPage(x * raster.width, y * raster.height);
+      const { topLeft, topRight, bottomLeft } = symbol.corners;
       this.codes.set(text, {
         pass,
         reading: readQrBill(text),
         box: pageBox(toPage, b.x * raster.width, b.y * raster.height, b.w * raster.width, b.h * raster.height),
+        symbol: {
+          ecLevel: symbol.ecLevel,
+          swissCross: hasSwissCross(raster, symbol.corners, detail),
+          corners: { topLeft: corner(topLeft), topRight: corner(topRight), bottomLeft: corner(bottomLeft) },
+        },
       });
     }
   }
@@ -356,7 +383,7 @@ class PageScan {
     return [...this.codes.values()].sort((a, b) => readingOrder(a.box, b.box));
   }
 
-  private firstBillCode(): FoundCode | undefined {
+  firstBillCode(): FoundCode | undefined {
     return this.inReadingOrder().find((code) => code.reading.ok);
   }
 

@@ -13,11 +13,25 @@ export type QrBillWarningCode =
   /** Characters outside even the IG 2.3 set (Cyrillic, emoji, control characters): a bank refuses or replaces them. */
   | 'unsupported-character'
   /** A version other than 0200: read (the major version decides), but no such minor version has been published. */
-  | 'version-02xx';
+  | 'version-02xx'
+  /** The printed receipt or payment part shows another account, creditor, reference, currency, amount or debtor. */
+  | 'printed-differs'
+  /** The payment part has no text layer (a scan, a photo): the printed part could not be compared with the code. */
+  | 'printed-not-checked'
+  /** The code's error correction level is not M (IG 2.3, 5.5). */
+  | 'error-correction-level'
+  /** No Swiss cross in the middle of the code (IG 2.3, 5.6). */
+  | 'no-swiss-cross'
+  /** The code is far from 46 x 46 mm on a page printed at its own size (IG 2.3, 5.6). */
+  | 'symbol-size';
 
 export interface QrBillWarning {
   code: QrBillWarningCode;
-  /** Where: the answer's field names (`creditor`, `ultimateDebtor.name`, `version`, ...), in the answer's order. */
+  /**
+   * Where: the answer's field names (`creditor`, `ultimateDebtor.name`, `version`, ...), in the answer's order; for
+   * `printed-differs` the printed part's fields (`account`, `creditor`, `reference`, `currency`, `amount`, `debtor`);
+   * empty for the symbol's own facts.
+   */
   fields: string[];
   detail: string;
 }

@@ -1,6 +1,6 @@
 import { prepareZXingModule, readBarcodes, type ReadResult } from 'zxing-wasm/reader';
 import { boxAround, type GrayRaster } from '../pdf/engine/port.ts';
-import type { BarcodeReader, RasterBox, RasterReading } from './reader.ts';
+import type { BarcodeReader, DecodedSymbol, RasterBox, RasterReading } from './reader.ts';
 
 /** Most codes a page can hold that are worth reading (a bill, a URL, a few more). */
 const MAX_SYMBOLS = 8;
@@ -44,9 +44,18 @@ export class ZxingReader implements BarcodeReader {
       const { x, y, w, h } = boxAround([p.topLeft, p.topRight, p.bottomLeft, p.bottomRight]);
       return { x: x / raster.width, y: y / raster.height, w: w / raster.width, h: h / raster.height };
     };
+    const point = ({ x, y }: { x: number; y: number }) => ({ x: x / raster.width, y: y / raster.height });
+    const corners = ({ position: p }: ReadResult): DecodedSymbol['corners'] => ({
+      topLeft: point(p.topLeft),
+      topRight: point(p.topRight),
+      bottomLeft: point(p.bottomLeft),
+      bottomRight: point(p.bottomRight),
+    });
     return {
       // The raw bytes, not zxing's text: QR-bills are UTF-8 (coding type 1) whether or not they carry an ECI.
-      codes: results.filter((r) => r.isValid).map((r) => ({ bytes: r.bytes, box: box(r) })),
+      codes: results
+        .filter((r) => r.isValid)
+        .map((r) => ({ bytes: r.bytes, box: box(r), ecLevel: r.ecLevel, corners: corners(r) })),
       unreadable: results.filter((r) => !r.isValid).map(box),
     };
   }

@@ -357,7 +357,9 @@ describe('swiss-doc extract on a bill with IG 2.3 warnings', () => {
     expect(run).toMatchObject({ code: 0, stderr: '' });
     const answer = await api(app, EXTRACT, pdfRequest(files.legacy, '[]'));
     expect(lines(run.stdout)).toEqual([exactLine('legacy.pdf', answer)]);
-    expect(JSON.parse(answer.text)).toMatchObject({ warnings: [{ code: 'combined-address', fields: ['creditor'] }] });
+    expect(JSON.parse(answer.text)).toMatchObject({
+      warnings: [{ code: 'combined-address', fields: ['creditor'] }, { code: 'printed-not-checked' }],
+    });
   });
 });
 

@@ -18,6 +18,7 @@ import {
   type BillData,
   type Code,
 } from '../support/qr-bills.ts';
+import { printedPart } from '../support/printed-part.ts';
 import { TWO_BILL_PAGES, UPPER_READ_FIRST } from '../support/reading-order-pages.ts';
 
 const EXTRACT = '/api/v1/documents/extract-swiss-qr-code';
@@ -306,6 +307,8 @@ describe('POST /api/v1/documents/extract-swiss-qr-code', () => {
         },
         { code: 'unsupported-character', fields: ['unstructuredMessage'], detail: expect.stringContaining('U+2013 –') },
         { code: 'version-02xx', fields: ['version'], detail: expect.any(String) },
+        // no payment part printed beside the code (the page has text, but no headings)
+        { code: 'printed-not-checked', fields: [], detail: expect.any(String) },
       ]);
     });
 
@@ -313,13 +316,15 @@ describe('POST /api/v1/documents/extract-swiss-qr-code', () => {
       const pdf = qrBillPdf([{ codes: [{ ...PAYMENT_PART_CODE, code: spcCode(payload({ 2: '0201' })) }] }]);
       const text = await (await extract(pdf)).text();
       expect(text).toMatch(
-        /^\{"references":\[\],"qrCodeData":\{.*\},"warnings":\[\{"code":"version-02xx","fields":\["version"\],"detail":"[^"]+"\}\]\}$/,
+        /^\{"references":\[\],"qrCodeData":\{.*\},"warnings":\[\{"code":"version-02xx","fields":\["version"\],"detail":"[^"]+"\},\{"code":"printed-not-checked",.*\}\]\}$/,
       );
     });
   });
 
   describe('references', () => {
-    const pdf = qrBillPdf([{ codes: [{ ...PAYMENT_PART_CODE, code: billCode(QRR_BILL) }] }]);
+    const pdf = qrBillPdf([
+      { codes: [{ ...PAYMENT_PART_CODE, code: billCode(QRR_BILL) }], printed: printedPart(QRR_BILL, 'DE') },
+    ]);
 
     it('come back exactly as written: big integers, number spellings, escapes, key order, whitespace', async () => {
       const references =

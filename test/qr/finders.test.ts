@@ -75,13 +75,16 @@ describe('leadsIn', () => {
     { code: CODE, x: 350, y: 200, module: 4 },
   ]);
   const box = (x: number, y: number, side: number) => ({ x: x / 600, y: y / 400, w: side / 600, h: side / 400 });
+  /** A read code at that box (its corners and level do not matter to leads). */
+  const code = (x: number, y: number, side: number) => {
+    const b = box(x, y, side);
+    const corner = { x: b.x, y: b.y };
+    const corners = { topLeft: corner, topRight: corner, bottomLeft: corner, bottomRight: corner };
+    return { bytes: new Uint8Array(), box: b, corners, ecLevel: 'M' };
+  };
 
   it('leads to a code no reading explains, with a box around all of it', () => {
-    const leads = leadsIn(
-      page,
-      { codes: [{ bytes: new Uint8Array(), box: box(350, 200, 148) }], unreadable: [] },
-      { finders: true },
-    );
+    const leads = leadsIn(page, { codes: [code(350, 200, 148)], unreadable: [] }, { finders: true });
     expect(leads).toHaveLength(1);
     const [lead] = leads;
     expect(lead!.x).toBeLessThanOrEqual(40);
@@ -93,10 +96,7 @@ describe('leadsIn', () => {
 
   it('has none when every code was read, and leads to codes zxing located but could not read', () => {
     const read = {
-      codes: [
-        { bytes: new Uint8Array(), box: box(40, 40, 74) },
-        { bytes: new Uint8Array(), box: box(350, 200, 148) },
-      ],
+      codes: [code(40, 40, 74), code(350, 200, 148)],
       unreadable: [],
     };
     expect(leadsIn(page, read, { finders: true })).toEqual([]);

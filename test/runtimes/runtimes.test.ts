@@ -21,6 +21,7 @@ import { freePort } from '../support/net.ts';
 import { IMAGE_CASES } from './workers/cases.ts';
 import { NODE_ANSWERS } from './workers/node-answers.ts';
 import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
+import { PRINTED_BILLS } from '../support/printed-bills.ts';
 import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, spcCode, textCode } from '../support/qr-bills.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -66,6 +67,7 @@ const extract = (name: string, status: number, pdf: Uint8Array): Case => ({
   raw: status === 200,
 });
 const sampleBill = { code: billCode(SAMPLE_BILL), ...PAYMENT_PART_CODE };
+type QrWarning = { code: string; fields: string[] };
 /** A valid bill with a K creditor and version 0201: answered with IG 2.3 warnings. */
 const legacyBill = {
   code: spcCode(
@@ -203,6 +205,8 @@ const CASES: Case[] = [
   // Above MAX_BODY_MB (1 here) and well above it: no runtime's own body limit may answer instead of the app.
   validate('body over MAX_BODY_MB', 413, JSON.stringify({ base64Pdf: 'A'.repeat(3 * 1024 * 1024) })),
   extract('QR-bill: vector code in the payment part', 200, qrBillPdf([{ codes: [sampleBill] }])),
+  // The printed payment part against the code (printed-differs, printed-not-checked), in the four languages.
+  ...PRINTED_BILLS.map(({ name, pdf }) => extract(`QR-bill: ${name}`, 200, pdf)),
   extract(
     'QR-bill: only a URL code on the last page',
     404,
@@ -431,13 +435,32 @@ describe('the service answers alike on Node, Bun and Deno', () => {
       type: 'https://errors.example/problems/qr-code-not-found',
       rejected: [],
     });
-    expect(JSON.parse(bill)).toMatchObject({ warnings: [] });
+    // no payment part printed beside the code: not compared
+    expect(JSON.parse(bill)).toMatchObject({ warnings: [{ code: 'printed-not-checked', fields: [] }] });
     const warnings = (
       JSON.parse(answer('QR-bill: K address, version 0201 (IG 2.3 warnings)').body as string) as {
         warnings: { code: string }[];
       }
     ).warnings;
-    expect(warnings.map((w) => w.code)).toEqual(['combined-address', 'extended-character-set', 'version-02xx']);
+    expect(warnings.map((w) => w.code)).toEqual([
+      'combined-address',
+      'extended-character-set',
+      'version-02xx',
+      'printed-not-checked',
+    ]);
+    // The printed payment part against the code, as Node answers it (the other runtimes must answer the same).
+    const printed = (name: string) =>
+      (JSON.parse(answer(`QR-bill: ${name}`).body as string) as { warnings: QrWarning[] }).warnings.map((w) => [
+        w.code,
+        ...w.fields,
+      ]);
+    for (const language of ['DE', 'FR', 'IT', 'EN']) {
+      expect(printed(`printed ${language}: matching code`)).toEqual([]);
+      expect(printed(`printed ${language}: code of another account`)).toEqual([['printed-differs', 'account']]);
+      expect(printed(`printed ${language}: amount changed in the code`)).toEqual([['printed-differs', 'amount']]);
+      expect(printed(`printed ${language}: blank amount`)).toEqual([]);
+    }
+    expect(printed('printed: a scanned page')).toEqual([['printed-not-checked']]);
     CASES.forEach((c, i) => {
       if (reference[i]!.status >= 400)
         expect(reference[i]!.traceId, `${c.name}: problem traceId`).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);

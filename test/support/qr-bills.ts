@@ -18,6 +18,7 @@ import type { Data } from 'swissqrbill/types';
 // Not in the package's exports map, hence the path; the same module SwissQRCode encodes with.
 import { qrcodegen } from '../../node_modules/swissqrbill/lib/esm/shared/qr-code-generator.js';
 import { assemblePdf, concatBytes } from './pdf-builder.ts';
+import { PRINTED_PART_FONTS } from './printed-part.ts';
 
 export type { Data as BillData } from 'swissqrbill/types';
 
@@ -33,6 +34,8 @@ export interface Rect {
   h: number;
   white?: boolean;
 }
+
+type EccName = 'LOW' | 'MEDIUM' | 'QUARTILE' | 'HIGH';
 
 /** A QR code as rectangles in a unit square (dark modules, then the Swiss cross if any, painted in order). */
 export interface Code {
@@ -73,12 +76,12 @@ export function billCode(data: Data): Code {
   return { modules: Math.round(1 / module), rects };
 }
 
-/** Any text as a QR code (error correction M, the smallest version that holds it), without a Swiss cross. */
-export function textCode(text: string, { eci }: { eci?: number } = {}): Code {
+/** Any text as a QR code (error correction M unless `ecc`, the smallest version that holds it), without a Swiss cross. */
+export function textCode(text: string, { eci, ecc = 'MEDIUM' }: { eci?: number; ecc?: EccName } = {}): Code {
   const segments = qrcodegen.QrSegment.makeSegments(text);
   const qr = qrcodegen.QrCode.encodeSegments(
     eci === undefined ? segments : [qrcodegen.QrSegment.makeEci(eci), ...segments],
-    qrcodegen.QrCode.Ecc.MEDIUM,
+    qrcodegen.QrCode.Ecc[ecc],
     1,
     40,
     -1,
@@ -93,8 +96,8 @@ export function textCode(text: string, { eci }: { eci?: number } = {}): Code {
 }
 
 /** A hand-written payload (valid or not) as a bill generator draws it: UTF-8 with ECI 26 and the Swiss cross. */
-export function spcCode(payload: string): Code {
-  const code = textCode(payload, { eci: 26 });
+export function spcCode(payload: string, { ecc }: { ecc?: EccName } = {}): Code {
+  const code = textCode(payload, { eci: 26, ecc });
   // IG QR-bill 6.4.2.1: a 7 mm cross (white border) in the middle of the 46 mm code, as swissqrbill draws it.
   const square = (side: number, white: boolean): Rect => ({
     x: 0.5 - side / 92,
@@ -156,6 +159,8 @@ export interface BillPage {
   title?: string;
   /** The whole page as one image of this many dpi (a scan): text as grey bars, the codes as pixels. */
   raster?: number;
+  /** Content stream operators printing the receipt and payment part (printed-part.ts), with fonts /F2 and /F3. */
+  printed?: string;
 }
 
 const enc = new TextEncoder();
@@ -213,7 +218,7 @@ export function qrBillPdf(pages: BillPage[]): Uint8Array {
       const { width, height, gray } = rasterPage(page, page.raster);
       content = `q ${n(A4.width)} 0 0 ${n(A4.height)} 0 0 cm ${addImage(width, height, gray)} Do Q\n`;
     } else {
-      content = pageText(title);
+      content = pageText(title) + (page.printed ?? '');
       for (const placed of page.codes ?? []) {
         const size = placed.size ?? 46;
         if (placed.as === 'raster') {
@@ -227,7 +232,10 @@ export function qrBillPdf(pages: BillPage[]): Uint8Array {
         }
       }
     }
-    const resources = `/Font << /F1 3 0 R >>${images.length ? ` /XObject << ${images.join(' ')} >>` : ''}`;
+    const fonts = page.printed
+      ? ` /F2 ${objects.push(PRINTED_PART_FONTS[0])} 0 R /F3 ${objects.push(PRINTED_PART_FONTS[1])} 0 R`
+      : '';
+    const resources = `/Font << /F1 3 0 R${fonts} >>${images.length ? ` /XObject << ${images.join(' ')} >>` : ''}`;
     objects[pageNumber - 1] =
       `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${n(A4.width)} ${n(A4.height)}] /Resources << ${resources} >> /Contents ${pageNumber + 1} 0 R >>`;
     objects[pageNumber] = `<< /Length ${enc.encode(content).length} >>\nstream\n${content}\nendstream`;

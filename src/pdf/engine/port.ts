@@ -107,6 +107,17 @@ export interface LastPage {
   withImage<T>(image: PageImage, use: (pixels: ImagePixels) => Promise<T>): Promise<T | undefined>;
   /** The page, its payment part or any box of it rendered at `dpi` (lower when the raster would be too large). */
   render(region: PageRegion | PageBox, dpi: number): PlacedRaster;
+  /** The characters of the page's text layer whose centre lies in `box`, in the engine's text order. */
+  text(box: PageBox): PageChar[];
+}
+
+/** One character of a page's text layer (what a PDF draws as text, or an OCR layer), as the engine extracted it. */
+export interface PageChar {
+  char: string;
+  /** Its box, as fractions of the page (content orientation). */
+  box: PageBox;
+  /** Its font size in points. */
+  size: number;
 }
 
 /** Access to the last page of a document, for as long as `use` runs. */

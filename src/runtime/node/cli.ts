@@ -47,6 +47,11 @@ skipped); files named explicitly are sent whatever their name: an image by its e
 answers 415 for it), any other file as a PDF. MAX_BODY_MB, PDF_TIMEOUT_MS, PDF_ENGINE_MEMORY_MB and PROBLEM_TYPE_BASE apply as in the
 service; LOG_LEVEL=debug logs each request to stderr.
 
+An extract answer's "warnings" name what a valid bill needs attention for (exit status 0 all the same):
+IG 2.3 payload warnings, printed-differs (the printed payment part shows another account, creditor, reference,
+currency, amount or debtor than the QR code: check before paying), printed-not-checked (no text layer to compare),
+error-correction-level, no-swiss-cross and symbol-size (the symbol breaks the IG's rules).
+
 Exit status: 0 every file answered 200; 1 at least one answered a problem (4xx); 2 usage error or unreadable path;
 3 the tool itself failed.
 `;

@@ -5,6 +5,7 @@
 import { simplePdf, toBase64 } from '../../support/pdf-builder.ts';
 import { metadataBombPdf } from '../../support/bomb-pdf.ts';
 import { encryptedPdf } from '../../support/encrypted-pdf.ts';
+import { PRINTED_BILLS } from '../../support/printed-bills.ts';
 import { grayPng, grayTiff, withJfifDensity } from '../../support/bill-images.ts';
 import { encodeJpeg } from '../../support/jpeg-encoder.ts';
 import {
@@ -243,6 +244,8 @@ export const CASES: Case[] = [
   validate('body a JSON array', '[]'),
   validate('wrong content type', pdf(simplePdf()), 'text/plain'),
   extract('QR-bill: vector code in the payment part', billPdf(['INV-2026-0042'], vectorBill)),
+  // The printed payment part against the code (printed-differs, printed-not-checked), in the four languages.
+  ...PRINTED_BILLS.map(({ name, pdf }) => extract(`QR-bill: ${name}`, billPdf([], pdf))),
   extract(
     'QR-bill: 300 dpi image of the code, bottom right',
     billPdf([1, 2], qrBillPdf([{ codes: [{ code: sampleCode, x: 159, y: 246, as: 'raster' }] }])),

@@ -6,6 +6,7 @@
 import { SELF } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { simplePdf, toBase64 } from '../../support/pdf-builder.ts';
+import { printedPart } from '../../support/printed-part.ts';
 import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, textCode } from '../../support/qr-bills.ts';
 import { TWO_BILL_PAGES, UPPER_READ_FIRST } from '../../support/reading-order-pages.ts';
 import { BILLS, expectedBill, fax, phonePhoto } from '../../support/degraded-bills.ts';
@@ -51,18 +52,32 @@ const SAMPLE_DATA = {
 };
 
 describe('POST /api/v1/documents/extract-swiss-qr-code on workerd', () => {
+  // With its payment part printed beside it, the code is compared with it (no warning); elsewhere or in a scan, it is
+  // not (printed-not-checked).
   it.each([
-    ['vector rectangles', qrBillPdf([{ codes: [{ code, ...PAYMENT_PART_CODE }] }])],
-    ['an embedded image', qrBillPdf([{ codes: [{ code, x: 159, y: 246, as: 'raster' }] }])],
-    ['a page scanned at 150 dpi', qrBillPdf([{ raster: 150, codes: [{ code, ...PAYMENT_PART_CODE }] }])],
-  ])('reads the bill drawn as %s', async (_, pdf) => {
+    [
+      'vector rectangles',
+      qrBillPdf([{ codes: [{ code, ...PAYMENT_PART_CODE }], printed: printedPart(SAMPLE_BILL, 'DE') }]),
+      [],
+    ],
+    ['an embedded image', qrBillPdf([{ codes: [{ code, x: 159, y: 246, as: 'raster' }] }]), ['printed-not-checked']],
+    [
+      'a page scanned at 150 dpi',
+      qrBillPdf([{ raster: 150, codes: [{ code, ...PAYMENT_PART_CODE }] }]),
+      ['printed-not-checked'],
+    ],
+  ])('reads the bill drawn as %s', async (_, pdf, warnings) => {
     const response = await extract({ references: ['INV-2026-0042', { n: 1 }], base64Pdf: toBase64(pdf) });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json');
-    const body = (await response.json()) as { references: unknown; qrCodeData: unknown; warnings: unknown };
+    const body = (await response.json()) as {
+      references: unknown;
+      qrCodeData: unknown;
+      warnings: { code: string }[];
+    };
     expect(body.references).toStrictEqual(['INV-2026-0042', { n: 1 }]);
     expect(body.qrCodeData).toMatchObject(SAMPLE_DATA);
-    expect(body.warnings).toStrictEqual([]);
+    expect(body.warnings.map((w) => w.code)).toStrictEqual(warnings);
   });
 
   it.each([...TWO_BILL_PAGES, ...UPPER_READ_FIRST])(

@@ -5,22 +5,22 @@ export const NODE_ANSWERS: Record<string, Answer> = {
   "extract: image/jpeg body": {
     "status": 200,
     "contentType": "application/json",
-    "text": "{\"references\":[\"INV-1\"],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[]}"
+    "text": "{\"references\":[\"INV-1\"],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[{\"code\":\"printed-not-checked\",\"fields\":[],\"detail\":\"The payment part has no text layer (a scan, a photo, or text drawn as outlines): its printed account, creditor, reference and amount were not compared with the code.\"}]}"
   },
   "extract: image/png body, no resolution (300 dpi)": {
     "status": 200,
     "contentType": "application/json",
-    "text": "{\"references\":[2],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[]}"
+    "text": "{\"references\":[2],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[{\"code\":\"printed-not-checked\",\"fields\":[],\"detail\":\"The payment part has no text layer (a scan, a photo, or text drawn as outlines): its printed account, creditor, reference and amount were not compared with the code.\"}]}"
   },
   "extract: image/tiff body": {
     "status": 200,
     "contentType": "application/json",
-    "text": "{\"references\":[],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[]}"
+    "text": "{\"references\":[],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[{\"code\":\"printed-not-checked\",\"fields\":[],\"detail\":\"The payment part has no text layer (a scan, a photo, or text drawn as outlines): its printed account, creditor, reference and amount were not compared with the code.\"}]}"
   },
   "extract: a PNG as the form part": {
     "status": 200,
     "contentType": "application/json",
-    "text": "{\"references\":[\"x\"],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[]}"
+    "text": "{\"references\":[\"x\"],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[{\"code\":\"printed-not-checked\",\"fields\":[],\"detail\":\"The payment part has no text layer (a scan, a photo, or text drawn as outlines): its printed account, creditor, reference and amount were not compared with the code.\"}]}"
   },
   "extract: truncated JPEG": {
     "status": 400,
@@ -57,17 +57,17 @@ export const NODE_ANSWERS: Record<string, Answer> = {
   "extract: application/pdf body, references in the query": {
     "status": 200,
     "contentType": "application/json",
-    "text": "{\"references\":[\"INV-2026-0042\", 12345678901234567890],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[]}"
+    "text": "{\"references\":[\"INV-2026-0042\", 12345678901234567890],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[{\"code\":\"printed-not-checked\",\"fields\":[],\"detail\":\"No \\\"Account / Payable to\\\" heading was found in the text beside the code: the printed payment part was not compared with the code.\"}]}"
   },
   "extract: application/pdf body, no references": {
     "status": 200,
     "contentType": "application/json",
-    "text": "{\"references\":[],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[]}"
+    "text": "{\"references\":[],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[{\"code\":\"printed-not-checked\",\"fields\":[],\"detail\":\"No \\\"Account / Payable to\\\" heading was found in the text beside the code: the printed payment part was not compared with the code.\"}]}"
   },
   "extract: multipart/form-data body with a references part": {
     "status": 200,
     "contentType": "application/json",
-    "text": "{\"references\":[{\"z\": 1, \"a\": \"INV-7\"}],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[]}"
+    "text": "{\"references\":[{\"z\": 1, \"a\": \"INV-7\"}],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[{\"code\":\"printed-not-checked\",\"fields\":[],\"detail\":\"No \\\"Account / Payable to\\\" heading was found in the text beside the code: the printed payment part was not compared with the code.\"}]}"
   },
   "extract: references query not an array": {
     "status": 400,
@@ -387,7 +387,831 @@ export const NODE_ANSWERS: Record<string, Answer> = {
         "billInformation": null,
         "alternativeProcedureParameters": null
       },
+      "warnings": [
+        {
+          "code": "printed-not-checked",
+          "fields": [],
+          "detail": "No \"Account / Payable to\" heading was found in the text beside the code: the printed payment part was not compared with the code."
+        }
+      ]
+    }
+  },
+  "QR-bill: printed DE: matching code": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH4431999123000889012",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": 1949.75,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      },
       "warnings": []
+    }
+  },
+  "QR-bill: printed DE: code of another account": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH2130808001234567827",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": 1949.75,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      },
+      "warnings": [
+        {
+          "code": "printed-differs",
+          "fields": [
+            "account"
+          ],
+          "detail": "The printed bill differs from its QR code, which is what a bank pays: account: the payment part and receipt print \"CH44 3199 9123 0008 8901 2\", the code says \"CH21 3080 8001 2345 6782 7\"."
+        }
+      ]
+    }
+  },
+  "QR-bill: printed DE: amount changed in the code": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH4431999123000889012",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": 9949.75,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      },
+      "warnings": [
+        {
+          "code": "printed-differs",
+          "fields": [
+            "amount"
+          ],
+          "detail": "The printed bill differs from its QR code, which is what a bank pays: amount: the payment part and receipt print \"1 949.75\", the code says \"9 949.75\"."
+        }
+      ]
+    }
+  },
+  "QR-bill: printed DE: blank amount": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH4431999123000889012",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": null,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      },
+      "warnings": []
+    }
+  },
+  "QR-bill: printed FR: matching code": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH4431999123000889012",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": 1949.75,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      },
+      "warnings": []
+    }
+  },
+  "QR-bill: printed FR: code of another account": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH2130808001234567827",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": 1949.75,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      },
+      "warnings": [
+        {
+          "code": "printed-differs",
+          "fields": [
+            "account"
+          ],
+          "detail": "The printed bill differs from its QR code, which is what a bank pays: account: the payment part and receipt print \"CH44 3199 9123 0008 8901 2\", the code says \"CH21 3080 8001 2345 6782 7\"."
+        }
+      ]
+    }
+  },
+  "QR-bill: printed FR: amount changed in the code": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH4431999123000889012",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": 9949.75,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      },
+      "warnings": [
+        {
+          "code": "printed-differs",
+          "fields": [
+            "amount"
+          ],
+          "detail": "The printed bill differs from its QR code, which is what a bank pays: amount: the payment part and receipt print \"1 949.75\", the code says \"9 949.75\"."
+        }
+      ]
+    }
+  },
+  "QR-bill: printed FR: blank amount": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH4431999123000889012",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": null,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      },
+      "warnings": []
+    }
+  },
+  "QR-bill: printed IT: matching code": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH4431999123000889012",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": 1949.75,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      },
+      "warnings": []
+    }
+  },
+  "QR-bill: printed IT: code of another account": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH2130808001234567827",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": 1949.75,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      },
+      "warnings": [
+        {
+          "code": "printed-differs",
+          "fields": [
+            "account"
+          ],
+          "detail": "The printed bill differs from its QR code, which is what a bank pays: account: the payment part and receipt print \"CH44 3199 9123 0008 8901 2\", the code says \"CH21 3080 8001 2345 6782 7\"."
+        }
+      ]
+    }
+  },
+  "QR-bill: printed IT: amount changed in the code": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH4431999123000889012",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": 9949.75,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      },
+      "warnings": [
+        {
+          "code": "printed-differs",
+          "fields": [
+            "amount"
+          ],
+          "detail": "The printed bill differs from its QR code, which is what a bank pays: amount: the payment part and receipt print \"1 949.75\", the code says \"9 949.75\"."
+        }
+      ]
+    }
+  },
+  "QR-bill: printed IT: blank amount": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH4431999123000889012",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": null,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      },
+      "warnings": []
+    }
+  },
+  "QR-bill: printed EN: matching code": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH4431999123000889012",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": 1949.75,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      },
+      "warnings": []
+    }
+  },
+  "QR-bill: printed EN: code of another account": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH2130808001234567827",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": 1949.75,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      },
+      "warnings": [
+        {
+          "code": "printed-differs",
+          "fields": [
+            "account"
+          ],
+          "detail": "The printed bill differs from its QR code, which is what a bank pays: account: the payment part and receipt print \"CH44 3199 9123 0008 8901 2\", the code says \"CH21 3080 8001 2345 6782 7\"."
+        }
+      ]
+    }
+  },
+  "QR-bill: printed EN: amount changed in the code": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH4431999123000889012",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": 9949.75,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      },
+      "warnings": [
+        {
+          "code": "printed-differs",
+          "fields": [
+            "amount"
+          ],
+          "detail": "The printed bill differs from its QR code, which is what a bank pays: amount: the payment part and receipt print \"1 949.75\", the code says \"9 949.75\"."
+        }
+      ]
+    }
+  },
+  "QR-bill: printed EN: blank amount": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH4431999123000889012",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": null,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      },
+      "warnings": []
+    }
+  },
+  "QR-bill: printed: a scanned page": {
+    "status": 200,
+    "contentType": "application/json",
+    "json": {
+      "references": [],
+      "qrCodeData": {
+        "qrType": "SPC",
+        "version": "0200",
+        "codingType": "1",
+        "iban": "CH4431999123000889012",
+        "creditor": {
+          "addressType": "S",
+          "name": "Robert Schneider AG",
+          "street": "Rue du Lac",
+          "buildingNumber": "1268",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "2501",
+          "city": "Biel",
+          "country": "CH"
+        },
+        "ultimateCreditor": null,
+        "amount": 1949.75,
+        "currency": "CHF",
+        "ultimateDebtor": {
+          "addressType": "S",
+          "name": "Pia-Maria Rutschmann-Schnyder",
+          "street": "Grosse Marktgasse",
+          "buildingNumber": "28",
+          "addressLine1": null,
+          "addressLine2": null,
+          "postalCode": "9400",
+          "city": "Rorschach",
+          "country": "CH"
+        },
+        "referenceType": "QRR",
+        "reference": "210000000003139471430009017",
+        "unstructuredMessage": "Auftrag vom 15.06.2020",
+        "billInformation": null,
+        "alternativeProcedureParameters": null
+      },
+      "warnings": [
+        {
+          "code": "printed-not-checked",
+          "fields": [],
+          "detail": "The payment part has no text layer (a scan, a photo, or text drawn as outlines): its printed account, creditor, reference and amount were not compared with the code."
+        }
+      ]
     }
   },
   "QR-bill: 300 dpi image of the code, bottom right": {
@@ -434,7 +1258,13 @@ export const NODE_ANSWERS: Record<string, Answer> = {
         "billInformation": null,
         "alternativeProcedureParameters": null
       },
-      "warnings": []
+      "warnings": [
+        {
+          "code": "printed-not-checked",
+          "fields": [],
+          "detail": "The payment part has no text layer (a scan, a photo, or text drawn as outlines): its printed account, creditor, reference and amount were not compared with the code."
+        }
+      ]
     }
   },
   "QR-bill: page scanned at 150 dpi": {
@@ -478,7 +1308,13 @@ export const NODE_ANSWERS: Record<string, Answer> = {
         "billInformation": null,
         "alternativeProcedureParameters": null
       },
-      "warnings": []
+      "warnings": [
+        {
+          "code": "printed-not-checked",
+          "fields": [],
+          "detail": "The payment part has no text layer (a scan, a photo, or text drawn as outlines): its printed account, creditor, reference and amount were not compared with the code."
+        }
+      ]
     }
   },
   "QR-bill: a URL code above the bill": {
@@ -522,18 +1358,24 @@ export const NODE_ANSWERS: Record<string, Answer> = {
         "billInformation": null,
         "alternativeProcedureParameters": null
       },
-      "warnings": []
+      "warnings": [
+        {
+          "code": "printed-not-checked",
+          "fields": [],
+          "detail": "No \"Account / Payable to\" heading was found in the text beside the code: the printed payment part was not compared with the code."
+        }
+      ]
     }
   },
   "QR-bill: references passed through as written": {
     "status": 200,
     "contentType": "application/json",
-    "text": "{\"references\":[ 12345678901234567890, 1.0, \"\\u00e9\", {\"z\": 1, \"a\": [true, null]} ],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[]}"
+    "text": "{\"references\":[ 12345678901234567890, 1.0, \"\\u00e9\", {\"z\": 1, \"a\": [true, null]} ],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0200\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"S\",\"name\":\"Robert Schneider AG\",\"street\":\"Rue du Lac\",\"buildingNumber\":\"1268\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"2501\",\"city\":\"Biel\",\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":1949.75,\"currency\":\"CHF\",\"ultimateDebtor\":{\"addressType\":\"S\",\"name\":\"Pia-Maria Rutschmann-Schnyder\",\"street\":\"Grosse Marktgasse\",\"buildingNumber\":\"28\",\"addressLine1\":null,\"addressLine2\":null,\"postalCode\":\"9400\",\"city\":\"Rorschach\",\"country\":\"CH\"},\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Auftrag vom 15.06.2020\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[{\"code\":\"printed-not-checked\",\"fields\":[],\"detail\":\"No \\\"Account / Payable to\\\" heading was found in the text beside the code: the printed payment part was not compared with the code.\"}]}"
   },
   "QR-bill: IG 2.3 warnings (K address, extended and unsupported characters, version 0201)": {
     "status": 200,
     "contentType": "application/json",
-    "text": "{\"references\":[],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0201\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"K\",\"name\":\"Robert Schneider AG\",\"street\":null,\"buildingNumber\":null,\"addressLine1\":\"Rue du Lac 1268\",\"addressLine2\":\"2501 Biel\",\"postalCode\":null,\"city\":null,\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":10,\"currency\":\"CHF\",\"ultimateDebtor\":null,\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Facture 12 € – Ștefan\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[{\"code\":\"combined-address\",\"fields\":[\"creditor\"],\"detail\":\"The creditor address is combined (type K), which banks no longer accept since 22 November 2025 (SIX IG QR-bill 2.3).\"},{\"code\":\"extended-character-set\",\"fields\":[\"unstructuredMessage\"],\"detail\":\"Characters of the character set extended in SIX IG QR-bill 2.3 (U+20AC €, U+0218 Ș): valid, but software still on IG 2.2 rules may refuse or replace them.\"},{\"code\":\"unsupported-character\",\"fields\":[\"unstructuredMessage\"],\"detail\":\"Characters outside the SIX IG QR-bill 2.3 character set (U+2013 –): a bank refuses or replaces them.\"},{\"code\":\"version-02xx\",\"fields\":[\"version\"],\"detail\":\"The QR-bill version 0201 is read as 0200, the only version SIX has defined for IG 2.x (2.3 included).\"}]}"
+    "text": "{\"references\":[],\"qrCodeData\":{\"qrType\":\"SPC\",\"version\":\"0201\",\"codingType\":\"1\",\"iban\":\"CH4431999123000889012\",\"creditor\":{\"addressType\":\"K\",\"name\":\"Robert Schneider AG\",\"street\":null,\"buildingNumber\":null,\"addressLine1\":\"Rue du Lac 1268\",\"addressLine2\":\"2501 Biel\",\"postalCode\":null,\"city\":null,\"country\":\"CH\"},\"ultimateCreditor\":null,\"amount\":10,\"currency\":\"CHF\",\"ultimateDebtor\":null,\"referenceType\":\"QRR\",\"reference\":\"210000000003139471430009017\",\"unstructuredMessage\":\"Facture 12 € – Ștefan\",\"billInformation\":null,\"alternativeProcedureParameters\":null},\"warnings\":[{\"code\":\"combined-address\",\"fields\":[\"creditor\"],\"detail\":\"The creditor address is combined (type K), which banks no longer accept since 22 November 2025 (SIX IG QR-bill 2.3).\"},{\"code\":\"extended-character-set\",\"fields\":[\"unstructuredMessage\"],\"detail\":\"Characters of the character set extended in SIX IG QR-bill 2.3 (U+20AC €, U+0218 Ș): valid, but software still on IG 2.2 rules may refuse or replace them.\"},{\"code\":\"unsupported-character\",\"fields\":[\"unstructuredMessage\"],\"detail\":\"Characters outside the SIX IG QR-bill 2.3 character set (U+2013 –): a bank refuses or replaces them.\"},{\"code\":\"version-02xx\",\"fields\":[\"version\"],\"detail\":\"The QR-bill version 0201 is read as 0200, the only version SIX has defined for IG 2.x (2.3 included).\"},{\"code\":\"printed-not-checked\",\"fields\":[],\"detail\":\"No \\\"Account / Payable to\\\" heading was found in the text beside the code: the printed payment part was not compared with the code.\"}]}"
   },
   "QR-bill: no QR code on the last page": {
     "status": 404,
@@ -655,7 +1497,7 @@ export const NODE_ANSWERS: Record<string, Answer> = {
   "OpenAPI document": {
     "status": 200,
     "contentType": "application/json",
-    "sha256": "7ca8c3e8f7f950e59d34a92645ffaca5910da0f3314026a3c838d94472a49649"
+    "sha256": "02cef5109ec7e805b69da387f79d2e5efcc697638d8e7237c009a6c70d5280cf"
   },
   "API reference page": {
     "status": 200,
