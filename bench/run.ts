@@ -17,6 +17,8 @@ import { qpdfVersion, runQpdf, type QpdfRun } from './qpdf.ts';
 import { runBridgeBench } from './bridge.ts';
 import { runDotnetBench } from './dotnet.ts';
 import { runStalledSendersBench } from './bridge-memory.ts';
+import { runStalledReadersBench } from './bridge-stalled-readers.ts';
+import { runStormBench } from './bridge-storm.ts';
 import { runNegotiateBench } from './negotiate.ts';
 import { runProductionBench } from './production.ts';
 import { runQrBench } from './qr.ts';
@@ -184,6 +186,8 @@ async function main(): Promise<void> {
   await runNegotiateBench();
   await runDotnetBench();
   await runStalledSendersBench();
+  await runStalledReadersBench();
+  await runStormBench();
   console.log('');
   console.log(
     `Total bench time ${((performance.now() - runStarted) / 1000).toFixed(0)} s. p50/p95 are nearest-rank over n timed runs after warm-up; bombs are timed without warm-up of the bomb itself (the server's workers are warmed with 1-page requests).`,

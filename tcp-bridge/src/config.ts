@@ -4,7 +4,10 @@
  * ChannelInitializationTimeout, 30 s), BRIDGE_IDLE_TIMEOUT_MS (WCF's ReceiveTimeout, 10 min), BRIDGE_SHUTDOWN_MS (how
  * long a shutdown waits for calls in flight), BRIDGE_MAX_CALLS_PER_CONNECTION, BRIDGE_NTLM_BACKEND (which NTLM acceptor
  * checks BRIDGE_NTLM_USERS: `typescript`, the default, or `gssapi`, gss-ntlmssp through the system GSSAPI),
- * BRIDGE_MESSAGE_TIMEOUT_MS (how long one message may take to arrive, 2 min: a 64 MiB message at 4.5 Mbit/s), and
+ * BRIDGE_MESSAGE_TIMEOUT_MS (how long one message may take to arrive, 2 min: a 64 MiB message at 4.5 Mbit/s),
+ * BRIDGE_MAX_UNSENT_KB (a connection's unsent reply bytes beyond which it stops reading, 1 MiB) and
+ * BRIDGE_SEND_TIMEOUT_MS (how long a client may take no reply bytes, 1 min: .NET's SendTimeout), BRIDGE_KERBEROS_ONLY
+ * and BRIDGE_NTLM_ACCOUNTS (who may log on with NTLM: the NTLM relay defence), and
  * for Active Directory groups in the roles file BRIDGE_LDAP_URL, BRIDGE_LDAP_BIND_DN, BRIDGE_LDAP_PASSWORD_FILE,
  * BRIDGE_LDAP_CA_FILE and BRIDGE_LDAP_REFRESH_MS (see LdapSettings). BRIDGE_MAX_INFLIGHT_MB, BRIDGE_METRICS_PORT,
  * BRIDGE_METRICS_HOST and BRIDGE_NTLM_DOMAIN are RUN.md's.
@@ -15,6 +18,7 @@
  * refuse Kerberos without a replay cache.
  */
 import { ConfigError, type Environment, type IdbConfig, integer, readIdbConfig } from '#idb';
+import { type NtlmPolicy, readNtlmPolicy } from './negotiate/ntlm-policy.ts';
 
 export interface BridgeConfig extends IdbConfig {
   /** From accepting a connection to its PreambleEnd. */
@@ -28,6 +32,10 @@ export interface BridgeConfig extends IdbConfig {
   messageTimeoutMs: number;
   /** BRIDGE_MAX_INFLIGHT_MB: bytes of partly received envelopes across all connections. */
   maxInflightBytes: number;
+  /** BRIDGE_MAX_UNSENT_KB: a connection's unsent reply bytes beyond which it reads and dispatches nothing more. */
+  maxUnsentBytes: number;
+  /** BRIDGE_SEND_TIMEOUT_MS: how long a client may take no reply bytes before it is disconnected (.NET SendTimeout). */
+  sendTimeoutMs: number;
   /** BRIDGE_METRICS_PORT / BRIDGE_METRICS_HOST: where /metrics and /health are served; undefined: not served. */
   metrics: { host: string; port: number } | undefined;
   /** BRIDGE_NTLM_USERS: local NTLM accounts (Windows security). */
@@ -36,6 +44,8 @@ export interface BridgeConfig extends IdbConfig {
   ntlmBackend: NtlmBackendKind;
   /** KRB5_KTNAME: the keytab for host/<dns identity> (Windows security with Kerberos). */
   keytab: string | undefined;
+  /** BRIDGE_KERBEROS_ONLY / BRIDGE_NTLM_ACCOUNTS: who may log on with NTLM (negotiate/ntlm-policy.ts). */
+  ntlmPolicy: NtlmPolicy;
   /** BRIDGE_NTLM_DOMAIN: the NetBIOS name (upper case) of the AD domain whose NTLM logons winbind checks. */
   ntlmDomain: string | undefined;
   /** BRIDGE_LDAP_*: where the roles file's `DOMAIN\name` entries are resolved to SIDs; undefined: not resolved. */
@@ -92,11 +102,14 @@ export function readBridgeConfig(env: Environment): BridgeConfig {
     maxCallsPerConnection: integer(env, 'BRIDGE_MAX_CALLS_PER_CONNECTION', 16, 1, 1024),
     messageTimeoutMs: integer(env, 'BRIDGE_MESSAGE_TIMEOUT_MS', 120_000, 100, 3_600_000),
     maxInflightBytes: integer(env, 'BRIDGE_MAX_INFLIGHT_MB', 512, 1, 65_536) * 1024 * 1024,
+    maxUnsentBytes: integer(env, 'BRIDGE_MAX_UNSENT_KB', 1024, 64, 1_048_576) * 1024,
+    sendTimeoutMs: integer(env, 'BRIDGE_SEND_TIMEOUT_MS', 60_000, 100, 3_600_000),
     metrics: env.BRIDGE_METRICS_PORT
       ? { host: env.BRIDGE_METRICS_HOST || '127.0.0.1', port: integer(env, 'BRIDGE_METRICS_PORT', 0, 0, 65_535) }
       : undefined,
     ntlmUsersFile: env.BRIDGE_NTLM_USERS || undefined,
     ntlmBackend,
+    ntlmPolicy: readNtlmPolicy(env.BRIDGE_KERBEROS_ONLY, env.BRIDGE_NTLM_ACCOUNTS),
     keytab,
     ntlmDomain: ntlmDomain?.toUpperCase(),
     ldap: readLdapSettings(env),

@@ -3,30 +3,43 @@
  * upgrade, with the upgraded stream's plaintext), the binary session dictionaries of each direction, and calls handed to
  * `dispatch` with the connection's caller. Knows nothing of sockets: a ByteStream is anything that writes bytes.
  *
+ * Its life is an explicit state machine (the framing decoder has the finer state of the bytes):
+ *
+ *   opening ─(PreambleEnd: PreambleAck)─▶ serving ─(End)─▶ pooled ─(a new preamble's version)─▶ opening …
+ *      │ any phase: drain() ─▶ draining ─(last reply written)─┐
+ *      └──── any phase: the stream closed, a time-out, a refusal ───────────────────────────────┴─▶ closed
+ *
+ * and every way to close an unhappy connection goes through `refuse` (log, metric, fault record or abort).
+ *
  * Decisions:
- * - Envelopes are decoded in arrival order (the session dictionary is stateful) and dispatched at once: a client may
- *   pipeline calls on one channel, and replies go out as they finish, matched by RelatesTo. Each reply is encoded and
- *   written in one step, so the writer's session strings reach the client in the order they were added. More than
- *   `maxCallsInFlight` calls pause reading.
+ * - Envelopes are decoded in arrival order (the session dictionary is stateful) and answered one at a time, in
+ *   order, as WCF's default (ConcurrencyMode.Single) serves a session channel: a client may pipeline calls; they
+ *   queue, and more than `maxCallsAhead` received calls not yet answered pause reading. One call at a time is what
+ *   bounds the memory on the way out (below): a reply's size is known only once it is made.
+ * - Memory on the way out: each reply is encoded and written whole, once. While the stream holds more than
+ *   `maxUnsentBytes` unsent (a client that reads slowly or not at all), no call is dispatched and nothing is read;
+ *   both resume on drain. So a connection holds at most one reply plus that limit, whatever it pipelines.
+ * - A stream that stops taking bytes (a write did not fit its buffer and no drain followed) for `sendTimeoutMs`
+ *   (.NET's SendTimeout) is aborted, which rolls its database requests back as for any broken connection.
  * - A framing refusal with a fault string is written as a Fault record, then the stream ends; one without (a record
  *   out of place, a bad size) and a broken session dictionary abort it, as WCF does.
  * - "Clean" for the database requests opened on this connection (spec: a clean channel close keeps them) means the
  *   client ended its session with an End record and nothing of a new session had begun when the stream closed. Any
  *   other end (reset, time-out, framing or dictionary error) rolls them back.
- * - Time-outs: until PreambleEnd, the init time-out (WCF's ChannelInitializationTimeout); afterwards the idle time-out
- *   runs whenever no call is in flight. Each envelope must arrive whole within the message time-out from its size
- *   on, or the connection is aborted (a sender that stalls mid-message holds its bytes no longer than that).
- * - Memory: an envelope's declared size is reserved in the server's ByteBudget before its bytes are read; when
- *   the budget is spent, reading stops until it is granted (the sender waits). A reservation still waiting when the
- *   message time-out ends answers the ServerTooBusy framing fault.
- * - The server sends End in answer to the client's End (WCF does; Mono's server just closes) and keeps reading: .NET
- *   pools connections and may start a new session on the same socket.
+ * - Time-outs: while opening, the init time-out (WCF's ChannelInitializationTimeout), from the connection's accept
+ *   or a pooled socket's new preamble; while serving or pooled with nothing to answer, the idle time-out
+ *   (restarted by every chunk and reply); while the stream does not take bytes, the send time-out. Each envelope must
+ *   arrive whole within the message time-out from its size on (envelope-budget.ts).
+ * - Memory on the way in: an envelope's declared size is reserved in the server's ByteBudget before its bytes are read
+ *   (envelope-budget.ts); reading stops while the reservation waits.
+ * - The server sends End in answer to the client's End (WCF does; Mono's server just closes), after the replies to
+ *   the calls before it, and keeps reading: .NET pools connections and may start a new session on the same socket.
  * - With Windows security the pool holds the raw socket, not the upgraded stream (ConnectionPoolHelper in dotnet/wcf
  *   and referencesource keeps the connection from before the upgrade): after the End exchanged inside NegotiateStream
  *   the next session starts with a plaintext preamble and a new upgrade and logon. So the End ends the upgraded
  *   stream (its keys are forgotten) and the caller; the socket is read as raw framing again.
  */
-import type { ByteBudget, Caller, Logger } from '#idb';
+import type { Caller } from '#idb';
 import {
   BinaryXmlError,
   decodeEnvelope,
@@ -37,63 +50,54 @@ import {
 } from './binary-xml/index.ts';
 import {
   END_RECORD,
-  FramingFault,
   faultRecord,
   PREAMBLE_ACK,
   ServerFramingDecoder,
   sizedEnvelope,
+  sizedEnvelopeHeader,
   UPGRADE_RESPONSE,
   type FramingEvent,
-  type FramingFaultName,
-  type ServerDecoderOptions,
 } from './framing/index.ts';
-import type { BridgeObserver, ByteStream, Dispatch, StreamUpgrade, StreamUpgradeAcceptor } from './streams.ts';
+import type { ConnectionOptions } from './connection-options.ts';
+import { EnvelopeBudget } from './envelope-budget.ts';
+import {
+  type Deadline,
+  deadlineRefusal,
+  envelopeRefusal,
+  framingRefusal,
+  type Refusal,
+} from './connection-refusals.ts';
+import type { ByteStream, StreamUpgrade } from './streams.ts';
 
-export interface ConnectionOptions {
-  connectionId: string;
-  /** The client's address, for the upgrade (throttling failed logons) and logs. */
-  remoteAddress: string;
-  /**
-   * Transport security (Windows: NegotiateStream, application/negotiate): the client must upgrade before
-   * PreambleEnd, and the identity it authenticates as is the caller. Without it (security mode None) every caller
-   * is anonymous.
-   */
-  upgrade?: StreamUpgradeAcceptor;
-  dispatch: Dispatch;
-  decoder: ServerDecoderOptions;
-  initTimeoutMs: number;
-  idleTimeoutMs: number;
-  /** How long one envelope may take to arrive, from its size to its last byte (budget wait included). */
-  messageTimeoutMs: number;
-  /** The bytes of partly received envelopes, shared by the server's connections. */
-  budget: ByteBudget;
-  maxCallsInFlight: number;
-  /** Answer this framing fault at PreambleEnd instead of serving (ServerTooBusy when over the connection cap). */
-  refuseWith?: FramingFaultName;
-  logger: Logger;
-  /** Handshakes and refusals, for metrics. */
-  observer: BridgeObserver;
-  /** Called once when the connection is over; `clean` as described above. */
-  onClosed: (clean: boolean) => void;
-}
+export type { ConnectionOptions };
+
+/** Where a connection is in its life (see the diagram above). */
+export type ConnectionPhase = 'opening' | 'serving' | 'pooled' | 'draining' | 'closed';
+
+/** Replies from this size on are written as header and payload (two writes) rather than copied into one record. */
+const UNCOPIED_REPLY_BYTES = 64 * 1024;
+
+/** The deferred answer to the client's End, queued behind the calls received before it. */
+const END = Symbol('End');
 
 export class BridgeConnection {
   private readonly decoder: ServerFramingDecoder;
+  private readonly envelopes: EnvelopeBudget;
+  private lifecycle: ConnectionPhase = 'opening';
   /** Where replies go: the socket, or the upgraded stream over it once established. */
   private out: ByteStream;
   private upgraded: StreamUpgrade | undefined;
   private caller: Caller | undefined;
   private readerSession = new ReaderSession();
   private writerSession = new WriterSession();
-  private inFlight = 0;
-  /** Reading stopped: too many calls in flight, or an envelope waits for the budget. */
-  private pausedForCalls = false;
-  private pausedForBudget = false;
-  /** The envelope being received: its reservation (0 while waiting for one), time-out, and withdrawal of a wait. */
-  private envelope: { reserved: number; timer: ReturnType<typeof setTimeout>; withdraw?: () => void } | undefined;
-  private sessionOpen = false;
-  private closed = false;
-  private draining = false;
+  /** Calls (and an End) received and not yet dispatched, in order; `busy` while one is dispatched. */
+  private readonly queue: (XmlDocument | typeof END)[] = [];
+  private busy = false;
+  /** A write did not fit the stream's buffer and no drain has followed. */
+  private sendStalled = false;
+  private waitingForBudget = false;
+  private readingStopped = false;
+  private deadline: Deadline | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
@@ -107,123 +111,86 @@ export class BridgeConnection {
       requireUpgrade: secured,
       acceptUpgrade: (type) => type === upgrade?.contentType,
     });
+    this.envelopes = new EnvelopeBudget({
+      budget: options.budget,
+      messageTimeoutMs: options.messageTimeoutMs,
+      waiting: (waiting) => {
+        this.waitingForBudget = waiting;
+        this.flow();
+      },
+      timedOut: (timeout) => this.refuse(envelopeRefusal(timeout, this.decoder.partialEnvelope?.received)),
+    });
     this.out = stream;
     if (!secured) this.caller = { name: 'anonymous', anonymous: true, connectionId: options.connectionId };
-    this.arm(options.initTimeoutMs, 'init');
+    // An upgraded stream's unsent bytes are its transport's: the raw stream's drain stands for both.
+    stream.onDrain(() => this.drained());
+    this.retime();
+  }
+
+  get phase(): ConnectionPhase {
+    return this.lifecycle;
+  }
+
+  /** A method, not a field read, so that TypeScript does not narrow the phase across calls that change it. */
+  private closed(): boolean {
+    return this.lifecycle === 'closed';
   }
 
   /** Bytes from the socket. */
   receive(chunk: Uint8Array): void {
-    if (this.closed) return;
+    if (this.lifecycle === 'closed') return;
     if (this.upgraded !== undefined) this.upgraded.receive(chunk);
     else this.framed(chunk);
-  }
-
-  /** Bytes of the framing stream: the socket's, or the upgraded stream's plaintext. */
-  private framed(chunk: Uint8Array): void {
-    if (this.closed) return;
-    let events: FramingEvent[];
-    try {
-      events = this.decoder.push(chunk);
-    } catch (error) {
-      this.refuse(error);
-      return;
-    }
-    for (const event of events) {
-      if (this.closed) return;
-      this.handle(event);
-    }
-    if (this.closed) return;
-    this.budgetEnvelope();
-    if (this.decoder.state === 'envelopes' && this.inFlight === 0) this.arm(this.options.idleTimeoutMs, 'idle');
-  }
-
-  /** Reserves the bytes of an envelope whose size has just been read, or waits for them with reading stopped. */
-  private budgetEnvelope(): void {
-    const partial = this.decoder.partialEnvelope;
-    if (partial === undefined || this.envelope !== undefined) return;
-    const { budget, messageTimeoutMs, logger, connectionId } = this.options;
-    const timer = setTimeout(() => {
-      if (this.envelope?.reserved === 0) {
-        logger.log('warn', 'connection refused', {
-          connectionId,
-          reason: 'ServerTooBusy',
-          waitedForBytes: partial.size,
-        });
-        this.options.observer.refusal('ServerTooBusy');
-        this.out.write(faultRecord('ServerTooBusy'));
-        this.close(false);
-      } else {
-        logger.log('warn', 'message timed out, connection aborted', {
-          connectionId,
-          size: partial.size,
-          received: this.decoder.partialEnvelope?.received,
-        });
-        this.options.observer.refusal('MessageTimeout');
-        this.abort();
-      }
-    }, messageTimeoutMs);
-    timer.unref?.();
-    const envelope: NonNullable<BridgeConnection['envelope']> = { reserved: 0, timer };
-    this.envelope = envelope;
-    if (budget.tryReserve(partial.size)) {
-      envelope.reserved = partial.size;
-      return;
-    }
-    this.setPaused('budget', true);
-    envelope.withdraw = budget.wait(partial.size, () => {
-      envelope.reserved = partial.size;
-      envelope.withdraw = undefined;
-      this.setPaused('budget', false);
-    });
-  }
-
-  /** The envelope arrived whole, or the connection is over: its reservation goes back to the budget. */
-  private endEnvelope(): void {
-    const envelope = this.envelope;
-    if (envelope === undefined) return;
-    this.envelope = undefined;
-    clearTimeout(envelope.timer);
-    envelope.withdraw?.();
-    if (envelope.reserved > 0) this.options.budget.release(envelope.reserved);
-    this.setPaused('budget', false);
-  }
-
-  private setPaused(reason: 'calls' | 'budget', paused: boolean): void {
-    const before = this.pausedForCalls || this.pausedForBudget;
-    if (reason === 'calls') this.pausedForCalls = paused;
-    else this.pausedForBudget = paused;
-    const after = this.pausedForCalls || this.pausedForBudget;
-    if (this.closed || this.draining || before === after) return;
-    if (after) this.stream.pause();
-    else this.stream.resume();
   }
 
   /** The stream closed under us (the client closed or reset it). */
   streamClosed(): void {
     this.upgraded?.transportClosed();
-    this.finish(!this.sessionOpen && this.decoder.state === 'version');
+    const between = this.lifecycle === 'opening' || this.lifecycle === 'pooled';
+    this.finish(between && this.decoder.state === 'version');
   }
 
-  /** Graceful shutdown: no new calls; the stream closes once the calls in flight have answered. */
+  /** Graceful shutdown: nothing more is read; the stream closes once the calls received have been answered. */
   drain(): void {
-    this.draining = true;
-    this.stream.pause();
-    if (this.inFlight === 0) this.close(false);
+    if (this.lifecycle === 'closed') return;
+    this.lifecycle = 'draining';
+    this.flow();
+    this.retime();
+    if (!this.busy && this.queue.length === 0) this.close(false);
   }
 
   /** Closes now; the database requests opened here are rolled back. */
   abort(): void {
-    if (this.closed) return;
+    if (this.lifecycle === 'closed') return;
     this.stream.destroy();
     this.finish(false);
+  }
+
+  /** Bytes of the framing stream: the socket's, or the upgraded stream's plaintext. */
+  private framed(chunk: Uint8Array): void {
+    if (this.lifecycle === 'closed') return;
+    let events: FramingEvent[];
+    try {
+      events = this.decoder.push(chunk);
+    } catch (error) {
+      this.refuse(framingRefusal(error));
+      return;
+    }
+    for (const event of events) {
+      if (this.closed()) return;
+      this.handle(event);
+    }
+    if (this.closed()) return;
+    const partial = this.decoder.partialEnvelope;
+    if (partial !== undefined) this.envelopes.begin(partial.size);
+    this.retime(true);
   }
 
   private handle(event: FramingEvent): void {
     switch (event.type) {
       case 'version':
         // A new session: both dictionaries start empty, as WCF makes a new session encoder per preamble.
-        this.sessionOpen = true;
+        this.lifecycle = 'opening';
         this.readerSession = new ReaderSession();
         this.writerSession = new WriterSession();
         return;
@@ -234,95 +201,192 @@ export class BridgeConnection {
       case 'upgradeRequest':
         this.upgrade(event.rest);
         return;
-      case 'preambleEnd':
-        if (this.options.refuseWith !== undefined) {
-          this.options.logger.log('warn', 'connection refused', { reason: this.options.refuseWith });
-          this.options.observer.refusal(this.options.refuseWith);
-          this.out.write(faultRecord(this.options.refuseWith));
-          this.close(false);
+      case 'preambleEnd': {
+        const refuseWith = this.options.refuseWith;
+        if (refuseWith !== undefined) {
+          this.refuse({ reason: refuseWith, message: 'connection refused', fault: refuseWith });
           return;
         }
+        this.lifecycle = 'serving';
         this.out.write(PREAMBLE_ACK);
-        this.arm(this.options.idleTimeoutMs, 'idle');
         return;
+      }
       case 'sizedEnvelope':
-        this.endEnvelope();
-        this.call(event.payload);
+        this.envelopes.end();
+        this.received(event.payload);
         return;
       case 'end':
-        this.sessionOpen = false;
-        this.out.write(END_RECORD);
-        if (this.upgraded !== undefined) this.endUpgrade();
+        if (this.lifecycle === 'serving') this.lifecycle = 'pooled';
+        this.enqueue(END);
         return;
     }
   }
 
-  /** The session inside the upgraded stream ended: the socket goes back to raw framing (see the decisions above). */
-  private endUpgrade(): void {
-    const upgraded = this.upgraded!;
+  /** A request envelope: decoded now (the dictionary is stateful), dispatched when its turn comes. */
+  private received(payload: Uint8Array): void {
+    let request: XmlDocument;
+    try {
+      request = decodeEnvelope(payload, this.readerSession).document;
+    } catch (error) {
+      // Nothing to relate a reply to, and a broken session table spoils every later message: WCF aborts too.
+      this.refuse({
+        reason: 'UnreadableMessage',
+        message: 'unreadable message, connection aborted',
+        fields: { error: error instanceof BinaryXmlError ? error.code : String(error) },
+      });
+      return;
+    }
+    this.enqueue(request);
+  }
+
+  private enqueue(item: XmlDocument | typeof END): void {
+    // The hot path (one call at a time, the writer keeping up) dispatches without queueing.
+    if (this.queue.length === 0 && this.mayDispatch()) this.dispatch(item);
+    else {
+      this.queue.push(item);
+      this.flow();
+    }
+  }
+
+  private mayDispatch(): boolean {
+    return !this.busy && this.stream.unsent <= this.options.maxUnsentBytes;
+  }
+
+  /** Dispatches what the queue holds, in order, while the connection may. */
+  private pump(): void {
+    while (this.queue.length > 0 && this.mayDispatch() && this.lifecycle !== 'closed')
+      this.dispatch(this.queue.shift()!);
+    if (this.lifecycle === 'draining' && !this.busy && this.queue.length === 0) {
+      this.close(false);
+      return;
+    }
+    this.flow();
+    this.retime();
+  }
+
+  private dispatch(item: XmlDocument | typeof END): void {
+    if (item === END) {
+      this.answerEnd();
+      return;
+    }
+    this.busy = true;
+    this.retime();
+    void this.options.dispatch(item, this.caller!).then(
+      (reply) => this.answer(reply),
+      (error: unknown) =>
+        // dispatch answers faults itself; reaching here is a bug, and the client would wait for its reply forever.
+        this.refuse({
+          reason: 'DispatchFailed',
+          message: 'dispatch failed, connection aborted',
+          fields: { error: String(error) },
+          level: 'error',
+        }),
+    );
+  }
+
+  private answer(reply: XmlDocument): void {
+    this.busy = false;
+    if (this.lifecycle === 'closed') return;
+    let payload: Uint8Array;
+    try {
+      payload = encodeEnvelope(reply, this.writerSession);
+    } catch (error) {
+      this.refuse({
+        reason: 'UnencodableReply',
+        message: 'reply could not be encoded, connection aborted',
+        fields: { error: String(error) },
+        level: 'error',
+      });
+      return;
+    }
+    // A large reply goes out after its record header as it is: one copy of a file fewer in memory.
+    if (payload.length < UNCOPIED_REPLY_BYTES) this.send(sizedEnvelope(payload));
+    else {
+      this.send(sizedEnvelopeHeader(payload.length));
+      this.send(payload);
+    }
+    this.pump();
+  }
+
+  /** The End in its turn: End back (WCF does), and an upgraded stream's session is over. */
+  private answerEnd(): void {
+    this.send(END_RECORD);
+    if (this.upgraded === undefined) return;
+    // The socket goes back to raw framing (see the decisions above).
+    const upgraded = this.upgraded;
     this.upgraded = undefined;
     this.out = this.stream;
     this.caller = undefined;
     upgraded.transportClosed();
   }
 
-  private call(payload: Uint8Array): void {
-    let request: XmlDocument;
-    try {
-      request = decodeEnvelope(payload, this.readerSession).document;
-    } catch (error) {
-      // Nothing to relate a reply to, and a broken session table spoils every later message: WCF aborts too.
-      this.options.logger.log('warn', 'unreadable message, connection aborted', {
-        error: error instanceof BinaryXmlError ? error.code : String(error),
-      });
-      this.options.observer.refusal('UnreadableMessage');
+  /** Writes to the current stream; a write that does not fit starts the send time-out. */
+  private send(bytes: Uint8Array): void {
+    if (this.out.write(bytes) || this.sendStalled) return;
+    this.sendStalled = true;
+    this.retime();
+  }
+
+  /** Everything written has gone out. */
+  private drained(): void {
+    if (!this.sendStalled || this.lifecycle === 'closed') return;
+    this.sendStalled = false;
+    this.pump();
+  }
+
+  /** Stops or resumes reading: one place decides, from every reason to stop. */
+  private flow(): void {
+    if (this.lifecycle === 'closed') return;
+    const stop =
+      this.lifecycle === 'draining' ||
+      this.waitingForBudget ||
+      this.queue.length + (this.busy ? 1 : 0) >= this.options.maxCallsAhead ||
+      this.queue[this.queue.length - 1] === END ||
+      this.stream.unsent > this.options.maxUnsentBytes;
+    if (stop === this.readingStopped) return;
+    this.readingStopped = stop;
+    if (stop) this.stream.pause();
+    else this.stream.resume();
+  }
+
+  /**
+   * Starts the time-out the state calls for. Init and send run from when they started; idle restarts on `activity`
+   * (a chunk read, a reply written).
+   */
+  private retime(activity = false): void {
+    const phase = this.lifecycle;
+    let deadline: Deadline | undefined;
+    if (phase === 'closed') deadline = undefined;
+    else if (this.sendStalled) deadline = 'send';
+    else if (phase === 'opening') deadline = 'init';
+    else if ((phase === 'serving' || phase === 'pooled') && !this.busy && this.queue.length === 0) deadline = 'idle';
+    if (deadline === this.deadline && (deadline !== 'idle' || !activity)) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.deadline = deadline;
+    if (deadline === undefined) return;
+    const ms =
+      deadline === 'init'
+        ? this.options.initTimeoutMs
+        : deadline === 'idle'
+          ? this.options.idleTimeoutMs
+          : this.options.sendTimeoutMs;
+    this.timer = setTimeout(() => this.refuse(deadlineRefusal(deadline, this.stream.unsent)), ms);
+    this.timer.unref?.();
+  }
+
+  /** The one way an unhappy connection ends: logged, counted, then a fault record and the end, or an abort. */
+  private refuse(refusal: Refusal): void {
+    if (this.lifecycle === 'closed') return;
+    const { connectionId, logger, observer } = this.options;
+    logger.log(refusal.level ?? 'warn', refusal.message, { connectionId, reason: refusal.reason, ...refusal.fields });
+    if (refusal.counted !== false) observer.refusal(refusal.reason);
+    if (refusal.fault === undefined) {
       this.abort();
       return;
     }
-    this.inFlight++;
-    this.disarm();
-    if (this.inFlight >= this.options.maxCallsInFlight) this.setPaused('calls', true);
-    void this.options.dispatch(request, this.caller!).then(
-      (reply) => this.reply(reply),
-      (error: unknown) => {
-        // dispatch answers faults itself; reaching here is a bug, and the client would wait for its reply forever.
-        this.options.logger.log('error', 'dispatch failed, connection aborted', { error: String(error) });
-        this.abort();
-      },
-    );
-  }
-
-  private reply(reply: XmlDocument): void {
-    this.inFlight--;
-    if (this.closed) return;
-    try {
-      this.out.write(sizedEnvelope(encodeEnvelope(reply, this.writerSession)));
-    } catch (error) {
-      this.options.logger.log('error', 'reply could not be encoded, connection aborted', { error: String(error) });
-      this.abort();
-      return;
-    }
-    if (this.draining) {
-      if (this.inFlight === 0) this.close(false);
-      return;
-    }
-    if (this.inFlight < this.options.maxCallsInFlight) this.setPaused('calls', false);
-    if (this.inFlight === 0) this.arm(this.options.idleTimeoutMs, 'idle');
-  }
-
-  private refuse(error: unknown): void {
-    if (error instanceof FramingFault) {
-      this.options.logger.log('warn', 'framing refused', { code: error.code, position: error.position });
-      this.options.observer.refusal(error.code);
-      if (error.faultString !== undefined) {
-        this.out.write(faultRecord(error.faultString));
-        this.close(false);
-        return;
-      }
-    } else {
-      this.options.logger.log('error', 'framing failed', { error: String(error) });
-    }
-    this.abort();
+    this.out.write(faultRecord(refusal.fault));
+    this.close(false);
   }
 
   /**
@@ -353,6 +417,7 @@ export class BridgeConnection {
         },
         data: (plain) => this.framed(plain),
         failed: (_error, mechanismName) => {
+          // The upgrade has ended or destroyed the raw stream itself (and logged why).
           if (this.caller === undefined) observer.handshake(mechanismName ?? 'unknown', 'refused');
           else observer.refusal('IntegrityError');
           this.finish(false);
@@ -362,32 +427,19 @@ export class BridgeConnection {
     this.upgraded.receive(rest);
   }
 
-  private arm(ms: number, reason: 'init' | 'idle'): void {
-    this.disarm();
-    this.timer = setTimeout(() => {
-      this.options.logger.log('info', 'connection timed out', { reason });
-      this.abort();
-    }, ms);
-    this.timer.unref?.();
-  }
-
-  private disarm(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
-  }
-
   /** Ends the stream after what was written. */
   private close(clean: boolean): void {
-    if (this.closed) return;
+    if (this.lifecycle === 'closed') return;
     this.stream.end();
     this.finish(clean);
   }
 
   private finish(clean: boolean): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.disarm();
-    this.endEnvelope();
+    if (this.lifecycle === 'closed') return;
+    this.lifecycle = 'closed';
+    this.retime();
+    this.envelopes.end();
+    this.queue.length = 0;
     this.options.onClosed(clean);
   }
 }

@@ -11,6 +11,7 @@
  *   idb_bridge_refusals_total{reason}            connections refused or aborted: framing faults, ServerTooBusy, …
  *   idb_bridge_inflight_message_bytes            BRIDGE_MAX_INFLIGHT_MB reserved for partly received messages
  *   idb_bridge_inflight_waiting_connections      connections waiting for that budget
+ *   idb_bridge_unsent_reply_bytes                reply bytes written and not yet taken by the clients' sockets
  * plus prom-client's default process metrics (memory, CPU, event loop lag).
  */
 import { createServer, type Server } from 'node:http';
@@ -22,6 +23,7 @@ export interface BridgeGauges {
   connections(): number;
   openDatabaseRequests(): number;
   inflight(): { reservedBytes: number; waiting: number };
+  unsentBytes(): number;
 }
 
 export class BridgeMetrics implements BridgeObserver {
@@ -84,6 +86,11 @@ export class BridgeMetrics implements BridgeObserver {
       'idb_bridge_inflight_waiting_connections',
       'Connections waiting for the in-flight message budget.',
       () => gauges.inflight().waiting,
+    );
+    gauge(
+      'idb_bridge_unsent_reply_bytes',
+      'Reply bytes written and not yet taken by the clients (at most one reply plus BRIDGE_MAX_UNSENT_KB each).',
+      gauges.unsentBytes,
     );
   }
 

@@ -27,6 +27,7 @@ import {
 import { BridgeConnection } from './connection.ts';
 import { BridgeMetrics, serveMetrics, type MetricsListener } from './metrics.ts';
 import { NO_OBSERVER } from './streams.ts';
+import { socketStream } from './socket-stream.ts';
 import type { BridgeConfig } from './config.ts';
 import { soapDispatch } from './dispatch.ts';
 
@@ -38,6 +39,8 @@ export interface RunningBridge {
   metricsPort: number | undefined;
   /** The in-flight message budget: bytes reserved for partly received envelopes, connections waiting for it. */
   inflight(): { reservedBytes: number; waiting: number };
+  /** Reply bytes written to the connections' sockets and not yet taken by the kernel (BRIDGE_MAX_UNSENT_KB each). */
+  unsentBytes(): number;
   /** Graceful: finishes calls in flight, rolls back open database requests, closes the databases. */
   close(): Promise<void>;
 }
@@ -86,6 +89,13 @@ export function securityBackends(
       'BRIDGE_NTLM_BACKEND=gssapi checks the accounts of BRIDGE_NTLM_USERS through gss-ntlmssp: set BRIDGE_NTLM_USERS too',
     );
   }
+  if (
+    config.ntlmPolicy.kind === 'none' &&
+    (config.keytab === undefined || config.ntlmUsersFile !== undefined || config.ntlmDomain !== undefined)
+  )
+    throw new ConfigError(
+      'BRIDGE_KERBEROS_ONLY=true accepts Kerberos only: set KRB5_KTNAME (a keytab for host/<BRIDGE_DNS_IDENTITY>) and unset BRIDGE_NTLM_USERS and BRIDGE_NTLM_DOMAIN',
+    );
   const domain = options.domainNtlm;
   if (config.ntlmDomain !== undefined && domain === undefined)
     throw new ConfigError('BRIDGE_NTLM_DOMAIN: the member names are read at start (openSecurityBackends)');
@@ -144,9 +154,14 @@ export async function startBridge(
   const upgrade =
     backends === undefined
       ? undefined
-      : negotiateUpgrade({ backends, protectionLevel: config.endpoint.protectionLevel });
+      : negotiateUpgrade({ backends, protectionLevel: config.endpoint.protectionLevel, ntlmPolicy: config.ntlmPolicy });
   const budget = new ByteBudget(config.maxInflightBytes);
   const inflight = () => ({ reservedBytes: budget.reserved, waiting: budget.waiters });
+  const unsentBytes = () => {
+    let unsent = 0;
+    for (const socket of sockets) unsent += socket.writableLength;
+    return unsent;
+  };
   const live = new Set<BridgeConnection>();
   const sockets = new Set<Socket>();
   let refused = 0;
@@ -160,40 +175,33 @@ export async function startBridge(
     if (over) refused++;
     sockets.add(socket);
     const connectionId = randomUUID();
-    const connection = new BridgeConnection(
-      {
-        write: (bytes) => void socket.write(bytes),
-        end: () => socket.end(),
-        destroy: () => socket.destroy(),
-        pause: () => socket.pause(),
-        resume: () => socket.resume(),
+    const connection = new BridgeConnection(socketStream(socket), {
+      connectionId,
+      remoteAddress: socket.remoteAddress ?? '',
+      ...(upgrade === undefined ? {} : { upgrade }),
+      dispatch,
+      decoder: {
+        maxMessageSize: config.maxMessageBytes,
+        // WCF matches the via's path against the endpoint's, whatever host name the client used.
+        acceptVia: (via) => viaPath(via) === path.toLowerCase(),
       },
-      {
-        connectionId,
-        remoteAddress: socket.remoteAddress ?? '',
-        ...(upgrade === undefined ? {} : { upgrade }),
-        dispatch,
-        decoder: {
-          maxMessageSize: config.maxMessageBytes,
-          // WCF matches the via's path against the endpoint's, whatever host name the client used.
-          acceptVia: (via) => viaPath(via) === path.toLowerCase(),
-        },
-        initTimeoutMs: config.initTimeoutMs,
-        idleTimeoutMs: config.idleTimeoutMs,
-        messageTimeoutMs: config.messageTimeoutMs,
-        budget,
-        maxCallsInFlight: config.maxCallsPerConnection,
-        ...(over ? { refuseWith: 'ServerTooBusy' as const } : {}),
-        logger,
-        observer,
-        onClosed: (clean) => {
-          if (over) refused--;
-          else live.delete(connection);
-          logger.log('debug', 'connection closed', { connectionId, clean });
-          void service.connectionClosed(connectionId, clean);
-        },
+      initTimeoutMs: config.initTimeoutMs,
+      idleTimeoutMs: config.idleTimeoutMs,
+      messageTimeoutMs: config.messageTimeoutMs,
+      budget,
+      sendTimeoutMs: config.sendTimeoutMs,
+      maxCallsAhead: config.maxCallsPerConnection,
+      maxUnsentBytes: config.maxUnsentBytes,
+      ...(over ? { refuseWith: 'ServerTooBusy' as const } : {}),
+      logger,
+      observer,
+      onClosed: (clean) => {
+        if (over) refused--;
+        else live.delete(connection);
+        logger.log('debug', 'connection closed', { connectionId, clean });
+        void service.connectionClosed(connectionId, clean);
       },
-    );
+    });
     if (!over) live.add(connection);
     socket.on('data', (chunk: Buffer) => connection.receive(chunk));
     socket.on('close', () => {
@@ -205,7 +213,11 @@ export async function startBridge(
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(config.endpoint.port, config.endpoint.host, () => {
+    // A reconnect storm (every pooled client of a restarted bridge at once) overflows Node's default backlog of
+    // 511: the kernel drops the SYNs beyond it and those clients retry a second or more later. The kernel caps it
+    // (net.core.somaxconn).
+    const backlog = Math.max(511, 2 * config.maxConnections);
+    server.listen({ port: config.endpoint.port, host: config.endpoint.host, backlog }, () => {
       server.off('error', reject);
       resolve();
     });
@@ -213,7 +225,12 @@ export async function startBridge(
   const port = (server.address() as AddressInfo).port;
   let metricsListener: MetricsListener | undefined;
   if (metrics !== undefined && config.metrics !== undefined) {
-    metrics.watch({ connections: () => live.size, openDatabaseRequests: () => service.openRequests(), inflight });
+    metrics.watch({
+      connections: () => live.size,
+      openDatabaseRequests: () => service.openRequests(),
+      inflight,
+      unsentBytes,
+    });
     metricsListener = await serveMetrics(metrics, config.metrics.host, config.metrics.port).catch((error: unknown) => {
       server.close();
       throw error;
@@ -232,6 +249,7 @@ export async function startBridge(
     metricsPort: metricsListener?.port,
     connections: () => live.size,
     inflight,
+    unsentBytes,
     async close() {
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const connection of live) connection.drain();

@@ -6,9 +6,18 @@
 import type { Caller, Logger } from '#idb';
 import type { XmlDocument } from './binary-xml/index.ts';
 
-/** Where a connection's bytes go: the socket, or an upgraded stream over it. */
+/**
+ * Where a connection's bytes go: the socket, or an upgraded stream over it. Writes are never refused: a stream takes
+ * every byte in order and tells whether they fit its buffer; the writer decides how much it lets wait (connection.ts
+ * stops reading and dispatching while `unsent` is over its limit, and resumes on drain).
+ */
 export interface ByteStream {
-  write(bytes: Uint8Array): void;
+  /** Queues bytes; false when the stream now holds more than its buffer (a drain follows once all has gone out). */
+  write(bytes: Uint8Array): boolean;
+  /** Bytes written and not yet handed on (to the kernel for a socket; an upgraded stream reports its transport's). */
+  readonly unsent: number;
+  /** `listener` runs each time everything written has gone out after a write returned false. */
+  onDrain(listener: () => void): void;
   /** Flushes what was written, then closes. */
   end(): void;
   /** Closes at once. */

@@ -2,11 +2,12 @@
  * The bridge as a TCP server (security mode None) on the embedded SQLite backend, driven by a client that speaks
  * net.tcp itself: sessions, calls, SOAP and framing faults, limits, connection loss and shutdown.
  */
+import { EventEmitter, once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Logger } from '#idb';
+import type { IdbService, Logger } from '#idb';
 import { stringText } from '../../tcp-bridge/src/binary-xml/index.ts';
 import { readBridgeConfig, type BridgeConfig } from '../../tcp-bridge/src/config.ts';
 import { encodeInt31 } from '../../tcp-bridge/src/bytes.ts';
@@ -24,6 +25,25 @@ const silent = {
 };
 let folder: string;
 
+/**
+ * What the service saw, as events a test waits on instead of sleeping: `call` when a call reaches it, `closed` once
+ * the end of a connection has been handled (its database requests kept or rolled back).
+ */
+const serviceEvents = new EventEmitter();
+
+/** Resolves after `count` more connections have been handled as closed. */
+function closings(count: number): Promise<void> {
+  return new Promise((resolve) => {
+    let left = count;
+    const one = () => {
+      if (--left > 0) return;
+      serviceEvents.off('closed', one);
+      resolve();
+    };
+    serviceEvents.on('closed', one);
+  });
+}
+
 async function bridge(
   env: Record<string, string> = {},
   logger: Logger = silent,
@@ -36,7 +56,20 @@ async function bridge(
     BRIDGE_ROLES_FILE: join(folder, 'roles.json'),
     ...env,
   });
-  const service = await openNodeIdbService(config, logger);
+  const opened = await openNodeIdbService(config, logger);
+  const service: IdbService = {
+    ...opened,
+    call: (operation, caller, args) => {
+      serviceEvents.emit('call', operation);
+      return opened.call(operation, caller, args);
+    },
+    connectionClosed: async (connectionId, clean) => {
+      await opened.connectionClosed(connectionId, clean);
+      serviceEvents.emit('closed', connectionId, clean);
+    },
+    openRequests: () => opened.openRequests(),
+    close: () => opened.close(),
+  };
   try {
     return { bridge: await startBridge(config, service, logger), config };
   } catch (error) {
@@ -147,8 +180,9 @@ describe('tcp-bridge server (security none, SQLite)', () => {
     const broken = await third.call(request('CreateDatabaseRequest', [param('database', [stringText('')])]));
     const brokenId = textOf(result(broken, 'CreateDatabaseRequest'));
     await third.call(sql('ExecuteNonQuery', "INSERT INTO t VALUES (3, 'rolled back')", brokenId));
+    const rolledBack = once(serviceEvents, 'closed');
     third.close();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await rolledBack)[1]).toBe(false);
 
     const fourth = await open();
     const unknown = await fourth.call(sql('ExecuteNonQuery', 'SELECT 1', brokenId));
@@ -214,8 +248,9 @@ describe('tcp-bridge server (security none, SQLite)', () => {
         type: 'fault',
         fault: 'http://schemas.microsoft.com/ws/2006/05/framing/faults/ServerTooBusy',
       });
+      const gone = once(serviceEvents, 'closed');
       first.close();
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await gone;
       const silentClient = await NetTcpTestClient.open(limited.bridge.port);
       expect(await silentClient.next()).toEqual({ type: 'closed' });
     } finally {
@@ -227,13 +262,14 @@ describe('tcp-bridge server (security none, SQLite)', () => {
     const own = await bridge();
     const client = await NetTcpTestClient.open(own.bridge.port);
     expect(await client.preamble()).toEqual({ type: 'ack' });
+    const started = once(serviceEvents, 'call');
     const slow = client.call(
       sql(
         'ReturnScalar',
         'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000) SELECT count(*) FROM c',
       ),
     );
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await started;
     const closing = own.bridge.close();
     expect(textOf(result(await slow, 'ReturnScalar'))).toBe('2000000');
     await closing;
@@ -310,7 +346,10 @@ describe('tcp-bridge server: memory of partly received messages (BRIDGE_MAX_INFL
     return record;
   }
 
-  it('lets a second sender wait while a stalled one holds the budget, aborts the stalled one at its time-out, then serves the waiting one', async () => {
+  // The stalled sender leaves by closing its socket (an event), not at its time-out: a waiter is granted the budget
+  // only when the holder leaves, and its own message time-out counts the wait, so a holder timing out just before
+  // it would leave the waiter no time (the time-outs are in test/bridge/connection.test.ts, on a fake clock).
+  it('lets a second sender wait while a stalled one holds the budget, then serves it once the stalled one is gone', async () => {
     const stalled = await NetTcpTestClient.open(running.port);
     const waiting = await NetTcpTestClient.open(running.port);
     try {
@@ -324,7 +363,7 @@ describe('tcp-bridge server: memory of partly received messages (BRIDGE_MAX_INFL
       await until(() => running.inflight().waiting === 1);
       expect(running.inflight().reservedBytes).toBe(1.5 * MiB);
 
-      expect(await stalled.next()).toEqual({ type: 'closed' }); // aborted at BRIDGE_MESSAGE_TIMEOUT_MS
+      stalled.close();
       expect(textOf(result(await reply, 'ExecuteNonQuery'))).toBe('-1');
       await until(() => running.inflight().reservedBytes === 0);
       expect(running.inflight().waiting).toBe(0);
@@ -399,13 +438,14 @@ describe('tcp-bridge server: audit lines and metrics (BRIDGE_METRICS_PORT)', () 
     const during = await (await scrape()).text();
     expect(sample(during, 'idb_bridge_connections')).toBe(1);
     expect(sample(during, 'idb_bridge_database_requests_open')).toBe(1);
+    const bothClosed = closings(2);
     client.close();
 
     const bad = await NetTcpTestClient.open(running.port);
     bad.send(Uint8Array.of(0x00, 0x02, 0x00)); // framing version 2.0
     expect((await bad.next()).type).toBe('fault');
     bad.close();
-    await new Promise((r) => setTimeout(r, 100));
+    await bothClosed;
 
     const after = await (await scrape()).text();
     expect(sample(after, 'idb_bridge_calls_total', '{operation="Heartbeat",outcome="ok"}')).toBe(1);

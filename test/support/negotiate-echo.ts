@@ -16,6 +16,7 @@ import {
 } from '../../tcp-bridge/src/negotiate/stream.ts';
 import { IntegrityError, NegotiateError } from '../../tcp-bridge/src/negotiate/security-context.ts';
 import { NnsError } from '../../tcp-bridge/src/negotiate/nns.ts';
+import { socketStream } from '../../tcp-bridge/src/socket-stream.ts';
 import { expect } from 'vitest';
 import { LOGON_DENIED_PAYLOAD } from './negotiate.ts';
 
@@ -51,13 +52,7 @@ export async function startNegotiateEcho(options: Omit<NegotiateStreamOptions, '
     connections.push(record);
     let plaintext: { write(bytes: Uint8Array): void } | undefined;
     const nego = new NegotiateStreamServer(
-      {
-        write: (bytes) => void socket.write(bytes),
-        end: () => socket.end(),
-        destroy: () => socket.destroy(),
-        pause: () => socket.pause(),
-        resume: () => socket.resume(),
-      },
+      socketStream(socket),
       { ...options, remoteAddress: record.remoteAddress },
       {
         established: (peer, stream) => {

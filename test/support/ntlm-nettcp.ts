@@ -173,7 +173,7 @@ export async function ntlmHandshake(
 
 /** One net.tcp session's records after the preamble: in the clear, or sealed in NNS data frames; one call at a time. */
 export class NetTcpSession {
-  private readonly writer = new WriterSession();
+  protected readonly writer = new WriterSession();
   private readonly reader = new ReaderSession();
   private plain: Uint8Array = new Uint8Array(0);
 

@@ -99,6 +99,9 @@ export function clientPreamble(via: string, upgrade?: string): Uint8Array {
 }
 
 export const sizedEnvelope = (payload: Uint8Array): Uint8Array => framing().sizedEnvelope(payload).finish();
+/** The SizedEnvelope record's type and size alone: a large payload then goes out as it is, without a copy. */
+export const sizedEnvelopeHeader = (size: number): Uint8Array =>
+  new ByteWriter().u8(RecordType.SizedEnvelope).int31(size).finish();
 export const faultRecord = (fault: FramingFaultName | (string & {})): Uint8Array => framing().fault(fault).finish();
 export const PREAMBLE_ACK: Uint8Array = Uint8Array.of(RecordType.PreambleAck);
 export const UPGRADE_RESPONSE: Uint8Array = Uint8Array.of(RecordType.UpgradeResponse);

@@ -4,6 +4,7 @@ export * from './spnego.ts';
 export * from './ntlm/index.ts';
 export * from './gssapi/index.ts';
 export * from './stream.ts';
+export * from './ntlm-policy.ts';
 export {
   WinbindAuthenticator,
   WinbindError,

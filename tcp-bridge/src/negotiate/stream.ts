@@ -8,7 +8,8 @@
  * it the socket's bytes (the first call with the event's `rest`) and tells it when the socket closed.
  *
  * `raw` is the socket's ByteStream; `plaintext` (handed to `established`) is a ByteStream whose writes go out as
- * wrapped data frames, whose end()/destroy() end/destroy the socket and whose pause()/resume() pause the socket.
+ * wrapped data frames, whose end()/destroy() end/destroy the socket and whose pause()/resume() pause the socket. Its
+ * write contract is the socket's: a write's result, `unsent` and drain are the transport's (sealed bytes waiting).
  *
  * Decisions:
  * - Every refused handshake (bad credentials, weak flags, malformed tokens, framing errors, too many rounds, a
@@ -42,6 +43,7 @@ import {
   NnsError,
   type NnsFrame,
 } from './nns.ts';
+import { ANY_NTLM, type NtlmPolicy, ntlmAllowed } from './ntlm-policy.ts';
 import { createAcceptor, SpnegoAcceptor } from './spnego.ts';
 import {
   IntegrityError,
@@ -66,6 +68,8 @@ export interface NegotiateStreamOptions {
   maxHandshakeTokenBytes?: number;
   /** Most handshake tokens accepted from the client. Default 4. */
   maxHandshakeRounds?: number;
+  /** Who may log on with NTLM (ntlm-policy.ts). Default: every account the backends accept. */
+  ntlmPolicy?: NtlmPolicy;
 }
 
 /** Who authenticated, and how. */
@@ -248,6 +252,15 @@ export class NegotiateStreamServer {
       this.refuse(new NegotiateError('nns.no-peer', 'the context names no peer'));
       return;
     }
+    if (context.mechanism === OID.ntlm && !ntlmAllowed(this.options.ntlmPolicy ?? ANY_NTLM, name)) {
+      this.refuse(
+        new NegotiateError(
+          'nns.ntlm-refused',
+          `NTLM is not allowed for ${name} (BRIDGE_KERBEROS_ONLY, BRIDGE_NTLM_ACCOUNTS)`,
+        ),
+      );
+      return;
+    }
     if (token !== undefined && token.length > MAX_HANDSHAKE_PAYLOAD) {
       this.refuse(new NegotiateError('nns.token-too-large', `a ${token.length}-byte token`));
       return;
@@ -272,8 +285,14 @@ export class NegotiateStreamServer {
       protection: achieved,
       remoteAddress: this.options.remoteAddress,
     });
+    const transport = this.transport;
     this.events.established(peer, {
       write: (bytes) => this.send(bytes),
+      // Frames are written through at once: what waits is in the transport, sealed.
+      get unsent() {
+        return transport.unsent;
+      },
+      onDrain: (listener) => transport.onDrain(listener),
       end: () => this.close(false),
       destroy: () => this.close(true),
       pause: () => this.transport.pause(),
@@ -292,20 +311,23 @@ export class NegotiateStreamServer {
     if (plain.length > 0) this.events.data(plain);
   }
 
-  private send(bytes: Uint8Array): void {
-    if (this.phase !== 'established') return;
+  /** Wraps plaintext into data frames; false when the transport holds more than its buffer afterwards. */
+  private send(bytes: Uint8Array): boolean {
+    if (this.phase !== 'established') return true;
     const context = this.context!;
     const most = Math.min(MAX_PLAINTEXT_PER_FRAME, MAX_DATA_SEND - context.wrapOverhead);
+    let fits = true;
     for (let at = 0; at < bytes.length && this.phase === 'established'; at += most) {
       let payload: Uint8Array;
       try {
         payload = context.wrap(bytes.subarray(at, at + most));
       } catch (error) {
         this.abort(error);
-        return;
+        return true;
       }
-      this.transport.write(dataFrame(payload));
+      fits = this.transport.write(dataFrame(payload));
     }
+    return fits;
   }
 
   private close(destroy: boolean): void {

@@ -27,8 +27,17 @@ class MemoryTransport implements ByteStream {
   ended = false;
   destroyed = false;
   paused = false;
-  write(bytes: Uint8Array): void {
+  /** Bytes the peer has not read: a write over `buffer` does not fit (the drain is up to the test). */
+  unsent = 0;
+  buffer = Number.POSITIVE_INFINITY;
+  drainListeners: (() => void)[] = [];
+  write(bytes: Uint8Array): boolean {
     this.written.push(bytes);
+    this.unsent += bytes.length;
+    return this.unsent <= this.buffer;
+  }
+  onDrain(listener: () => void): void {
+    this.drainListeners.push(listener);
   }
   end(): void {
     this.ended = true;
