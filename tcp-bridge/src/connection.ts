@@ -4,7 +4,6 @@
  * `dispatch` with the connection's caller. Knows nothing of sockets: a ByteStream is anything that writes bytes.
  *
  * Its life is an explicit state machine (the framing decoder has the finer state of the bytes):
- *
  *   opening ─(PreambleEnd: PreambleAck)─▶ serving ─(End)─▶ pooled ─(a new preamble's version)─▶ opening …
  *      │ any phase: drain() ─▶ draining ─(last reply written)─┐
  *      └──── any phase: the stream closed, a time-out, a refusal ───────────────────────────────┴─▶ closed
@@ -77,6 +76,8 @@ export type ConnectionPhase = 'opening' | 'serving' | 'pooled' | 'draining' | 'c
 /** Replies from this size on are written as header and payload (two writes) rather than copied into one record. */
 const UNCOPIED_REPLY_BYTES = 64 * 1024;
 
+const anonymousCaller = (connectionId: string): Caller => ({ name: 'anonymous', anonymous: true, connectionId });
+
 /** The deferred answer to the client's End, queued behind the calls received before it. */
 const END = Symbol('End');
 
@@ -88,6 +89,8 @@ export class BridgeConnection {
   private out: ByteStream;
   private upgraded: StreamUpgrade | undefined;
   private caller: Caller | undefined;
+  /** This session's via is the metadata via (ConnectionOptions.metadata). */
+  private metadataSession = false;
   private readerSession = new ReaderSession();
   private writerSession = new WriterSession();
   /** Calls (and an End) received and not yet dispatched, in order; `busy` while one is dispatched. */
@@ -108,8 +111,8 @@ export class BridgeConnection {
     const secured = upgrade !== undefined;
     this.decoder = new ServerFramingDecoder({
       ...options.decoder,
-      requireUpgrade: secured,
-      acceptUpgrade: (type) => type === upgrade?.contentType,
+      requireUpgrade: () => secured && !this.metadataSession,
+      acceptUpgrade: (type) => type === upgrade?.contentType && !this.metadataSession,
     });
     this.envelopes = new EnvelopeBudget({
       budget: options.budget,
@@ -121,7 +124,7 @@ export class BridgeConnection {
       timedOut: (timeout) => this.refuse(envelopeRefusal(timeout, this.decoder.partialEnvelope?.received)),
     });
     this.out = stream;
-    if (!secured) this.caller = { name: 'anonymous', anonymous: true, connectionId: options.connectionId };
+    if (!secured) this.caller = anonymousCaller(options.connectionId);
     // An upgraded stream's unsent bytes are its transport's: the raw stream's drain stands for both.
     stream.onDrain(() => this.drained());
     this.retime();
@@ -194,8 +197,12 @@ export class BridgeConnection {
         this.readerSession = new ReaderSession();
         this.writerSession = new WriterSession();
         return;
-      case 'mode':
       case 'via':
+        // Every session names its via; a metadata session is anonymous (an endpoint session upgrades: requireUpgrade).
+        this.metadataSession = this.options.metadata?.accepts(event.via) === true;
+        if (this.metadataSession) this.caller = anonymousCaller(this.options.connectionId);
+        return;
+      case 'mode':
       case 'encoding':
         return;
       case 'upgradeRequest':
@@ -271,7 +278,8 @@ export class BridgeConnection {
     }
     this.busy = true;
     this.retime();
-    void this.options.dispatch(item, this.caller!).then(
+    const dispatch = this.metadataSession ? this.options.metadata!.dispatch : this.options.dispatch;
+    void dispatch(item, this.caller!).then(
       (reply) => this.answer(reply),
       (error: unknown) =>
         // dispatch answers faults itself; reaching here is a bug, and the client would wait for its reply forever.
@@ -349,10 +357,7 @@ export class BridgeConnection {
     else this.stream.resume();
   }
 
-  /**
-   * Starts the time-out the state calls for. Init and send run from when they started; idle restarts on `activity`
-   * (a chunk read, a reply written).
-   */
+  /** Starts the time-out the state calls for: init and send from their start, idle anew on `activity` (read, reply). */
   private retime(activity = false): void {
     const phase = this.lifecycle;
     let deadline: Deadline | undefined;

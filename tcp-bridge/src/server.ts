@@ -30,6 +30,7 @@ import { NO_OBSERVER } from './streams.ts';
 import { socketStream } from './socket-stream.ts';
 import type { BridgeConfig } from './config.ts';
 import { soapDispatch } from './dispatch.ts';
+import { metadataDispatch, metadataPath } from './mex.ts';
 
 export interface RunningBridge {
   /** The port actually bound (BRIDGE_PORT 0 picks a free one). */
@@ -151,6 +152,11 @@ export async function startBridge(
   const observer = metrics ?? NO_OBSERVER;
   const dispatch = soapDispatch(service, { serviceNamespace: config.endpoint.serviceNamespace, logger, observer });
   const path = new URL(config.endpoint.address.replace(/^net\.tcp:/, 'http:')).pathname;
+  const mexPath = config.mex ? metadataPath(path).toLowerCase() : undefined;
+  const metadata =
+    mexPath === undefined
+      ? undefined
+      : { accepts: (via: string) => viaPath(via) === mexPath, dispatch: metadataDispatch(config.endpoint, logger) };
   const upgrade =
     backends === undefined
       ? undefined
@@ -180,10 +186,11 @@ export async function startBridge(
       remoteAddress: socket.remoteAddress ?? '',
       ...(upgrade === undefined ? {} : { upgrade }),
       dispatch,
+      ...(metadata === undefined ? {} : { metadata }),
       decoder: {
         maxMessageSize: config.maxMessageBytes,
         // WCF matches the via's path against the endpoint's, whatever host name the client used.
-        acceptVia: (via) => viaPath(via) === path.toLowerCase(),
+        acceptVia: (via) => viaPath(via) === path.toLowerCase() || metadata?.accepts(via) === true,
       },
       initTimeoutMs: config.initTimeoutMs,
       idleTimeoutMs: config.idleTimeoutMs,
@@ -242,6 +249,7 @@ export async function startBridge(
   logger.log('info', 'bridge listening', {
     url: `net.tcp://${config.endpoint.host}:${port}${path}`,
     security: config.endpoint.security,
+    ...(mexPath === undefined ? {} : { mex: `net.tcp://${config.endpoint.host}:${port}${metadataPath(path)}` }),
   });
 
   return {
