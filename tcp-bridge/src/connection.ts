@@ -61,12 +61,14 @@ import type { ConnectionOptions } from './connection-options.ts';
 import { EnvelopeBudget } from './envelope-budget.ts';
 import {
   type Deadline,
+  deadlineMs,
   deadlineRefusal,
   envelopeRefusal,
   framingRefusal,
   type Refusal,
 } from './connection-refusals.ts';
 import type { ByteStream, StreamUpgrade } from './streams.ts';
+import { anonymousCaller, END, ENDPOINT, METADATA, type Queued } from './connection-queue.ts';
 
 export type { ConnectionOptions };
 
@@ -76,11 +78,6 @@ export type ConnectionPhase = 'opening' | 'serving' | 'pooled' | 'draining' | 'c
 /** Replies from this size on are written as header and payload (two writes) rather than copied into one record. */
 const UNCOPIED_REPLY_BYTES = 64 * 1024;
 
-const anonymousCaller = (connectionId: string): Caller => ({ name: 'anonymous', anonymous: true, connectionId });
-
-/** The deferred answer to the client's End, queued behind the calls received before it. */
-const END = Symbol('End');
-
 export class BridgeConnection {
   private readonly decoder: ServerFramingDecoder;
   private readonly envelopes: EnvelopeBudget;
@@ -89,12 +86,13 @@ export class BridgeConnection {
   private out: ByteStream;
   private upgraded: StreamUpgrade | undefined;
   private caller: Caller | undefined;
-  /** This session's via is the metadata via (ConnectionOptions.metadata). */
+  /** The via being decoded is the metadata via (no upgrade), and the session being dispatched is a metadata one. */
+  private metadataVia = false;
   private metadataSession = false;
   private readerSession = new ReaderSession();
   private writerSession = new WriterSession();
   /** Calls (and an End) received and not yet dispatched, in order; `busy` while one is dispatched. */
-  private readonly queue: (XmlDocument | typeof END)[] = [];
+  private readonly queue: Queued[] = [];
   private busy = false;
   /** A write did not fit the stream's buffer and no drain has followed. */
   private sendStalled = false;
@@ -111,8 +109,12 @@ export class BridgeConnection {
     const secured = upgrade !== undefined;
     this.decoder = new ServerFramingDecoder({
       ...options.decoder,
-      requireUpgrade: () => secured && !this.metadataSession,
-      acceptUpgrade: (type) => type === upgrade?.contentType && !this.metadataSession,
+      acceptVia: (via) => {
+        this.metadataVia = options.metadata?.accepts(via) === true;
+        return this.metadataVia || (options.decoder.acceptVia?.(via) ?? true);
+      },
+      requireUpgrade: () => secured && !this.metadataVia,
+      acceptUpgrade: (type) => type === upgrade?.contentType && !this.metadataVia,
     });
     this.envelopes = new EnvelopeBudget({
       budget: options.budget,
@@ -198,9 +200,7 @@ export class BridgeConnection {
         this.writerSession = new WriterSession();
         return;
       case 'via':
-        // Every session names its via; a metadata session is anonymous (an endpoint session upgrades: requireUpgrade).
-        this.metadataSession = this.options.metadata?.accepts(event.via) === true;
-        if (this.metadataSession) this.caller = anonymousCaller(this.options.connectionId);
+        if (this.options.metadata !== undefined) this.enqueue(this.metadataVia ? METADATA : ENDPOINT);
         return;
       case 'mode':
       case 'encoding':
@@ -246,7 +246,7 @@ export class BridgeConnection {
     this.enqueue(request);
   }
 
-  private enqueue(item: XmlDocument | typeof END): void {
+  private enqueue(item: Queued): void {
     // The hot path (one call at a time, the writer keeping up) dispatches without queueing.
     if (this.queue.length === 0 && this.mayDispatch()) this.dispatch(item);
     else {
@@ -271,15 +271,19 @@ export class BridgeConnection {
     this.retime();
   }
 
-  private dispatch(item: XmlDocument | typeof END): void {
-    if (item === END) {
-      this.answerEnd();
+  private dispatch(item: Queued): void {
+    if (item === END || item === METADATA || item === ENDPOINT) {
+      if (item === END) this.answerEnd();
+      else this.metadataSession = item === METADATA;
       return;
     }
     this.busy = true;
     this.retime();
-    const dispatch = this.metadataSession ? this.options.metadata!.dispatch : this.options.dispatch;
-    void dispatch(item, this.caller!).then(
+    // The metadata via is served anonymously, as WCF serves mexTcpBinding.
+    const [dispatch, caller] = this.metadataSession
+      ? [this.options.metadata!.dispatch, anonymousCaller(this.options.connectionId)]
+      : [this.options.dispatch, this.caller!];
+    void dispatch(item, caller).then(
       (reply) => this.answer(reply),
       (error: unknown) =>
         // dispatch answers faults itself; reaching here is a bug, and the client would wait for its reply forever.
@@ -370,12 +374,7 @@ export class BridgeConnection {
     this.timer = undefined;
     this.deadline = deadline;
     if (deadline === undefined) return;
-    const ms =
-      deadline === 'init'
-        ? this.options.initTimeoutMs
-        : deadline === 'idle'
-          ? this.options.idleTimeoutMs
-          : this.options.sendTimeoutMs;
+    const ms = deadlineMs(deadline, this.options);
     this.timer = setTimeout(() => this.refuse(deadlineRefusal(deadline, this.stream.unsent)), ms);
     this.timer.unref?.();
   }

@@ -190,7 +190,7 @@ export async function startBridge(
       decoder: {
         maxMessageSize: config.maxMessageBytes,
         // WCF matches the via's path against the endpoint's, whatever host name the client used.
-        acceptVia: (via) => viaPath(via) === path.toLowerCase() || metadata?.accepts(via) === true,
+        acceptVia: (via) => viaPath(via) === path.toLowerCase(),
       },
       initTimeoutMs: config.initTimeoutMs,
       idleTimeoutMs: config.idleTimeoutMs,
