@@ -35,10 +35,31 @@ export const WSDL_DIALECT = 'http://schemas.xmlsoap.org/wsdl/';
 /** The metadata via's path for an endpoint path: WCF's relative address `mex` under the service's base address. */
 export const metadataPath = (endpointPath: string): string => `${endpointPath.replace(/\/$/, '')}/mex`;
 
-/** The dispatch of the metadata via: the GetResponse is built once (the settings do not change while running). */
-export function metadataDispatch(endpoint: EndpointConfig, logger: Logger): Dispatch {
-  const options: SoapOptions = { serviceNamespace: endpoint.serviceNamespace };
-  const metadata = element(
+/**
+ * The dispatch of the metadata via. `endpoint` is asked at the first Get (the server knows the port it got only once
+ * listening); the answer's body is built then, once: the settings do not change while running.
+ */
+export function metadataDispatch(endpoint: () => EndpointConfig, logger: Logger): Dispatch {
+  let metadata: XmlElement | undefined;
+  return async (document: XmlDocument, caller): Promise<XmlDocument> => {
+    const described = endpoint();
+    const options: SoapOptions = { serviceNamespace: described.serviceNamespace };
+    try {
+      const request = readAddressed(document, options, (action) => (action === TRANSFER_GET ? action : undefined));
+      logger.log('info', 'metadata', { connectionId: caller.connectionId });
+      metadata ??= metadataElement(described);
+      return replyEnvelope(TRANSFER_GET_RESPONSE, request, [], [metadata]);
+    } catch (error) {
+      if (!(error instanceof SoapFault)) throw error;
+      logger.log('info', 'metadata request refused', { connectionId: caller.connectionId, code: error.code });
+      return writeFault(undefined, error, options);
+    }
+  };
+}
+
+/** `wsx:Metadata` with the WSDL's section, as ServiceMetadataExtension writes the MetadataSet. */
+function metadataElement(endpoint: EndpointConfig): XmlElement {
+  return element(
     'wsx',
     'Metadata',
     [xmlns('wsx', MEX_NS)],
@@ -51,17 +72,6 @@ export function metadataDispatch(endpoint: EndpointConfig, logger: Logger): Disp
       ),
     ],
   );
-  return async (document: XmlDocument, caller): Promise<XmlDocument> => {
-    try {
-      const request = readAddressed(document, options, (action) => (action === TRANSFER_GET ? action : undefined));
-      logger.log('info', 'metadata', { connectionId: caller.connectionId });
-      return replyEnvelope(TRANSFER_GET_RESPONSE, request, [], [metadata]);
-    } catch (error) {
-      if (!(error instanceof SoapFault)) throw error;
-      logger.log('info', 'metadata request refused', { connectionId: caller.connectionId, code: error.code });
-      return writeFault(undefined, error, options);
-    }
-  };
 }
 
 /** The WSDL tree as NBFX nodes: `p:name` split into prefix and name, `xmlns`/`xmlns:p` attributes as declarations. */

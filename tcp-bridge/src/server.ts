@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { ByteBudget, ConfigError, type IdbService, type Logger } from '#idb';
+import { ByteBudget, ConfigError, type EndpointConfig, type IdbService, type Logger } from '#idb';
 import {
   gssapiBackendFor,
   negotiateUpgrade,
@@ -156,7 +156,10 @@ export async function startBridge(
   const metadata =
     mexPath === undefined
       ? undefined
-      : { accepts: (via: string) => viaPath(via) === mexPath, dispatch: metadataDispatch(config.endpoint, logger) };
+      : {
+          accepts: (via: string) => viaPath(via) === mexPath,
+          dispatch: metadataDispatch(() => publishedEndpoint(config.endpoint, port), logger),
+        };
   const upgrade =
     backends === undefined
       ? undefined
@@ -272,6 +275,14 @@ export async function startBridge(
       for (const backend of backends ?? []) backend.close();
     },
   };
+}
+
+/** The endpoint the description publishes: with BRIDGE_PORT=0 and no BRIDGE_PUBLIC_URL, the port the listener got. */
+function publishedEndpoint(endpoint: EndpointConfig, port: number): EndpointConfig {
+  const address = new URL(endpoint.address.replace(/^net\.tcp:/i, 'http:'));
+  if (endpoint.port !== 0 || address.port !== '0') return endpoint;
+  address.port = String(port);
+  return { ...endpoint, port, address: address.href.replace(/^http:/, 'net.tcp:') };
 }
 
 function viaPath(via: string): string | undefined {

@@ -197,6 +197,22 @@ describe.skipIf(missing)('dotnet-svcutil on GET /IDBService?wsdl', () => {
       },
       TIMEOUT,
     );
+
+    it.skipIf(skip)(
+      'from WS-MetadataExchange at net.tcp://…/IDBService/mex (no upgrade, whatever the mode) it generates the same client, which calls the bridge',
+      async () => {
+        const fromMex = await generateProxy(`net.tcp://127.0.0.1:${bridge.port}/IDBService/mex`);
+        expectContractProxy(fromMex);
+        expect(generatedConfiguration(fromMex.source)).toBe(generatedConfiguration((await proxy).source));
+        expect(contractMethods(fromMex.source)).toEqual(contractMethods((await proxy).source));
+        expect(fromMex.source).toBe((await proxy).source);
+        const client = await buildSvcutilClient(fromMex);
+        const run = await runChecks(client.dll, mode.args, { timeoutMs: TIMEOUT - 60_000 });
+        expect(run.failed, describeFailures(run)).toEqual([]);
+        expect(infoOf(run, 'svcutil.binding')).toMatch(mode.binding);
+      },
+      TIMEOUT,
+    );
   });
 });
 
