@@ -4,7 +4,14 @@
  * preamble and the binary WS-Transfer Get a .NET MetadataExchangeClient sends; the answer is decoded in the client's
  * session and compared with the text `GET /IDBService?wsdl` serves.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
+import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
+import { startBridge } from '../../tcp-bridge/src/server.ts';
+import { NetTcpTestClient } from '../support/nettcp.ts';
 import { ByteBudget, type EndpointConfig } from '#idb';
 import { writeWsdl } from '../../src/idb/wsdl.ts';
 import { escapeAttribute, escapeText } from '../../src/idb/datatable.ts';
@@ -158,5 +165,39 @@ describe('WS-MetadataExchange on the /mex via', () => {
     const endpoint = connect();
     endpoint.connection.receive(clientPreamble('net.tcp://127.0.0.1:8808/IDBService'));
     expect(endpoint.read()).toEqual([{ type: 'fault', fault: `${FRAMING_FAULTS}/UpgradeInvalid` }]);
+  });
+});
+
+describe('BRIDGE_MEX', () => {
+  it('serves the /mex via by default (in security mode None here), refuses it with EndpointNotFound when false', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'idb-mex-'));
+    const start = async (mex?: string) => {
+      const config = readBridgeConfig({
+        BRIDGE_SECURITY: 'none',
+        BRIDGE_PORT: '0',
+        DATABASE_URL: `file:${join(folder, 'idb.sqlite')}`,
+        FILES_URL: `file:${join(folder, 'files')}`,
+        ...(mex === undefined ? {} : { BRIDGE_MEX: mex }),
+      });
+      return startBridge(config, await openNodeIdbService(config, silent), silent);
+    };
+    try {
+      for (const [mex, answer] of [
+        [undefined, { type: 'ack' }],
+        ['false', { type: 'fault', fault: `${FRAMING_FAULTS}/EndpointNotFound` }],
+      ] as const) {
+        const bridge = await start(mex);
+        try {
+          const client = await NetTcpTestClient.open(bridge.port);
+          expect(await client.preamble('net.tcp://localhost/IDBService/mex')).toEqual(answer);
+          client.close();
+        } finally {
+          await bridge.close();
+        }
+      }
+      expect(() => readBridgeConfig({ BRIDGE_MEX: 'yes' })).toThrow(/BRIDGE_MEX must be true or false/);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });
