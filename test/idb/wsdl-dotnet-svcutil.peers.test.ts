@@ -4,6 +4,8 @@
  * tool prints no warning, generates DataContractSerializer proxies with the contract's types (System.Guid,
  * System.Data.DataTable, object) and a NetTcpBinding endpoint that matches the running bridge; the generated client,
  * compiled with its generated configuration and no binding of ours, calls the bridge (test/dotnet/SvcutilClient).
+ * From WS-MetadataExchange at net.tcp://…/IDBService/mex (tcp-bridge/src/mex.ts: no upgrade in any mode) the tool
+ * generates the same Reference.cs, and that client runs too.
  *
  * Skipped with a message without `dotnet`, without the local feed ../shared/nuget, or (Windows security) without
  * gss-ntlmssp.
