@@ -81,22 +81,23 @@ function typeRef(type: Exclude<DcType, 'DataTable'>): TypeRef {
 // A small XML tree and its writer: attribute values and text are escaped here, once, so configured text (namespace,
 // address, identity) cannot break the document.
 
-interface XmlElement {
+/** An element as written: `name` and attribute names with their prefix, namespaces declared as `xmlns:p` attributes. */
+export interface WsdlElement {
   name: string;
   attrs: Record<string, string | undefined>;
-  children: XmlNode[];
+  children: WsdlNode[];
 }
-type XmlNode = XmlElement | string;
+export type WsdlNode = WsdlElement | string;
 
 function el(
   name: string,
   attrs: Record<string, string | undefined> = {},
-  ...children: (XmlNode | XmlNode[])[]
-): XmlElement {
+  ...children: (WsdlNode | WsdlNode[])[]
+): WsdlElement {
   return { name, attrs, children: children.flat() };
 }
 
-function render(node: XmlElement, indent = ''): string {
+function render(node: WsdlElement, indent = ''): string {
   const attrs = Object.entries(node.attrs)
     .filter((a): a is [string, string] => a[1] !== undefined)
     .map(([k, v]) => ` ${k}="${escapeAttribute(v)}"`)
@@ -124,7 +125,7 @@ function memberElement(
   type: DcType,
   qualify: (type: TypeRef) => { qname: string; xmlns?: [string, string] },
   options: WsdlOptions,
-): XmlElement {
+): WsdlElement {
   const ref =
     type !== 'DataTable'
       ? typeRef(type)
@@ -149,7 +150,7 @@ function memberElement(
  * back to the XmlSerializer for the whole contract, dotnet/wcf#4770, or, with System.Data.Common referenced, generate
  * a wrapper class). .NET Framework's svcutil maps both forms to DataTable.
  */
-function dataTableType(): XmlElement {
+function dataTableType(): WsdlElement {
   return el(
     'xs:complexType',
     { name: 'DataTable' },
@@ -167,14 +168,14 @@ function dataTableType(): XmlElement {
   );
 }
 
-function operationSchema(ns: string, options: WsdlOptions): XmlElement {
+function operationSchema(ns: string, options: WsdlOptions): WsdlElement {
   let q = 0;
   const qualify = (type: TypeRef) => {
     if (type.ns === NS.xs) return { qname: `xs:${type.name}` };
     const prefix = `q${++q}`;
     return { qname: `${prefix}:${type.name}`, xmlns: [`xmlns:${prefix}`, type.ns] as [string, string] };
   };
-  const wrapper = (name: string, members: XmlElement[]) =>
+  const wrapper = (name: string, members: WsdlElement[]) =>
     el('xs:element', { name }, el('xs:complexType', {}, el('xs:sequence', {}, members)));
   return el(
     'xs:schema',
@@ -196,7 +197,7 @@ function operationSchema(ns: string, options: WsdlOptions): XmlElement {
 }
 
 /** The serialization namespace's own schema, which .NET publishes beside every data contract schema. */
-function serializationSchema(): XmlElement {
+function serializationSchema(): WsdlElement {
   const primitives = [
     'anyType',
     'anyURI',
@@ -262,15 +263,15 @@ function serializationSchema(): XmlElement {
  * its members need), each a named complex type plus a top-level element. Members keep CLASSES' order, which is the
  * serializer's.
  */
-function dataContractSchema(options: WsdlOptions): XmlElement {
+function dataContractSchema(options: WsdlOptions): WsdlElement {
   const prefixes: Record<string, string> = { [NS.xs]: 'xs', [NS.dc]: 'tns', [NS.ser]: 'ser' };
   const qualify = (type: TypeRef) => ({ qname: `${prefixes[type.ns]}:${type.name}` });
   const seen = new Set<string>();
-  const items: XmlElement[] = [];
+  const items: WsdlElement[] = [];
   const visit = (type: DcType) => {
     if (!(isClass(type) || isArray(type)) || seen.has(type)) return;
     seen.add(type);
-    let members: XmlElement[];
+    let members: WsdlElement[];
     let next: DcType[];
     if (isArray(type)) {
       const item = itemOf(type);
@@ -308,7 +309,7 @@ function dataContractSchema(options: WsdlOptions): XmlElement {
 }
 
 /** DataTable's type and top-level element, in System.Data's namespace as .NET exports them. */
-function systemDataSchema(): XmlElement {
+function systemDataSchema(): WsdlElement {
   return el(
     'xs:schema',
     { elementFormDefault: 'qualified', targetNamespace: NS.systemData, 'xmlns:xs': NS.xs, 'xmlns:tns': NS.systemData },
@@ -322,8 +323,8 @@ function systemDataSchema(): XmlElement {
 // (docs/contract/operations.md: the WSDL declares what the bridge runs), so a generated client's configuration matches
 // the running bridge.
 
-function policy(endpoint: EndpointConfig): XmlElement {
-  const nested = (name: string, ...children: XmlElement[]) => el(name, {}, el('wsp:Policy', {}, children));
+function policy(endpoint: EndpointConfig): WsdlElement {
+  const nested = (name: string, ...children: WsdlElement[]) => el(name, {}, el('wsp:Policy', {}, children));
   const transportSecurity =
     endpoint.security === 'windows'
       ? el(
@@ -364,7 +365,13 @@ function policy(endpoint: EndpointConfig): XmlElement {
 
 // ---------------------------------------------------------------------------------------------------------------
 
+/** The document of `GET /IDBService?wsdl`. */
 export function writeWsdl(endpoint: EndpointConfig, options: WsdlOptions): string {
+  return `<?xml version="1.0" encoding="utf-8"?>\n${render(wsdlDefinitions(endpoint, options))}\n`;
+}
+
+/** The same document as a tree: what the bridge's WS-MetadataExchange answer carries (tcp-bridge/src/mex.ts). */
+export function wsdlDefinitions(endpoint: EndpointConfig, options: WsdlOptions): WsdlElement {
   const ns = endpoint.serviceNamespace;
   const message = (op: OperationName, dir: 'Input' | 'Output', element: string) =>
     el(
@@ -374,7 +381,7 @@ export function writeWsdl(endpoint: EndpointConfig, options: WsdlOptions): strin
     );
   const body = el('soap12:body', { use: 'literal' });
 
-  const definitions = el(
+  return el(
     'wsdl:definitions',
     {
       name: SERVICE,
@@ -441,5 +448,4 @@ export function writeWsdl(endpoint: EndpointConfig, options: WsdlOptions): strin
       ),
     ),
   );
-  return `<?xml version="1.0" encoding="utf-8"?>\n${render(definitions)}\n`;
 }

@@ -50,6 +50,8 @@ export interface BridgeConfig extends IdbConfig {
   ntlmDomain: string | undefined;
   /** BRIDGE_LDAP_*: where the roles file's `DOMAIN\name` entries are resolved to SIDs; undefined: not resolved. */
   ldap: LdapSettings | undefined;
+  /** BRIDGE_MEX (default true): WS-MetadataExchange at `<endpoint>/mex`, unauthenticated, the WSDL only (mex.ts). */
+  mex: boolean;
 }
 
 export type NtlmBackendKind = 'typescript' | 'gssapi';
@@ -113,6 +115,7 @@ export function readBridgeConfig(env: Environment): BridgeConfig {
     keytab,
     ntlmDomain: ntlmDomain?.toUpperCase(),
     ldap: readLdapSettings(env),
+    mex: readSwitch(env, 'BRIDGE_MEX', true),
   };
 }
 
@@ -157,4 +160,12 @@ export function checkReplayCache(name: string | undefined, type?: string): void 
   if (type === 'none' || (name !== undefined && /^none:/i.test(name))) {
     throw new ConfigError('Kerberos needs its replay cache: unset KRB5RCACHETYPE=none / KRB5RCACHENAME=none:');
   }
+}
+
+function readSwitch(env: Environment, name: string, fallback: boolean): boolean {
+  const value = env[name]?.trim().toLowerCase();
+  if (value === undefined || value === '') return fallback;
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new ConfigError(`${name} must be true or false, not "${env[name]}"`);
 }

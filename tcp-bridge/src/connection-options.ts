@@ -14,6 +14,11 @@ export interface ConnectionOptions {
    */
   upgrade?: StreamUpgradeAcceptor;
   dispatch: Dispatch;
+  /**
+   * A via served apart from the endpoint, without the upgrade and anonymously, by its own dispatch: WS-MetadataExchange's
+   * `/mex` (mex.ts), as WCF serves a mexTcpBinding endpoint.
+   */
+  metadata?: { accepts: (via: string) => boolean; dispatch: Dispatch };
   decoder: ServerDecoderOptions;
   initTimeoutMs: number;
   idleTimeoutMs: number;

@@ -19,6 +19,18 @@ export interface Refusal {
   counted?: boolean;
 }
 
+/** How long each of them runs (ConnectionOptions' time-outs). */
+export function deadlineMs(
+  deadline: Deadline,
+  options: { initTimeoutMs: number; idleTimeoutMs: number; sendTimeoutMs: number },
+): number {
+  return deadline === 'init'
+    ? options.initTimeoutMs
+    : deadline === 'idle'
+      ? options.idleTimeoutMs
+      : options.sendTimeoutMs;
+}
+
 export function deadlineRefusal(deadline: Deadline, unsent: number): Refusal {
   if (deadline === 'send')
     return {

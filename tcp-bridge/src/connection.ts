@@ -4,7 +4,6 @@
  * `dispatch` with the connection's caller. Knows nothing of sockets: a ByteStream is anything that writes bytes.
  *
  * Its life is an explicit state machine (the framing decoder has the finer state of the bytes):
- *
  *   opening ─(PreambleEnd: PreambleAck)─▶ serving ─(End)─▶ pooled ─(a new preamble's version)─▶ opening …
  *      │ any phase: drain() ─▶ draining ─(last reply written)─┐
  *      └──── any phase: the stream closed, a time-out, a refusal ───────────────────────────────┴─▶ closed
@@ -61,20 +60,19 @@ import type { ConnectionOptions } from './connection-options.ts';
 import { EnvelopeBudget } from './envelope-budget.ts';
 import {
   type Deadline,
+  deadlineMs,
   deadlineRefusal,
   envelopeRefusal,
   framingRefusal,
   type Refusal,
 } from './connection-refusals.ts';
 import type { ByteStream, StreamUpgrade } from './streams.ts';
+import { anonymousCaller, END, ENDPOINT, METADATA, type Queued } from './connection-queue.ts';
 
 export type { ConnectionOptions };
 
 /** Where a connection is in its life (see the diagram above). */
 export type ConnectionPhase = 'opening' | 'serving' | 'pooled' | 'draining' | 'closed';
-
-/** The deferred answer to the client's End, queued behind the calls received before it. */
-const END = Symbol('End');
 
 export class BridgeConnection {
   private readonly decoder: ServerFramingDecoder;
@@ -84,10 +82,13 @@ export class BridgeConnection {
   private out: ByteStream;
   private upgraded: StreamUpgrade | undefined;
   private caller: Caller | undefined;
+  /** The via being decoded is the metadata via (no upgrade), and the session being dispatched is a metadata one. */
+  private metadataVia = false;
+  private metadataSession = false;
   private readerSession = new ReaderSession();
   private writerSession = new WriterSession();
   /** Calls (and an End) received and not yet dispatched, in order; `busy` while one is dispatched. */
-  private readonly queue: (XmlDocument | typeof END)[] = [];
+  private readonly queue: Queued[] = [];
   private busy = false;
   /** A write did not fit the stream's buffer and no drain has followed. */
   private sendStalled = false;
@@ -104,8 +105,12 @@ export class BridgeConnection {
     const secured = upgrade !== undefined;
     this.decoder = new ServerFramingDecoder({
       ...options.decoder,
-      requireUpgrade: secured,
-      acceptUpgrade: (type) => type === upgrade?.contentType,
+      acceptVia: (via) => {
+        this.metadataVia = options.metadata?.accepts(via) === true;
+        return this.metadataVia || (options.decoder.acceptVia?.(via) ?? true);
+      },
+      requireUpgrade: () => secured && !this.metadataVia,
+      acceptUpgrade: (type) => type === upgrade?.contentType && !this.metadataVia,
     });
     this.envelopes = new EnvelopeBudget({
       budget: options.budget,
@@ -117,7 +122,7 @@ export class BridgeConnection {
       timedOut: (timeout) => this.refuse(envelopeRefusal(timeout, this.decoder.partialEnvelope?.received)),
     });
     this.out = stream;
-    if (!secured) this.caller = { name: 'anonymous', anonymous: true, connectionId: options.connectionId };
+    if (!secured) this.caller = anonymousCaller(options.connectionId);
     // An upgraded stream's unsent bytes are its transport's: the raw stream's drain stands for both.
     stream.onDrain(() => this.drained());
     this.retime();
@@ -190,8 +195,10 @@ export class BridgeConnection {
         this.readerSession = new ReaderSession();
         this.writerSession = new WriterSession();
         return;
-      case 'mode':
       case 'via':
+        if (this.options.metadata !== undefined) this.enqueue(this.metadataVia ? METADATA : ENDPOINT);
+        return;
+      case 'mode':
       case 'encoding':
         return;
       case 'upgradeRequest':
@@ -235,7 +242,7 @@ export class BridgeConnection {
     this.enqueue(request);
   }
 
-  private enqueue(item: XmlDocument | typeof END): void {
+  private enqueue(item: Queued): void {
     // The hot path (one call at a time, the writer keeping up) dispatches without queueing.
     if (this.queue.length === 0 && this.mayDispatch()) this.dispatch(item);
     else {
@@ -260,14 +267,19 @@ export class BridgeConnection {
     this.retime();
   }
 
-  private dispatch(item: XmlDocument | typeof END): void {
-    if (item === END) {
-      this.answerEnd();
+  private dispatch(item: Queued): void {
+    if (item === END || item === METADATA || item === ENDPOINT) {
+      if (item === END) this.answerEnd();
+      else this.metadataSession = item === METADATA;
       return;
     }
     this.busy = true;
     this.retime();
-    void this.options.dispatch(item, this.caller!).then(
+    // The metadata via is served anonymously, as WCF serves mexTcpBinding.
+    const [dispatch, caller] = this.metadataSession
+      ? [this.options.metadata!.dispatch, anonymousCaller(this.options.connectionId)]
+      : [this.options.dispatch, this.caller!];
+    void dispatch(item, caller).then(
       (reply) => this.answer(reply),
       (error: unknown) =>
         // dispatch answers faults itself; reaching here is a bug, and the client would wait for its reply forever.
@@ -342,10 +354,7 @@ export class BridgeConnection {
     else this.stream.resume();
   }
 
-  /**
-   * Starts the time-out the state calls for. Init and send run from when they started; idle restarts on `activity`
-   * (a chunk read, a reply written).
-   */
+  /** Starts the time-out the state calls for: init and send from their start, idle anew on `activity` (read, reply). */
   private retime(activity = false): void {
     const phase = this.lifecycle;
     let deadline: Deadline | undefined;
@@ -358,12 +367,7 @@ export class BridgeConnection {
     this.timer = undefined;
     this.deadline = deadline;
     if (deadline === undefined) return;
-    const ms =
-      deadline === 'init'
-        ? this.options.initTimeoutMs
-        : deadline === 'idle'
-          ? this.options.idleTimeoutMs
-          : this.options.sendTimeoutMs;
+    const ms = deadlineMs(deadline, this.options);
     this.timer = setTimeout(() => this.refuse(deadlineRefusal(deadline, this.stream.unsent)), ms);
     this.timer.unref?.();
   }

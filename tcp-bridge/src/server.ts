@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { ByteBudget, ConfigError, type IdbService, type Logger } from '#idb';
+import { ByteBudget, ConfigError, type EndpointConfig, type IdbService, type Logger } from '#idb';
 import {
   gssapiBackendFor,
   negotiateUpgrade,
@@ -30,6 +30,7 @@ import { NO_OBSERVER } from './streams.ts';
 import { socketStream } from './socket-stream.ts';
 import type { BridgeConfig } from './config.ts';
 import { soapDispatch } from './dispatch.ts';
+import { metadataDispatch, metadataPath } from './mex.ts';
 
 export interface RunningBridge {
   /** The port actually bound (BRIDGE_PORT 0 picks a free one). */
@@ -151,6 +152,14 @@ export async function startBridge(
   const observer = metrics ?? NO_OBSERVER;
   const dispatch = soapDispatch(service, { serviceNamespace: config.endpoint.serviceNamespace, logger, observer });
   const path = new URL(config.endpoint.address.replace(/^net\.tcp:/, 'http:')).pathname;
+  const mexPath = config.mex ? metadataPath(path).toLowerCase() : undefined;
+  const metadata =
+    mexPath === undefined
+      ? undefined
+      : {
+          accepts: (via: string) => viaPath(via) === mexPath,
+          dispatch: metadataDispatch(() => publishedEndpoint(config.endpoint, port), logger),
+        };
   const upgrade =
     backends === undefined
       ? undefined
@@ -180,6 +189,7 @@ export async function startBridge(
       remoteAddress: socket.remoteAddress ?? '',
       ...(upgrade === undefined ? {} : { upgrade }),
       dispatch,
+      ...(metadata === undefined ? {} : { metadata }),
       decoder: {
         maxMessageSize: config.maxMessageBytes,
         // WCF matches the via's path against the endpoint's, whatever host name the client used.
@@ -242,6 +252,7 @@ export async function startBridge(
   logger.log('info', 'bridge listening', {
     url: `net.tcp://${config.endpoint.host}:${port}${path}`,
     security: config.endpoint.security,
+    ...(mexPath === undefined ? {} : { mex: `net.tcp://${config.endpoint.host}:${port}${metadataPath(path)}` }),
   });
 
   return {
@@ -264,6 +275,14 @@ export async function startBridge(
       for (const backend of backends ?? []) backend.close();
     },
   };
+}
+
+/** The endpoint the description publishes: with BRIDGE_PORT=0 and no BRIDGE_PUBLIC_URL, the port the listener got. */
+function publishedEndpoint(endpoint: EndpointConfig, port: number): EndpointConfig {
+  const address = new URL(endpoint.address.replace(/^net\.tcp:/i, 'http:'));
+  if (endpoint.port !== 0 || address.port !== '0') return endpoint;
+  address.port = String(port);
+  return { ...endpoint, port, address: address.href.replace(/^http:/, 'net.tcp:') };
 }
 
 function viaPath(via: string): string | undefined {

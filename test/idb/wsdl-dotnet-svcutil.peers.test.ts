@@ -1,3 +1,15 @@
+/**
+ * dotnet-svcutil (the generator behind .NET's "Add Service Reference") on the published description, as a new .NET
+ * user runs it (support/dotnet-svcutil.ts): from GET /IDBService?wsdl with the bridge in each security mode, the
+ * tool prints no warning, generates DataContractSerializer proxies with the contract's types (System.Guid,
+ * System.Data.DataTable, object) and a NetTcpBinding endpoint that matches the running bridge; the generated client,
+ * compiled with its generated configuration and no binding of ours, calls the bridge (test/dotnet/SvcutilClient).
+ * From WS-MetadataExchange at net.tcp://…/IDBService/mex (tcp-bridge/src/mex.ts: no upgrade in any mode) the tool
+ * generates the same Reference.cs, and that client runs too.
+ *
+ * Skipped with a message without `dotnet`, without the local feed ../shared/nuget, or (Windows security) without
+ * gss-ntlmssp.
+ */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -181,6 +193,22 @@ describe.skipIf(missing)('dotnet-svcutil on GET /IDBService?wsdl', () => {
         expect(infoOf(run, 'svcutil.binding')).toMatch(mode.binding);
         expect(run.checks.filter((c) => c.check.startsWith('svcutil.datatable.')).length).toBeGreaterThan(100);
         expect(infoOf(run, 'svcutil.fault.message')).toMatch(/no_such_table/);
+      },
+      TIMEOUT,
+    );
+
+    it.skipIf(skip)(
+      'from WS-MetadataExchange at net.tcp://…/IDBService/mex (no upgrade, whatever the mode) it generates the same client, which calls the bridge',
+      async () => {
+        const fromMex = await generateProxy(`net.tcp://127.0.0.1:${bridge.port}/IDBService/mex`);
+        expectContractProxy(fromMex);
+        expect(generatedConfiguration(fromMex.source)).toBe(generatedConfiguration((await proxy).source));
+        expect(contractMethods(fromMex.source)).toEqual(contractMethods((await proxy).source));
+        expect(fromMex.source).toBe((await proxy).source);
+        const client = await buildSvcutilClient(fromMex);
+        const run = await runChecks(client.dll, mode.args, { timeoutMs: TIMEOUT - 60_000 });
+        expect(run.failed, describeFailures(run)).toEqual([]);
+        expect(infoOf(run, 'svcutil.binding')).toMatch(mode.binding);
       },
       TIMEOUT,
     );

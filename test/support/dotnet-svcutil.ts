@@ -89,8 +89,20 @@ export interface GeneratedProxy {
   output: string;
 }
 
+/**
+ * dotnet-svcutil runs one at a time: two runs started in the same second share its temporary folder
+ * (/tmp/dotnet-svcutil-lib_Temp/<date to the second>) and mix their outputs or fail on each other's files.
+ */
+let previousRun: Promise<unknown> = Promise.resolve();
+
 /** Runs dotnet-svcutil on `input` (a WSDL URL or file, or a MEX address) into a fresh folder, namespace Generated. */
-export async function generateProxy(input: string): Promise<GeneratedProxy> {
+export function generateProxy(input: string): Promise<GeneratedProxy> {
+  const run = previousRun.then(() => runSvcutil(input));
+  previousRun = run.catch(() => {});
+  return run;
+}
+
+async function runSvcutil(input: string): Promise<GeneratedProxy> {
   const tool = await svcutilTool();
   const dir = await mkdtemp(join(tmpdir(), 'idb-svcutil-'));
   const args = [input, '--outputDir', 'ServiceReference', '--namespace', '*,Generated', '--noLogo'];

@@ -79,8 +79,11 @@ export interface ServerDecoderOptions {
   acceptContentType?: (contentType: string) => boolean;
   /** Whether an upgrade is offered; false refuses with UpgradeInvalid. Default: none. */
   acceptUpgrade?: (contentType: string) => boolean;
-  /** Refuse a PreambleEnd that no completed upgrade preceded (UpgradeInvalid). Default false. */
-  requireUpgrade?: boolean;
+  /**
+   * Refuse a PreambleEnd that no completed upgrade preceded (UpgradeInvalid); a function is asked at PreambleEnd (the
+   * connection's answer may depend on the via). Default false.
+   */
+  requireUpgrade?: boolean | (() => boolean);
 }
 
 type Field = 'via' | 'contentType' | 'upgrade' | 'envelope';
@@ -266,7 +269,8 @@ export class ServerFramingDecoder {
         if (type === RecordType.UpgradeRequest) {
           this.step = { kind: 'size', field: 'upgrade', value: 0, count: 0 };
         } else if (type === RecordType.PreambleEnd) {
-          if (this.options.requireUpgrade && !this.upgraded) {
+          const required = this.options.requireUpgrade;
+          if (!this.upgraded && (typeof required === 'function' ? required() : required === true)) {
             throw this.refuse(
               'UpgradeInvalid',
               'this endpoint requires an upgrade (transport security) before PreambleEnd',

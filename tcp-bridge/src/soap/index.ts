@@ -1,4 +1,5 @@
-export { readRequest, type SoapRequest } from './request.ts';
+export { readAddressed, readRequest, type AddressedRequest, type SoapRequest } from './request.ts';
+export { replyEnvelope } from './envelope.ts';
 export { writeReply } from './reply.ts';
 export { writeFault } from './fault-reply.ts';
 export {

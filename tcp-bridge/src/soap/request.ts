@@ -56,26 +56,60 @@ interface Addressing {
   to?: string;
 }
 
-type Scoped = { element: XmlElement; scope: Scope };
+export type Scoped = { element: XmlElement; scope: Scope };
 
 /** The addressing headers this layer understands, and where each goes. */
 const UNDERSTOOD = { Action: 'action', MessageID: 'messageId', To: 'to', ReplyTo: 'replyTo' } as const;
 type Understood = keyof typeof UNDERSTOOD;
 
 export function readRequest(document: XmlDocument, options: SoapOptions): SoapRequest {
+  const ns = options.serviceNamespace;
+  const {
+    route: operation,
+    body,
+    ...addressing
+  } = readAddressed(document, options, (action) => operationOf(action, ns));
+  try {
+    const args = readArguments(operation, body, ns);
+    return { ...addressing, operation, args } as SoapRequest;
+  } catch (error) {
+    if (error instanceof IdbFault) throw contractFault(error, ns, addressing);
+    throw error;
+  }
+}
+
+/** A request's addressing, checked as for every request, its action routed, and its Body for the caller to read. */
+export interface AddressedRequest<T> {
+  action: string;
+  messageId: string;
+  replyTo?: string;
+  to?: string;
+  /** What `route` made of the action. */
+  route: T;
+  body: Scoped;
+}
+
+/**
+ * Everything of a request but its Body, in WCF's order (above). `route` maps the action to what the caller serves
+ * (undefined: ActionNotSupported): the operations here, WS-Transfer Get on the metadata via (mex.ts).
+ */
+export function readAddressed<T>(
+  document: XmlDocument,
+  options: SoapOptions,
+  route: (action: string) => T | undefined,
+): AddressedRequest<T> {
   const addressing: Addressing = {};
   try {
     const { header, body } = envelopeParts(document);
     const notUnderstood = header ? readHeaders(header, addressing) : [];
     const action = addressing.action;
     if (action === undefined) throw addressingHeaderRequired('Action', addressing);
-    const operation = operationOf(action, options.serviceNamespace);
-    if (operation === undefined) throw actionNotSupported(action, addressing);
+    const routed = route(action);
+    if (routed === undefined) throw actionNotSupported(action, addressing);
     if (notUnderstood.length > 0) throw mustUnderstand(notUnderstood, addressing);
     const messageId = addressing.messageId;
     if (messageId === undefined) throw addressingHeaderRequired('MessageID', addressing);
-    const args = readArguments(operation, body, options.serviceNamespace);
-    return { ...addressing, action, messageId, operation, args } as SoapRequest;
+    return { ...addressing, action, messageId, route: routed, body };
   } catch (error) {
     if (error instanceof IdbFault) throw contractFault(error, options.serviceNamespace, addressing);
     throw error;
