@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringText } from '../tcp-bridge/src/binary-xml/index.ts';
 import { NetTcpClientSession } from '../tcp-bridge/src/client/session.ts';
-import { storeFile } from '../test/support/stored-file.ts';
-import { ClientConnection, NetTcpSession } from '../test/support/ntlm-nettcp.ts';
-import { param, request } from '../test/support/soap.ts';
+import { storeFile } from '../test/support/peers/stored-file.ts';
+import { ClientConnection, NetTcpSession } from '../test/support/nettcp/ntlm-nettcp.ts';
+import { param, request } from '../test/support/nettcp/soap.ts';
 import { killAllChildren, procMemMB, startBridgeProcess } from './server.ts';
 import { isMainModule } from './main-module.ts';
 

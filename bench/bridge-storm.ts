@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { reconnectStorm, type StormResult } from '../test/support/storm.ts';
+import { reconnectStorm, type StormResult } from '../test/support/nettcp/storm.ts';
 import { killAllChildren, startBridgeProcess, startCannedResponder } from './server.ts';
 import { isMainModule } from './main-module.ts';
 

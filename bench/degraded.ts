@@ -1,6 +1,6 @@
 /**
  * The degraded-input part of `npm run bench`: QR-bill PDFs of the kinds that are hard in practice, generated here
- * (test/support/degraded-bills.ts: office scans, CCITT G4 faxes, low-resolution JPEG scans, phone photos of 2 to 12
+ * (test/support/qr/degraded-bills.ts: office scans, CCITT G4 faxes, low-resolution JPEG scans, phone photos of 2 to 12
  * megapixels, pages with two bills), read in process as a worker reads them and by `pdftoppm | zbarimg` in the same
  * run. Prints a table per family (read count, median, p90, max) with zbar beside, the targets, and where the time of
  * a phone photo goes. Not part of the tests.
@@ -17,9 +17,9 @@ import type { QrBill } from '../src/qr/bill.ts';
 import { scanLastPage, type ScanOutcome } from '../src/qr/scan.ts';
 import { ZxingReader } from '../src/qr/zxing.ts';
 import { loadEngineModules } from '../src/runtime/shared/deps.ts';
-import { BILLS, expectedBill, fax, lowResJpeg, officeScan, phonePhoto } from '../test/support/degraded-bills.ts';
-import { PAYMENT_PART_CODE, billCode } from '../test/support/qr-bills.ts';
-import { TWO_BILL_PAGES, UPPER_READ_FIRST } from '../test/support/reading-order-pages.ts';
+import { BILLS, expectedBill, fax, lowResJpeg, officeScan, phonePhoto } from '../test/support/qr/degraded-bills.ts';
+import { PAYMENT_PART_CODE, billCode } from '../test/support/qr/qr-bills.ts';
+import { TWO_BILL_PAGES, UPPER_READ_FIRST } from '../test/support/qr/reading-order-pages.ts';
 import { generateQRData } from '../node_modules/swissqrbill/lib/esm/shared/qr-code.js';
 import { peerCall, peerTools } from './qr-peer.ts';
 import { killAllChildren } from './server.ts';

@@ -21,9 +21,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildDotnetProject, dotnetAvailable, DOTNET_MISSING, runDotnet } from '../test/support/dotnet.ts';
-import { startCoreWcfHost } from '../test/support/dotnet-peers.ts';
-import { startPostgres, type RunningPostgres } from '../test/support/postgres.ts';
+import { buildDotnetProject, dotnetAvailable, DOTNET_MISSING, runDotnet } from '../test/support/peers/dotnet.ts';
+import { startCoreWcfHost } from '../test/support/peers/dotnet-peers.ts';
+import { startPostgres, type RunningPostgres } from '../test/support/peers/postgres.ts';
 import { BenchChannel } from './negotiate-client.ts';
 import { runLoad } from './nettcp-client.ts';
 import { killAllChildren, procMemMB, startBridgeProcess, startCannedResponder } from './server.ts';

@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { KNOWN_VERSIONS, findHeader } from '../src/pdf/syntax/structure.ts';
 import { MAX_STRUCTURE_STREAM_BYTES } from '../src/pdf/validate.ts';
-import { simplePdf } from '../test/support/pdf-builder.ts';
+import { simplePdf } from '../test/support/pdf/pdf-builder.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 export const SHARED_DIR = process.env.SHARED_DIR ?? resolve(ROOT, '../shared');

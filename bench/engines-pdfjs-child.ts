@@ -9,7 +9,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { getDocumentProxy } from 'unpdf';
-import { simplePdf } from '../test/support/pdf-builder.ts';
+import { simplePdf } from '../test/support/pdf/pdf-builder.ts';
 
 export type PdfjsAnswer =
   | { outcome: 'ok'; numPages: number; version: string | undefined; attachments: number }

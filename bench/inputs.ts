@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constants, deflateRawSync } from 'node:zlib';
-import { concatBytes, simplePdf } from '../test/support/pdf-builder.ts';
+import { concatBytes, simplePdf } from '../test/support/pdf/pdf-builder.ts';
 
 export interface BenchCase {
   name: string;

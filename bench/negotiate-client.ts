@@ -3,8 +3,8 @@
  * at the bridge's speed rather than an initiator's (a python3-gssapi client spends more per call than the bridge).
  *
  * With credentials it does what a WCF client with NetTcpBinding, SecurityMode.Transport and
- * TcpClientCredentialType.Windows does over NTLM (test/support/ntlm-nettcp.ts: the upgrade, the MS-NNS handshake with
- * SPNEGO around NTLMv2, then PreambleEnd and every record sealed in NNS data frames). Without credentials the same
+ * TcpClientCredentialType.Windows does over NTLM (test/support/nettcp/ntlm-nettcp.ts: the upgrade, the MS-NNS handshake
+ * with SPNEGO around NTLMv2, then PreambleEnd and every record sealed in NNS data frames). Without credentials the same
  * channel speaks SecurityMode.None, so both rows of the benchmark run the same client code and differ only by the
  * security layer.
  */
@@ -16,7 +16,7 @@ import {
   type NtlmAccount,
   ntlmHandshake,
   upgrade,
-} from '../test/support/ntlm-nettcp.ts';
+} from '../test/support/nettcp/ntlm-nettcp.ts';
 import { elementText } from './nettcp-client.ts';
 
 export type NtlmCredentials = NtlmAccount;

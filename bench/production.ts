@@ -6,8 +6,8 @@
  * loop is bounded. Runs alone with `npx tsx bench/production.ts` after `npm run build:node`.
  */
 import { request } from 'node:http';
-import { concatBytes, simplePdf } from '../test/support/pdf-builder.ts';
-import { billCode, PAYMENT_PART_CODE, qrBillPdf, SAMPLE_BILL } from '../test/support/qr-bills.ts';
+import { concatBytes, simplePdf } from '../test/support/pdf/pdf-builder.ts';
+import { billCode, PAYMENT_PART_CODE, qrBillPdf, SAMPLE_BILL } from '../test/support/qr/qr-bills.ts';
 import { procMemMB, startServer, type RunningServer } from './server.ts';
 import { fmtMs, measure, p50, type Sample } from './stats.ts';
 import { isMainModule } from './main-module.ts';

@@ -10,8 +10,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { babelfishAvailable, BABELFISH_MISSING, startBabelfish } from '../test/support/babelfish.ts';
-import { buildDotnetProject, DOTNET_MISSING, dotnetAvailable, runDotnet } from '../test/support/dotnet.ts';
+import { babelfishAvailable, BABELFISH_MISSING, startBabelfish } from '../test/support/peers/babelfish.ts';
+import { buildDotnetProject, DOTNET_MISSING, dotnetAvailable, runDotnet } from '../test/support/peers/dotnet.ts';
 import { killAllChildren, startBridgeProcess } from './server.ts';
 import { isMainModule } from './main-module.ts';
 

@@ -1,10 +1,11 @@
 /**
  * The bridge in an Active Directory domain, end to end, as `npm run bridge` wires it (tcp-bridge/src/bridge.ts): a
- * Samba AD DC (support/samba-ad.ts), this host joined as member BRIDGEHOST with winbindd, the bridge with the keytab
- * of host/idb.samdom.test (KRB5_KTNAME), BRIDGE_NTLM_DOMAIN=SAMDOM (pass-through through winbind), a local NTLM
+ * Samba AD DC (support/negotiate/samba-ad.ts), this host joined as member BRIDGEHOST with winbindd, the bridge with the
+ * keytab of host/idb.samdom.test (KRB5_KTNAME), BRIDGE_NTLM_DOMAIN=SAMDOM (pass-through through winbind), a local NTLM
  * account beside it (BRIDGE_NTLM_USERS), and a roles file naming an AD group by name (resolved over LDAPS with
- * BRIDGE_LDAP_*), another by SID, and the local account by name. Real initiators through support/nns-client.py (MIT
- * Kerberos from a kinit ccache, gss-ntlmssp), binary SOAP calls through the sealed stream:
+ * BRIDGE_LDAP_*), another by SID, and the local account by name. Real initiators through
+ * support/negotiate/nns-client.py (MIT Kerberos from a kinit ccache, gss-ntlmssp), binary SOAP calls through the sealed
+ * stream:
  * - domain users over Kerberos (AES256, and an RC4 session key) and over NTLM get their roles from their groups,
  *   nested ones included; the local account keeps working;
  * - a user added to a group in AD gets the role at the next logon, Kerberos and NTLM, the bridge untouched;
@@ -22,8 +23,8 @@ import { afterAll, beforeAll, expect, it, type TestContext } from 'vitest';
 import { openBridge } from '../../tcp-bridge/src/bridge.ts';
 import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import type { RunningBridge } from '../../tcp-bridge/src/server.ts';
-import { ntlmClientAccount, runNnsClient, type ClientResult } from '../support/negotiate-echo.ts';
-import { answerOf, nettcpSession, resultOf, sqlCall } from '../support/nettcp-calls.ts';
+import { ntlmClientAccount, runNnsClient, type ClientResult } from '../support/negotiate/negotiate-echo.ts';
+import { answerOf, nettcpSession, resultOf, sqlCall } from '../support/nettcp/nettcp-calls.ts';
 import {
   describeSamba,
   SAMBA_DC_HOST,
@@ -34,8 +35,8 @@ import {
   startSambaForSuite,
   type SambaDomain,
   type SambaMember,
-} from '../support/samba-ad.ts';
-import { request } from '../support/soap.ts';
+} from '../support/negotiate/samba-ad.ts';
+import { request } from '../support/nettcp/soap.ts';
 import { needPeers, PEERS } from '../support/peers.ts';
 
 const noInitiators = needPeers('bridge AD', PEERS.gssInitiators);

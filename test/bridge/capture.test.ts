@@ -18,7 +18,7 @@ import {
   type XmlText,
 } from '../../tcp-bridge/src/binary-xml/index.ts';
 import { ClientFramingDecoder, type FramingEvent, ServerFramingDecoder } from '../../tcp-bridge/src/framing/index.ts';
-import { chunked, readFollowRaw, readTcpConversation, type TcpConversation } from '../support/pcap.ts';
+import { chunked, readFollowRaw, readTcpConversation, type TcpConversation } from '../support/nettcp/pcap.ts';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'nettcp');
 const fixture = (name: string): Uint8Array => new Uint8Array(readFileSync(join(FIXTURES, name)));

@@ -1,7 +1,7 @@
 /**
- * BridgeConnection's lifecycle without sockets and without sleeps: an in-memory stream (support/memory-stream.ts)
- * whose peer reads at once or not at all, a dispatch the test answers when it chooses, and vitest's fake timers for
- * the init, idle, message and send time-outs.
+ * BridgeConnection's lifecycle without sockets and without sleeps: an in-memory stream
+ * (support/nettcp/memory-stream.ts) whose peer reads at once or not at all, a dispatch the test answers when it
+ * chooses, and vitest's fake timers for the init, idle, message and send time-outs.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ByteBudget, type Caller } from '#idb';
@@ -24,8 +24,8 @@ import {
   sizedEnvelope,
 } from '../../tcp-bridge/src/framing/index.ts';
 import type { ByteStream, StreamUpgradeAcceptor, StreamUpgradeEvents } from '../../tcp-bridge/src/streams.ts';
-import { MemoryStream } from '../support/memory-stream.ts';
-import { param, path, request } from '../support/soap.ts';
+import { MemoryStream } from '../support/nettcp/memory-stream.ts';
+import { param, path, request } from '../support/nettcp/soap.ts';
 
 const KiB = 1024;
 const VIA = 'net.tcp://localhost/IDBService';

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, expect, it, type TestContext } from 'vitest';
 import { openBridge } from '../../tcp-bridge/src/bridge.ts';
 import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import type { RunningBridge } from '../../tcp-bridge/src/server.ts';
-import { buildDotnetProject, infoOf, runChecks, type DotnetBuild } from '../support/dotnet.ts';
-import { describeFailures } from '../support/mono-e2e.ts';
+import { buildDotnetProject, infoOf, runChecks, type DotnetBuild } from '../support/peers/dotnet.ts';
+import { describeFailures } from '../support/peers/mono-e2e.ts';
 import {
   describeSamba,
   SAMBA_DC_HOST,
@@ -16,7 +16,7 @@ import {
   SambaUnavailable,
   startSambaDomain,
   type SambaDomain,
-} from '../support/samba-ad.ts';
+} from '../support/negotiate/samba-ad.ts';
 import { needPeers, PEERS, peerUnavailable } from '../support/peers.ts';
 
 const TIMEOUT = 600_000;

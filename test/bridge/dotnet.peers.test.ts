@@ -19,11 +19,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import { securityBackends, startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
 import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
-import { bridgeBackends, type BridgeBackend } from '../support/bridge-backends.ts';
-import { buildDotnetProject, DotnetUnavailableError, infoOf, runChecks, type DotnetBuild } from '../support/dotnet.ts';
-import { startCoreWcfHost } from '../support/dotnet-peers.ts';
-import { startTestRealm, type TestRealm } from '../support/krb5-realm.ts';
-import { describeFailures, type MonoRun } from '../support/mono-e2e.ts';
+import { bridgeBackends, type BridgeBackend } from '../support/peers/bridge-backends.ts';
+import {
+  buildDotnetProject,
+  DotnetUnavailableError,
+  infoOf,
+  runChecks,
+  type DotnetBuild,
+} from '../support/peers/dotnet.ts';
+import { startCoreWcfHost } from '../support/peers/dotnet-peers.ts';
+import { startTestRealm, type TestRealm } from '../support/negotiate/krb5-realm.ts';
+import { describeFailures, type MonoRun } from '../support/peers/mono-e2e.ts';
 import { needPeers, PEERS, peerUnavailable } from '../support/peers.ts';
 
 const noDotnet = needPeers('bridge dotnet', PEERS.dotnet);

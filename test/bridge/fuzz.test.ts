@@ -24,8 +24,8 @@ import {
   ServerFramingDecoder,
   type ServerDecoderOptions,
 } from '../../tcp-bridge/src/framing/index.ts';
-import { comparable, documentArb, SESSION_STRINGS } from '../support/binary-xml-arbitrary.ts';
-import { chunked } from '../support/pcap.ts';
+import { comparable, documentArb, SESSION_STRINGS } from '../support/nettcp/binary-xml-arbitrary.ts';
+import { chunked } from '../support/nettcp/pcap.ts';
 
 const VIA = 'net.tcp://127.0.0.1:8731/IDBService';
 

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
 import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import { startBridge } from '../../tcp-bridge/src/server.ts';
-import { NetTcpTestClient } from '../support/nettcp.ts';
+import { NetTcpTestClient } from '../support/nettcp/nettcp.ts';
 import { ByteBudget, type EndpointConfig } from '#idb';
 import { writeWsdl } from '../../src/idb/wsdl.ts';
 import { escapeAttribute, escapeText } from '../../src/idb/datatable.ts';
@@ -34,8 +34,8 @@ import {
   WSDL_DIALECT,
 } from '../../tcp-bridge/src/mex.ts';
 import type { StreamUpgradeAcceptor } from '../../tcp-bridge/src/streams.ts';
-import { MemoryStream } from '../support/memory-stream.ts';
-import { child, elements, MESSAGE_ID, path, request, textOf, WSA } from '../support/soap.ts';
+import { MemoryStream } from '../support/nettcp/memory-stream.ts';
+import { child, elements, MESSAGE_ID, path, request, textOf, WSA } from '../support/nettcp/soap.ts';
 
 const ENDPOINT: EndpointConfig = {
   serviceNamespace: 'http://tempuri.org/',

@@ -11,7 +11,7 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NetTcpChannel, NetTcpChannelError, runLoad, SoapFaultError } from '../../bench/nettcp-client.ts';
-import { testApp } from '../support/app.ts';
+import { testApp } from '../support/http/app.ts';
 import {
   buildMonoPrograms,
   describeFailures,
@@ -20,7 +20,7 @@ import {
   runSvcutilClient,
   startMonoHost,
   type MonoHostProcess,
-} from '../support/mono-e2e.ts';
+} from '../support/peers/mono-e2e.ts';
 import { freePort } from '../support/net.ts';
 import { needPeers, PEERS } from '../support/peers.ts';
 

@@ -12,9 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import { startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
 import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
-import { testApp } from '../support/app.ts';
-import { bridgeBackends, type BridgeBackend } from '../support/bridge-backends.ts';
-import { describeFailures, runE2EClient, runSvcutilClient } from '../support/mono-e2e.ts';
+import { testApp } from '../support/http/app.ts';
+import { bridgeBackends, type BridgeBackend } from '../support/peers/bridge-backends.ts';
+import { describeFailures, runE2EClient, runSvcutilClient } from '../support/peers/mono-e2e.ts';
 import { freePort } from '../support/net.ts';
 import { needPeers, PEERS } from '../support/peers.ts';
 

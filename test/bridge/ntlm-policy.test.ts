@@ -1,6 +1,6 @@
 /**
  * The NTLM relay defence (BRIDGE_KERBEROS_ONLY, BRIDGE_NTLM_ACCOUNTS): a bridge on SQLite with Windows security and
- * local NTLM accounts, logged on to by the TypeScript NTLM client over real TCP (support/ntlm-nettcp.ts).
+ * local NTLM accounts, logged on to by the TypeScript NTLM client over real TCP (support/nettcp/ntlm-nettcp.ts).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,7 @@ import { ntlmAllowed, readNtlmPolicy } from '../../tcp-bridge/src/negotiate/ntlm
 import { securityBackends, startBridge } from '../../tcp-bridge/src/server.ts';
 import type { SecurityBackend } from '../../tcp-bridge/src/negotiate/index.ts';
 import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
-import { type NtlmAccount, PooledNtlmSocket } from '../support/ntlm-nettcp.ts';
+import { type NtlmAccount, PooledNtlmSocket } from '../support/nettcp/ntlm-nettcp.ts';
 
 const silent = { log: () => {} };
 const ALICE: NtlmAccount = { domain: 'TESTDOM', user: 'alice', password: 'Secret123!' };

@@ -14,9 +14,9 @@ import { encodeInt31 } from '../../tcp-bridge/src/bytes.ts';
 import { framing, RecordType, sizedEnvelope } from '../../tcp-bridge/src/framing/index.ts';
 import { securityBackends, startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
 import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
-import { NetTcpTestClient, type ServerRecord } from '../support/nettcp.ts';
-import { PooledNtlmSocket } from '../support/ntlm-nettcp.ts';
-import { child, param, path, request, textOf } from '../support/soap.ts';
+import { NetTcpTestClient, type ServerRecord } from '../support/nettcp/nettcp.ts';
+import { PooledNtlmSocket } from '../support/nettcp/ntlm-nettcp.ts';
+import { child, param, path, request, textOf } from '../support/nettcp/soap.ts';
 
 const silent = {
   log: (...a: unknown[]) => {

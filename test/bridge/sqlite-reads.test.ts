@@ -12,8 +12,8 @@ import { stringText, type XmlElement } from '../../tcp-bridge/src/binary-xml/ind
 import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import { startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
 import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
-import { NetTcpTestClient, type ServerRecord } from '../support/nettcp.ts';
-import { param, path, request, textOf } from '../support/soap.ts';
+import { NetTcpTestClient, type ServerRecord } from '../support/nettcp/nettcp.ts';
+import { param, path, request, textOf } from '../support/nettcp/soap.ts';
 
 const EMPTY = '00000000-0000-0000-0000-000000000000';
 /** A read of a few hundred milliseconds whose two rows are SQLite's clock before and after its slow part. */

@@ -9,9 +9,9 @@
  * reason; they are reported, not compared.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BridgeOnBabelfish, startBridgeOnBabelfish } from '../support/babelfish.ts';
-import { buildDotnetProject, runChecks } from '../support/dotnet.ts';
-import { describeFailures } from '../support/mono-e2e.ts';
+import { type BridgeOnBabelfish, startBridgeOnBabelfish } from '../support/peers/babelfish.ts';
+import { buildDotnetProject, runChecks } from '../support/peers/dotnet.ts';
+import { describeFailures } from '../support/peers/mono-e2e.ts';
 import { needPeers, PEERS } from '../support/peers.ts';
 
 const TIMEOUT = 600_000;

@@ -1,6 +1,6 @@
 /**
- * The bridge on SQL Server (Babelfish, test/support/babelfish.ts) as a process of its own: a reader's write through
- * it is AccessDenied (the read-only login lacks the permission); a bridge killed with
+ * The bridge on SQL Server (Babelfish, test/support/peers/babelfish.ts) as a process of its own: a reader's write
+ * through it is AccessDenied (the read-only login lacks the permission); a bridge killed with
  * SIGKILL in the middle of a database request leaves nothing of it committed and no lock behind (the server rolls
  * the transaction of a vanished connection back); and a bridge whose roles file names readers refuses to start on a
  * SQL Server database without a read-only login, saying why.
@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { element, stringText, uuidText, type XmlElement } from '../../tcp-bridge/src/binary-xml/index.ts';
 import { NetTcpChannel, SoapFaultError, elementText } from '../../bench/nettcp-client.ts';
-import { type RunningBabelfish, startBabelfish } from '../support/babelfish.ts';
+import { type RunningBabelfish, startBabelfish } from '../support/peers/babelfish.ts';
 import { freePort } from '../support/net.ts';
 import { needPeers, PEERS } from '../support/peers.ts';
 

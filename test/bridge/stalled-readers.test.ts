@@ -28,10 +28,16 @@ import {
   type XmlElement,
 } from '../../tcp-bridge/src/binary-xml/index.ts';
 import { NetTcpClientSession } from '../../tcp-bridge/src/client/session.ts';
-import { storeFile } from '../support/stored-file.ts';
-import { BridgeChild, type LogLine } from '../support/bridge-child.ts';
-import { ClientConnection, NetTcpSession, type NtlmAccount, ntlmHandshake, upgrade } from '../support/ntlm-nettcp.ts';
-import { param, path, request, textOf } from '../support/soap.ts';
+import { storeFile } from '../support/peers/stored-file.ts';
+import { BridgeChild, type LogLine } from '../support/peers/bridge-child.ts';
+import {
+  ClientConnection,
+  NetTcpSession,
+  type NtlmAccount,
+  ntlmHandshake,
+  upgrade,
+} from '../support/nettcp/ntlm-nettcp.ts';
+import { param, path, request, textOf } from '../support/nettcp/soap.ts';
 
 const MiB = 1024 * 1024;
 const FILE_BYTES = 8 * MiB;

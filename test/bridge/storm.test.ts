@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import { startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
 import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
-import { reconnectStorm } from '../support/storm.ts';
+import { reconnectStorm } from '../support/nettcp/storm.ts';
 
 const silent = { log: () => {} };
 const SERVER_TOO_BUSY = 'http://schemas.microsoft.com/ws/2006/05/framing/faults/ServerTooBusy';

@@ -1,13 +1,14 @@
 /**
  * An independent check of the bridge's bytes: a real session with Windows security (NTLM from gss-ntlmssp under MIT
- * SPNEGO, through support/nns-client.py, against the TypeScript NTLM acceptor) is captured and handed to tshark, whose
- * dissectors of MC-NMF, MS-NNS, SPNEGO and NTLMSSP were written from the specifications and Windows traffic, not
- * from this code. The session carries Heartbeat calls through the sealed stream, so the data frames are real too.
+ * SPNEGO, through support/negotiate/nns-client.py, against the TypeScript NTLM acceptor) is captured and handed to
+ * tshark, whose dissectors of MC-NMF, MS-NNS, SPNEGO and NTLMSSP were written from the specifications and Windows
+ * traffic, not from this code. The session carries Heartbeat calls through the sealed stream, so the data frames are
+ * real too.
  *
  * Capture: `tshark -i lo` around the session (root or capture capabilities; CI runs as root). Where live capture is
  * refused, both directions' bytes are recorded by a proxy in front of the bridge and written as a pcap
- * (support/pcap-writer.ts); the test says which one it used (TSHARK_CAPTURE=recorded picks the proxy). Needs tshark
- * and the initiators of windows.peers.test.ts; without them it is skipped and says so.
+ * (support/nettcp/pcap-writer.ts); the test says which one it used (TSHARK_CAPTURE=recorded picks the proxy). Needs
+ * tshark and the initiators of windows.peers.test.ts; without them it is skipped and says so.
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -20,11 +21,11 @@ import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import { clientPreamble, framing, NEGOTIATE_UPGRADE, sizedEnvelope } from '../../tcp-bridge/src/framing/index.ts';
 import { securityBackends, startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
 import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
-import { runNnsClient, type ClientResult } from '../support/negotiate-echo.ts';
-import { startLiveCapture } from '../support/live-capture.ts';
-import { readTcpConversation } from '../support/pcap.ts';
-import { startRecordingProxy, writePcap } from '../support/pcap-writer.ts';
-import { request } from '../support/soap.ts';
+import { runNnsClient, type ClientResult } from '../support/negotiate/negotiate-echo.ts';
+import { startLiveCapture } from '../support/nettcp/live-capture.ts';
+import { readTcpConversation } from '../support/nettcp/pcap.ts';
+import { startRecordingProxy, writePcap } from '../support/nettcp/pcap-writer.ts';
+import { request } from '../support/nettcp/soap.ts';
 import { needPeers, PEERS } from '../support/peers.ts';
 
 const TSHARK = 'tshark';

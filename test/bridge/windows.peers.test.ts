@@ -1,7 +1,7 @@
 /**
  * The bridge with Windows security (the default): a real GSSAPI initiator (MIT SPNEGO + gss-ntlmssp, through
- * support/nns-client.py) upgrades the net.tcp stream to NegotiateStream and carries binary SOAP calls of the contract
- * through the sealed (or signed) stream; the identity it authenticated as is checked against the roles file.
+ * support/negotiate/nns-client.py) upgrades the net.tcp stream to NegotiateStream and carries binary SOAP calls of the
+ * contract through the sealed (or signed) stream; the identity it authenticated as is checked against the roles file.
  *
  * Needs /usr/bin/python3 with gssapi and gss-ntlmssp (Debian python3-gssapi gss-ntlmssp, which .ci/run installs);
  * without them the suite is skipped and says so.
@@ -15,17 +15,17 @@ import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import { securityBackends, startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
 import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
 import { describeShared } from '../support/corpus.ts';
-import { startTestRealm, type TestRealm } from '../support/krb5-realm.ts';
-import { ntlmClientAccount, runNnsClient } from '../support/negotiate-echo.ts';
-import { NetTcpTestClient } from '../support/nettcp.ts';
+import { startTestRealm, type TestRealm } from '../support/negotiate/krb5-realm.ts';
+import { ntlmClientAccount, runNnsClient } from '../support/negotiate/negotiate-echo.ts';
+import { NetTcpTestClient } from '../support/nettcp/nettcp.ts';
 import {
   faultName,
   nettcpSession as session,
   resultOf as result,
   sqlCall as sql,
   VIA,
-} from '../support/nettcp-calls.ts';
-import { request } from '../support/soap.ts';
+} from '../support/nettcp/nettcp-calls.ts';
+import { request } from '../support/nettcp/soap.ts';
 import { needPeers, PEERS } from '../support/peers.ts';
 
 const noInitiators = needPeers('bridge windows', PEERS.gssInitiators);

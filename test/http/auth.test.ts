@@ -18,9 +18,9 @@ import {
   unsignedJwt,
   type JwksServer,
   type SigningKey,
-} from '../support/jwt.ts';
-import { postJson, problem, testApp, type TestApp } from '../support/app.ts';
-import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
+} from '../support/http/jwt.ts';
+import { postJson, problem, testApp, type TestApp } from '../support/http/app.ts';
+import { simplePdf, toBase64 } from '../support/pdf/pdf-builder.ts';
 
 const VALIDATE = '/api/v1/documents/validate';
 const OPS_KEY = 'k_live_3f9a1c2b7d4e8f60a1b2c3d4e5f60718';

@@ -6,11 +6,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { indexOfBytes, parseMultipart, boundaryOf } from '../../src/http/multipart.ts';
 import { describeShared, readShared, readSharedJson, sharedExists } from '../support/corpus.ts';
-import { encryptedPdf } from '../support/encrypted-pdf.ts';
-import { postJson, problem, testApp, type TestApp } from '../support/app.ts';
-import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
-import { qrCorpusPdfSuites, type ExtractRequest } from '../support/qr-corpus.ts';
-import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf } from '../support/qr-bills.ts';
+import { encryptedPdf } from '../support/pdf/encrypted-pdf.ts';
+import { postJson, problem, testApp, type TestApp } from '../support/http/app.ts';
+import { simplePdf, toBase64 } from '../support/pdf/pdf-builder.ts';
+import { qrCorpusPdfSuites, type ExtractRequest } from '../support/qr/qr-corpus.ts';
+import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf } from '../support/qr/qr-bills.ts';
 
 const VALIDATE = '/api/v1/documents/validate';
 const EXTRACT = '/api/v1/documents/extract-swiss-qr-code';

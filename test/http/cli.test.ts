@@ -8,12 +8,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postJson, testApp, type TestApp } from '../support/app.ts';
+import { postJson, testApp, type TestApp } from '../support/http/app.ts';
 import { describeShared, readShared, sharedPath } from '../support/corpus.ts';
-import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
-import { grayPng, grayTiff } from '../support/bill-images.ts';
-import { billJpeg } from '../support/degraded-bills.ts';
-import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, rasterPage, spcCode } from '../support/qr-bills.ts';
+import { simplePdf, toBase64 } from '../support/pdf/pdf-builder.ts';
+import { grayPng, grayTiff } from '../support/qr/bill-images.ts';
+import { billJpeg } from '../support/qr/degraded-bills.ts';
+import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, rasterPage, spcCode } from '../support/qr/qr-bills.ts';
 
 /** A clean bill page at 150 dpi, in grey. */
 function billPage() {

@@ -10,13 +10,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testApp } from '../support/app.ts';
-import { buildDotnetProject, infoOf, runChecks } from '../support/dotnet.ts';
-import { describeFailures } from '../support/mono-e2e.ts';
+import { testApp } from '../support/http/app.ts';
+import { buildDotnetProject, infoOf, runChecks } from '../support/peers/dotnet.ts';
+import { describeFailures } from '../support/peers/mono-e2e.ts';
 import { freePort } from '../support/net.ts';
-import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
-import { swissQrBillPdf } from '../support/pdfkit-bill.ts';
-import { PAYMENT_PART_CODE, qrBillPdf, SAMPLE_BILL, textCode } from '../support/qr-bills.ts';
+import { simplePdf, toBase64 } from '../support/pdf/pdf-builder.ts';
+import { swissQrBillPdf } from '../support/qr/pdfkit-bill.ts';
+import { PAYMENT_PART_CODE, qrBillPdf, SAMPLE_BILL, textCode } from '../support/qr/qr-bills.ts';
 import { needPeers, PEERS } from '../support/peers.ts';
 
 describe.skipIf(needPeers('http dotnet', PEERS.dotnet))(

@@ -4,10 +4,10 @@
  * scans, and hand-written payloads for what generators refuse to make (K addresses, spaces, CRLF, broken bills).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { encryptedPdf } from '../support/encrypted-pdf.ts';
-import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
-import { postJson, testApp, type TestApp, problem } from '../support/app.ts';
-import { swissQrBillPdf } from '../support/pdfkit-bill.ts';
+import { encryptedPdf } from '../support/pdf/encrypted-pdf.ts';
+import { simplePdf, toBase64 } from '../support/pdf/pdf-builder.ts';
+import { postJson, testApp, type TestApp, problem } from '../support/http/app.ts';
+import { swissQrBillPdf } from '../support/qr/pdfkit-bill.ts';
 import {
   PAYMENT_PART_CODE,
   SAMPLE_BILL,
@@ -17,9 +17,9 @@ import {
   textCode,
   type BillData,
   type Code,
-} from '../support/qr-bills.ts';
-import { printedPart } from '../support/printed-part.ts';
-import { TWO_BILL_PAGES, UPPER_READ_FIRST } from '../support/reading-order-pages.ts';
+} from '../support/qr/qr-bills.ts';
+import { printedPart } from '../support/qr/printed-part.ts';
+import { TWO_BILL_PAGES, UPPER_READ_FIRST } from '../support/qr/reading-order-pages.ts';
 
 const EXTRACT = '/api/v1/documents/extract-swiss-qr-code';
 let t: TestApp;

@@ -1,10 +1,10 @@
 /**
- * The HTTP API through the clients its callers generate from GET /openapi.json (support/generated-clients.ts): NSwag
- * and Kiota for .NET, openapi-typescript + openapi-fetch for TypeScript. Each client is generated from the running
- * app's document, compiled unedited (C# by the .NET SDK, TypeScript by `tsc --strict`) and runs a small program: validate
- * and extract in each body form (one method per form), references of mixed types, a JPEG, the 404 problem read as the
- * generator's problem type, and a 401 from a service that requires keys. The .NET clients skip with a message without
- * `dotnet` or when NuGet does not serve the generators.
+ * The HTTP API through the clients its callers generate from GET /openapi.json (support/peers/generated-clients.ts):
+ * NSwag and Kiota for .NET, openapi-typescript + openapi-fetch for TypeScript. Each client is generated from the
+ * running app's document, compiled unedited (C# by the .NET SDK, TypeScript by `tsc --strict`) and runs a small
+ * program: validate and extract in each body form (one method per form), references of mixed types, a JPEG, the 404
+ * problem read as the generator's problem type, and a 401 from a service that requires keys. The .NET clients skip with
+ * a message without `dotnet` or when NuGet does not serve the generators.
  */
 import { serve, type ServerType } from '@hono/node-server';
 import { execFile } from 'node:child_process';
@@ -13,17 +13,17 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testApp } from '../support/app.ts';
-import { DotnetUnavailableError, runChecks } from '../support/dotnet.ts';
-import { buildKiotaClient, buildNswagClient, buildOpenapiFetchClient } from '../support/generated-clients.ts';
-import { describeFailures, parseChecks, type MonoRun } from '../support/mono-e2e.ts';
+import { testApp } from '../support/http/app.ts';
+import { DotnetUnavailableError, runChecks } from '../support/peers/dotnet.ts';
+import { buildKiotaClient, buildNswagClient, buildOpenapiFetchClient } from '../support/peers/generated-clients.ts';
+import { describeFailures, parseChecks, type MonoRun } from '../support/peers/mono-e2e.ts';
 import { freePort } from '../support/net.ts';
 import { needPeers, PEERS } from '../support/peers.ts';
-import { sha256Hex } from '../support/jwt.ts';
-import { simplePdf } from '../support/pdf-builder.ts';
-import { swissQrBillPdf } from '../support/pdfkit-bill.ts';
-import { billJpeg } from '../support/degraded-bills.ts';
-import { SAMPLE_BILL } from '../support/qr-bills.ts';
+import { sha256Hex } from '../support/http/jwt.ts';
+import { simplePdf } from '../support/pdf/pdf-builder.ts';
+import { swissQrBillPdf } from '../support/qr/pdfkit-bill.ts';
+import { billJpeg } from '../support/qr/degraded-bills.ts';
+import { SAMPLE_BILL } from '../support/qr/qr-bills.ts';
 
 const KEY = 'k_generated_clients_0123456789abcdef';
 

@@ -6,7 +6,7 @@
  */
 import { crc32 } from '../../src/image/png.ts';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { a4Dpi, g4Tiff, grayPng, grayTiff, withJfifDensity, withPhys } from '../support/bill-images.ts';
+import { a4Dpi, g4Tiff, grayPng, grayTiff, withJfifDensity, withPhys } from '../support/qr/bill-images.ts';
 import {
   BILLS,
   fax,
@@ -16,12 +16,12 @@ import {
   officeScanImage,
   phonePhotoImage,
   type PhotoOptions,
-} from '../support/degraded-bills.ts';
-import { threshold, type GrayImage } from '../support/gray-image.ts';
-import { encodeJpeg } from '../support/jpeg-encoder.ts';
-import { postJson, problem, testApp, type TestApp } from '../support/app.ts';
-import { toBase64 } from '../support/pdf-builder.ts';
-import { PAYMENT_PART_CODE, billCode, imageOnlyPdf, rasterPage, type ImageStream } from '../support/qr-bills.ts';
+} from '../support/qr/degraded-bills.ts';
+import { threshold, type GrayImage } from '../support/qr/gray-image.ts';
+import { encodeJpeg } from '../support/qr/jpeg-encoder.ts';
+import { postJson, problem, testApp, type TestApp } from '../support/http/app.ts';
+import { toBase64 } from '../support/pdf/pdf-builder.ts';
+import { PAYMENT_PART_CODE, billCode, imageOnlyPdf, rasterPage, type ImageStream } from '../support/qr/qr-bills.ts';
 import { zlibSync } from 'fflate';
 
 const EXTRACT = '/api/v1/documents/extract-swiss-qr-code';

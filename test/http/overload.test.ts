@@ -6,10 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import type { PdfEngine } from '../../src/pdf/engine/port.ts';
 import { EngineQueue } from '../../src/pdf/engine/queue.ts';
-import { postJson, problem, testApp } from '../support/app.ts';
-import { metadataBombPdf } from '../support/bomb-pdf.ts';
-import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
-import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf } from '../support/qr-bills.ts';
+import { postJson, problem, testApp } from '../support/http/app.ts';
+import { metadataBombPdf } from '../support/pdf/bomb-pdf.ts';
+import { simplePdf, toBase64 } from '../support/pdf/pdf-builder.ts';
+import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf } from '../support/qr/qr-bills.ts';
 
 const VALIDATE = '/api/v1/documents/validate';
 const EXTRACT = '/api/v1/documents/extract-swiss-qr-code';

@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { megabytesHalfEven } from '../../src/pdf/validate.ts';
 import type { PdfEngine } from '../../src/pdf/engine/port.ts';
-import { metadataBombPdf } from '../support/bomb-pdf.ts';
-import { encryptedPdf } from '../support/encrypted-pdf.ts';
-import { assemblePdf, simplePdf, toBase64 } from '../support/pdf-builder.ts';
-import { postJson, testApp, type TestApp, problem } from '../support/app.ts';
+import { metadataBombPdf } from '../support/pdf/bomb-pdf.ts';
+import { encryptedPdf } from '../support/pdf/encrypted-pdf.ts';
+import { assemblePdf, simplePdf, toBase64 } from '../support/pdf/pdf-builder.ts';
+import { postJson, testApp, type TestApp, problem } from '../support/http/app.ts';
 
 const VALIDATE = '/api/v1/documents/validate';
 let t: TestApp;

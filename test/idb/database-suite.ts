@@ -14,7 +14,7 @@ import {
 import { bindParameters } from '../../src/idb/sql-parameters.ts';
 import { createPostgresDatabase } from '../../src/runtime/node/idb/postgres-database.ts';
 import { createSqliteDatabase } from '../../src/runtime/node/idb/sqlite-database.ts';
-import { startPostgres } from '../support/postgres.ts';
+import { startPostgres } from '../support/peers/postgres.ts';
 
 export const LIMITS: StatementLimits = { timeoutMs: 5000, maxRows: 1000 };
 /** How long a SQLite writer waits for another (short, so the waiting test is quick). */

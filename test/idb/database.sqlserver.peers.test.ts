@@ -1,6 +1,6 @@
 /**
- * The Database suite on SQL Server over TDS, against Babelfish (test/support/babelfish.ts), and what only T-SQL has:
- * Fill's .NET types per SQL type, AddWithValue's parameter types, SqlCommand's counts for batches.
+ * The Database suite on SQL Server over TDS, against Babelfish (test/support/peers/babelfish.ts), and what only T-SQL
+ * has: Fill's .NET types per SQL type, AddWithValue's parameter types, SqlCommand's counts for batches.
  * Babelfish's own differences (its README) are not held against SQL Server here: where a value shows one, the
  * comment says so.
  */
@@ -9,7 +9,7 @@ import type { Database, DatabaseTransaction, SqlValue } from '../../src/idb/data
 import { dataTableOf } from '../../src/idb/results.ts';
 import { bindParameters } from '../../src/idb/sql-parameters.ts';
 import { openDatabase } from '../../src/runtime/node/idb/open-database.ts';
-import { type RunningBabelfish, startBabelfish } from '../support/babelfish.ts';
+import { type RunningBabelfish, startBabelfish } from '../support/peers/babelfish.ts';
 import { needPeers, PEERS } from '../support/peers.ts';
 import { type Backend, databaseSuite, fault, LIMITS } from './database-suite.ts';
 

@@ -11,7 +11,7 @@ import { StoreError, type FileStore } from '../../src/idb/file-store.ts';
 import { parseFilesUrl, readFilesConfig, type S3FilesConfig } from '../../src/idb/files-url.ts';
 import { S3FileStore } from '../../src/idb/s3-file-store.ts';
 import { FolderFileStore } from '../../src/runtime/node/idb/folder-file-store.ts';
-import { startS3rver, type RunningS3 } from '../support/s3rver.ts';
+import { startS3rver, type RunningS3 } from '../support/peers/s3rver.ts';
 
 const MiB = 1024 * 1024;
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';

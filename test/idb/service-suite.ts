@@ -28,9 +28,9 @@ import { openIdbService, type IdbService } from '../../src/idb/service.ts';
 import type { S3FilesConfig } from '../../src/idb/files-url.ts';
 import { FolderFileStore } from '../../src/runtime/node/idb/folder-file-store.ts';
 import { openDatabase } from '../../src/runtime/node/idb/open-database.ts';
-import { startBabelfish } from '../support/babelfish.ts';
-import { startPostgres } from '../support/postgres.ts';
-import { startS3rver } from '../support/s3rver.ts';
+import { startBabelfish } from '../support/peers/babelfish.ts';
+import { startPostgres } from '../support/peers/postgres.ts';
+import { startS3rver } from '../support/peers/s3rver.ts';
 
 const MiB = 1024 * 1024;
 const LIMITS: DatabaseLimits = {
@@ -66,7 +66,7 @@ export interface Backend {
   stop(): Promise<void>;
 }
 
-/** SQL Server through Babelfish (test/support/babelfish.ts), files in a folder. */
+/** SQL Server through Babelfish (test/support/peers/babelfish.ts), files in a folder. */
 export async function sqlServerBackend(): Promise<Backend> {
   const [bbf, root] = await Promise.all([startBabelfish(), mkdtemp(join(tmpdir(), 'idb-service-'))]);
   const files = await FolderFileStore.open({ root: join(root, 'files') });

@@ -1,6 +1,6 @@
 /**
  * dotnet-svcutil (the generator behind .NET's "Add Service Reference") on the published description, as a new .NET
- * user runs it (support/dotnet-svcutil.ts): from GET /IDBService?wsdl with the bridge in each security mode, the
+ * user runs it (support/peers/dotnet-svcutil.ts): from GET /IDBService?wsdl with the bridge in each security mode, the
  * tool prints no warning, generates DataContractSerializer proxies with the contract's types (System.Guid,
  * System.Data.DataTable, object) and a NetTcpBinding endpoint that matches the running bridge; the generated client,
  * compiled with its generated configuration and no binding of ours, calls the bridge (test/dotnet/SvcutilClient).
@@ -19,17 +19,17 @@ import { OPERATIONS } from '../../src/idb/contract.ts';
 import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
 import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
 import { securityBackends, startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
-import { testApp } from '../support/app.ts';
-import { DotnetUnavailableError, infoOf, runChecks } from '../support/dotnet.ts';
-import { startCoreWcfHost } from '../support/dotnet-peers.ts';
+import { testApp } from '../support/http/app.ts';
+import { DotnetUnavailableError, infoOf, runChecks } from '../support/peers/dotnet.ts';
+import { startCoreWcfHost } from '../support/peers/dotnet-peers.ts';
 import {
   buildSvcutilClient,
   contractMethods,
   generatedConfiguration,
   generateProxy,
   type GeneratedProxy,
-} from '../support/dotnet-svcutil.ts';
-import { describeFailures } from '../support/mono-e2e.ts';
+} from '../support/peers/dotnet-svcutil.ts';
+import { describeFailures } from '../support/peers/mono-e2e.ts';
 import { freePort } from '../support/net.ts';
 import { needPeers, PEERS, peerUnavailable } from '../support/peers.ts';
 

@@ -1,5 +1,5 @@
 /**
- * The served WSDL imported by Mono's svcutil and the proxy compiled with mcs (test/support/mono.ts): what a WCF
+ * The served WSDL imported by Mono's svcutil and the proxy compiled with mcs (test/support/peers/mono.ts): what a WCF
  * client's tooling makes of GET /IDBService?wsdl. The document itself is tested in wsdl.test.ts.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../../src/idb/contract.ts';
-import { testApp } from '../support/app.ts';
-import { compileCSharp, svcutil } from '../support/mono.ts';
+import { testApp } from '../support/http/app.ts';
+import { compileCSharp, svcutil } from '../support/peers/mono.ts';
 import { freePort } from '../support/net.ts';
 import { needPeers, PEERS } from '../support/peers.ts';
 

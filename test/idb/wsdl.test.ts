@@ -12,7 +12,7 @@ import type { Environment } from '../../src/config.ts';
 import { OPERATIONS } from '../../src/idb/contract.ts';
 import { readEndpointConfig } from '../../src/idb/config.ts';
 import { writeWsdl, type WsdlOptions } from '../../src/idb/wsdl.ts';
-import { problem, testApp, type TestApp } from '../support/app.ts';
+import { problem, testApp, type TestApp } from '../support/http/app.ts';
 
 // Written out rather than imported from wsdl.ts: these URIs are what clients depend on, so the test states them.
 const NS = {

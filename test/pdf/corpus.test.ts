@@ -1,6 +1,6 @@
 import { beforeAll, expect, it } from 'vitest';
-import { toBase64 } from '../support/pdf-builder.ts';
-import { postJson, testApp, type TestApp } from '../support/app.ts';
+import { toBase64 } from '../support/pdf/pdf-builder.ts';
+import { postJson, testApp, type TestApp } from '../support/http/app.ts';
 import { describeShared, readShared, readSharedJson, sharedExists } from '../support/corpus.ts';
 
 interface ManifestEntry {

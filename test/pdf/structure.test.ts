@@ -2,7 +2,7 @@ import { zlibSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { PdfSyntaxError } from '../../src/pdf/syntax/objects.ts';
 import { findHeader, readStructure } from '../../src/pdf/syntax/structure.ts';
-import { assemblePdf, concatBytes as concat, simplePdf } from '../support/pdf-builder.ts';
+import { assemblePdf, concatBytes as concat, simplePdf } from '../support/pdf/pdf-builder.ts';
 
 const limits = { maxStreamBytes: 1 << 20, checkpoint: () => {} };
 const read = (pdf: Uint8Array) => readStructure(pdf, findHeader(pdf)!.offset, limits);

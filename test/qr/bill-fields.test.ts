@@ -1,6 +1,6 @@
 /** readQrBill (src/qr/bill.ts) field by field: addresses, amount, currency, the optional lines 32-34. */
 import { describe, expect, it } from 'vitest';
-import { ADDRESS_KEYS, bill, payload, reason } from '../support/qr-payload.ts';
+import { ADDRESS_KEYS, bill, payload, reason } from '../support/qr/qr-payload.ts';
 
 describe('readQrBill: addresses', () => {
   it('reads K (combined) addresses: lines 7 and 8 are the address lines, no street, number, postcode or city', () => {

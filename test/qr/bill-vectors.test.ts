@@ -5,7 +5,7 @@
 import { expect, it } from 'vitest';
 import { type QrBill, type QrBillRejection, readQrBill } from '../../src/qr/bill.ts';
 import { describeShared, readSharedJson } from '../support/corpus.ts';
-import { BILL_KEYS, bill, REASONS, reason } from '../support/qr-payload.ts';
+import { BILL_KEYS, bill, REASONS, reason } from '../support/qr/qr-payload.ts';
 
 interface CodecreteVectors {
   valid: { name: string; lines: string[]; text_lf: string }[];

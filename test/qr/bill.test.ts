@@ -12,7 +12,7 @@ import {
   reason,
   rejection,
   SCOR,
-} from '../support/qr-payload.ts';
+} from '../support/qr/qr-payload.ts';
 
 describe('readQrBill: a complete bill', () => {
   it('reads every field, in the order the HTTP response serializes them', () => {

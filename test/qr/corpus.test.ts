@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { prepareZXingModule, readBarcodes, type ReadResult } from 'zxing-wasm/reader';
 import { readQrBill } from '../../src/qr/bill.ts';
-import { engineModules, postJson, testApp, type TestApp } from '../support/app.ts';
+import { engineModules, postJson, testApp, type TestApp } from '../support/http/app.ts';
 import { describeShared, readShared, readSharedJson, sharedExists } from '../support/corpus.ts';
 import {
   expectNotFound,
@@ -15,9 +15,9 @@ import {
   type ExternalPdf,
   type ExtractRequest,
   expectBillWarnings,
-} from '../support/qr-corpus.ts';
-import { toBase64 } from '../support/pdf-builder.ts';
-import { decodePng, imagePdf, jpegSize } from '../support/qr-bills.ts';
+} from '../support/qr/qr-corpus.ts';
+import { toBase64 } from '../support/pdf/pdf-builder.ts';
+import { decodePng, imagePdf, jpegSize } from '../support/qr/qr-bills.ts';
 
 const EXTRACT = '/api/v1/documents/extract-swiss-qr-code';
 

@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { GrayRaster } from '../../src/pdf/engine/port.ts';
-import { scanEngines, type ScanEngines } from '../support/scan-engines.ts';
+import { scanEngines, type ScanEngines } from '../support/qr/scan-engines.ts';
 import {
   BILLS,
   expectedBill,
@@ -17,9 +17,9 @@ import {
   officeScan,
   phonePhoto,
   stripsPdf,
-} from '../support/degraded-bills.ts';
-import { grayImage, light, seededRandom, type GrayImage } from '../support/gray-image.ts';
-import { PAYMENT_PART_CODE, billCode, imageOnlyPdf, rasterPage } from '../support/qr-bills.ts';
+} from '../support/qr/degraded-bills.ts';
+import { grayImage, light, seededRandom, type GrayImage } from '../support/qr/gray-image.ts';
+import { PAYMENT_PART_CODE, billCode, imageOnlyPdf, rasterPage } from '../support/qr/qr-bills.ts';
 
 let engines: ScanEngines;
 beforeAll(async () => {

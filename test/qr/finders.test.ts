@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { GrayRaster } from '../../src/pdf/engine/port.ts';
 import { findFinderPatterns } from '../../src/qr/finders.ts';
 import { leadsIn } from '../../src/qr/leads.ts';
-import { textCode, type Code } from '../support/qr-bills.ts';
-import { blur, light } from '../support/gray-image.ts';
+import { textCode, type Code } from '../support/qr/qr-bills.ts';
+import { blur, light } from '../support/qr/gray-image.ts';
 
 /** A white raster with codes painted at (x, y) with `module` pixels a module (fractional sizes anti-aliased by area). */
 function raster(

@@ -1,7 +1,7 @@
 /** src/qr/iban.ts: MOD 97-10, QR-IBANs, and the bills readQrBill refuses for their IBAN. */
 import { describe, expect, it } from 'vitest';
 import { checkSwissIban, hasValidMod97, isQrIban, mod97 } from '../../src/qr/iban.ts';
-import { bill, NON, payload, reason, rejection } from '../support/qr-payload.ts';
+import { bill, NON, payload, reason, rejection } from '../support/qr/qr-payload.ts';
 
 describe('IBAN', () => {
   it('computes ISO 7064 MOD 97-10', () => {

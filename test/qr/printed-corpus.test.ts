@@ -6,8 +6,8 @@
 import { beforeAll, expect, it } from 'vitest';
 import type { QrBillWarning } from '../../src/qr/warnings.ts';
 import { describeShared, readShared, readSharedJson } from '../support/corpus.ts';
-import type { ExternalPdf } from '../support/qr-corpus.ts';
-import { type ScanEngines, scanEngines } from '../support/scan-engines.ts';
+import type { ExternalPdf } from '../support/qr/qr-corpus.ts';
+import { type ScanEngines, scanEngines } from '../support/qr/scan-engines.ts';
 
 describeShared('printed payment part on the untampered corpus', () => {
   let engines: ScanEngines;

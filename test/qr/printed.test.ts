@@ -7,10 +7,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { generateQRData } from '../../node_modules/swissqrbill/lib/esm/shared/qr-code.js';
 import type { ScanOutcome } from '../../src/qr/scan.ts';
 import type { QrBillWarning } from '../../src/qr/warnings.ts';
-import { swissQrBillPdf } from '../support/pdfkit-bill.ts';
-import { type Language, printedPart } from '../support/printed-part.ts';
-import { type BillData, PAYMENT_PART_CODE, billCode, qrBillPdf, spcCode, textCode } from '../support/qr-bills.ts';
-import { type ScanEngines, scanEngines } from '../support/scan-engines.ts';
+import { swissQrBillPdf } from '../support/qr/pdfkit-bill.ts';
+import { type Language, printedPart } from '../support/qr/printed-part.ts';
+import { type BillData, PAYMENT_PART_CODE, billCode, qrBillPdf, spcCode, textCode } from '../support/qr/qr-bills.ts';
+import { type ScanEngines, scanEngines } from '../support/qr/scan-engines.ts';
 
 const LANGUAGES: Language[] = ['DE', 'FR', 'IT', 'EN'];
 

@@ -7,8 +7,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { GrayRaster } from '../../src/pdf/engine/port.ts';
 import { readQrBill } from '../../src/qr/bill.ts';
-import { scanEngines, type ScanEngines } from '../support/scan-engines.ts';
-import { TWO_BILL_PAGES, UPPER_READ_FIRST } from '../support/reading-order-pages.ts';
+import { scanEngines, type ScanEngines } from '../support/qr/scan-engines.ts';
+import { TWO_BILL_PAGES, UPPER_READ_FIRST } from '../support/qr/reading-order-pages.ts';
 
 let engines: ScanEngines;
 beforeAll(async () => {

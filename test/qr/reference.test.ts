@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { readQrBill } from '../../src/qr/bill.ts';
 import { mod97 } from '../../src/qr/iban.ts';
 import { isValidCreditorReference, mod10RecursiveCheckDigit, qrReferenceProblem } from '../../src/qr/reference.ts';
-import { payload, reason, rejection, SCOR } from '../support/qr-payload.ts';
+import { payload, reason, rejection, SCOR } from '../support/qr/qr-payload.ts';
 
 describe('QR reference (mod 10 recursive)', () => {
   it('computes check digits', () => {

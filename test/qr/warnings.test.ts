@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { readQrBill, type QrBill } from '../../src/qr/bill.ts';
 import { qrBillWarnings } from '../../src/qr/warnings.ts';
-import { IG_EXAMPLE_LINES } from '../support/qr-bills.ts';
+import { IG_EXAMPLE_LINES } from '../support/qr/qr-bills.ts';
 
 /** The IG's example bill: no warning. */
 const BASE = IG_EXAMPLE_LINES;

@@ -12,7 +12,7 @@ import { ByteBudget } from '../../src/byte-budget.ts';
 import { readEndpointConfig } from '../../src/idb/config.ts';
 import { serveNode } from '../../src/runtime/node/serve.ts';
 import { inProcessEngines, serverDeps } from '../../src/runtime/shared/deps.ts';
-import { simplePdf } from '../support/pdf-builder.ts';
+import { simplePdf } from '../support/pdf/pdf-builder.ts';
 
 const MiB = 1024 * 1024;
 

@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { EngineBusyError } from '../../src/pdf/engine/queue.ts';
 import { WorkerPdfEngine } from '../../src/runtime/node/worker-engine.ts';
-import { metadataBombPdf } from '../support/bomb-pdf.ts';
-import { engineModules } from '../support/app.ts';
-import { simplePdf } from '../support/pdf-builder.ts';
+import { metadataBombPdf } from '../support/pdf/bomb-pdf.ts';
+import { engineModules } from '../support/http/app.ts';
+import { simplePdf } from '../support/pdf/pdf-builder.ts';
 
 /** 64 MiB of zeros as XMP metadata, which PDFium inflates while opening the document. */
 const bombWithMetadata = () => metadataBombPdf(64 << 20);

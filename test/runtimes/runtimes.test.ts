@@ -16,13 +16,13 @@ import {
   unsignedJwt,
   type JwksServer,
   type SigningKey,
-} from '../support/jwt.ts';
+} from '../support/http/jwt.ts';
 import { freePort } from '../support/net.ts';
 import { IMAGE_CASES } from './workers/cases.ts';
 import { NODE_ANSWERS } from './workers/node-answers.ts';
-import { simplePdf, toBase64 } from '../support/pdf-builder.ts';
-import { PRINTED_BILLS } from '../support/printed-bills.ts';
-import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, spcCode, textCode } from '../support/qr-bills.ts';
+import { simplePdf, toBase64 } from '../support/pdf/pdf-builder.ts';
+import { PRINTED_BILLS } from '../support/qr/printed-bills.ts';
+import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, spcCode, textCode } from '../support/qr/qr-bills.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const START_TIMEOUT_MS = 20_000;

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { describeShared } from '../support/corpus.ts';
 import { freePort } from '../support/net.ts';
-import { toBase64 } from '../support/pdf-builder.ts';
-import { qrCorpusPdfSuites, type ExtractRequest } from '../support/qr-corpus.ts';
+import { toBase64 } from '../support/pdf/pdf-builder.ts';
+import { qrCorpusPdfSuites, type ExtractRequest } from '../support/qr/qr-corpus.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const START_TIMEOUT_MS = 60_000;

@@ -1,9 +1,9 @@
 /**
  * No comment names a file that does not exist. Comments and documents point readers at files ("the rules of
- * docs/contract/windows-security.md", "see support/krb5-realm.ts"); when a file moves or goes, those pointers rot
- * silently. Every word in a comment (or a Markdown document) that looks like a path to a file of ours must name one:
- * relative to the repository, to the commenting file's folder or one of its parents, or, for a bare name, any file in
- * the tree. `../shared/...` must exist when ../shared is there, and may not name what the repository now carries
+ * docs/contract/windows-security.md", "see support/negotiate/krb5-realm.ts"); when a file moves or goes, those pointers
+ * rot silently. Every word in a comment (or a Markdown document) that looks like a path to a file of ours must name
+ * one: relative to the repository, to the commenting file's folder or one of its parents, or, for a bare name, any file
+ * in the tree. `../shared/...` must exist when ../shared is there, and may not name what the repository now carries
  * (the contract, the net.tcp captures).
  */
 import { execFileSync } from 'node:child_process';
@@ -42,8 +42,8 @@ const ELSEWHERE = new Set([
   'SocketConnection.cs',
   // files a user or a tool writes at run time
   'roles.json',
-  'Client.cs', // NSwag's generated client (test/support/generated-clients.ts)
-  'Reference.cs', // dotnet-svcutil's generated proxy (test/support/dotnet-svcutil.ts)
+  'Client.cs', // NSwag's generated client (test/support/peers/generated-clients.ts)
+  'Reference.cs', // dotnet-svcutil's generated proxy (test/support/peers/dotnet-svcutil.ts)
   'RUN/env.sh',
   'src/stray.ts', // CONTRIBUTING's example of what the core's type check refuses
 ]);

@@ -1,13 +1,14 @@
 /**
- * The .NET projects' local package source (test/support/dotnet.ts): a project's NuGet.config names ../shared/nuget
- * relative to its folder; the build copy gets it absolute, and where the folder is absent (a user's clone) the
- * project is unavailable with a message naming it, so its suites skip instead of every restore failing (NU1301).
+ * The .NET projects' local package source (test/support/peers/dotnet.ts): a project's NuGet.config names
+ * ../shared/nuget relative to its folder; the build copy gets it absolute, and where the folder is absent (a user's
+ * clone) the project is unavailable with a message naming it, so its suites skip instead of every restore failing
+ * (NU1301).
  */
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { absoluteNuGetConfig, DOTNET_SOURCES, DotnetUnavailableError } from '../support/dotnet.ts';
+import { absoluteNuGetConfig, DOTNET_SOURCES, DotnetUnavailableError } from '../support/peers/dotnet.ts';
 
 describe('NuGet.config of a .NET test project', () => {
   let dir: string;

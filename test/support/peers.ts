@@ -15,11 +15,11 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { sharedExists, sharedPath } from './corpus.ts';
-import { dotnetVersion } from './dotnet.ts';
-import { krb5Missing } from './krb5-realm.ts';
-import { monoAvailable } from './mono.ts';
-import { postgresMissing } from './postgres.ts';
-import { sambaMissing } from './samba-ad.ts';
+import { dotnetVersion } from './peers/dotnet.ts';
+import { krb5Missing } from './negotiate/krb5-realm.ts';
+import { monoAvailable } from './peers/mono.ts';
+import { postgresMissing } from './peers/postgres.ts';
+import { sambaMissing } from './negotiate/samba-ad.ts';
 
 export interface Peer {
   /** As the message names it: 'Mono', 'PostgreSQL', ... */
@@ -49,7 +49,7 @@ export const PEERS = {
   postgres: peer('PostgreSQL', () => postgresMissing()),
   /** MIT krb5 loads gss-ntlmssp through its mech file (Debian's gss-ntlmssp installs it): .NET's NTLM on Linux. */
   gssNtlmssp: peer('gss-ntlmssp', () => (existsSync(GSS_NTLMSSP_MECH) ? [] : ['gss-ntlmssp'])),
-  /** The GSSAPI initiators of test/support/nns-client.py: python3-gssapi with gss-ntlmssp. */
+  /** The GSSAPI initiators of test/support/negotiate/nns-client.py: python3-gssapi with gss-ntlmssp. */
   gssInitiators: peer('python3-gssapi with gss-ntlmssp', () => [
     ...(pythonImports('gssapi') ? [] : ['python3-gssapi']),
     ...(existsSync(GSS_NTLMSSP_MECH) ? [] : ['gss-ntlmssp']),
@@ -58,7 +58,7 @@ export const PEERS = {
   krb5: peer('an MIT KDC', () => krb5Missing()),
   samba: peer('Samba AD', () => sambaMissing()),
   tshark: peer('tshark', () => (onPath('tshark') ? [] : ['tshark'])),
-  /** ../shared/babelfish: Babelfish for PostgreSQL, the TDS and T-SQL server of the SQL Server suites (support/babelfish.ts). */
+  /** ../shared/babelfish: Babelfish for PostgreSQL, the TDS and T-SQL server of the SQL Server suites (support/peers/babelfish.ts). */
   babelfish: peer('Babelfish', () =>
     sharedExists('babelfish', 'start.sh')
       ? []

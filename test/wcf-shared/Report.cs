@@ -1,5 +1,5 @@
 // The JSON-lines check reporter of the C# test clients, Mono's (test/mono: E2EClient, SvcutilClient) and .NET's
-// (test/dotnet: WcfClient, SvcutilClient, HttpApiClient), parsed by test/support/mono-e2e.ts's parseChecks. One line
+// (test/dotnet: WcfClient, SvcutilClient, HttpApiClient), parsed by test/support/peers/mono-e2e.ts's parseChecks. One line
 // per check:
 //   {"check":"files.1MiB.sha256","ok":true}
 //   {"check":"scalar.param.int","ok":false,"expected":"Int32:42","actual":"Int64:42"}

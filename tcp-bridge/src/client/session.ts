@@ -2,8 +2,8 @@
  * One net.tcp session as a client speaks it, bytes in and bytes out, no socket: the preamble (with an
  * `application/negotiate` upgrade when asked), the MS-NNS handshake frames, then the framing records, sealed in NNS data
  * frames once a security context is set, and the binary XML session dictionaries of both directions. The project's
- * own clients (bench/nettcp-client.ts, test/support/nettcp.ts, test/support/ntlm-nettcp.ts) are this codec plus a
- * socket; the records themselves are read by ClientFramingDecoder (framing/client-decoder.ts).
+ * own clients (bench/nettcp-client.ts, test/support/nettcp/nettcp.ts, test/support/nettcp/ntlm-nettcp.ts) are this
+ * codec plus a socket; the records themselves are read by ClientFramingDecoder (framing/client-decoder.ts).
  */
 import { decodeEnvelope, encodeEnvelope, ReaderSession, WriterSession, type XmlDocument } from '../binary-xml/index.ts';
 import { concatBytes } from '../bytes.ts';

@@ -3,7 +3,7 @@
  * groups the domain controller put them in, nested groups already expanded by the KDC. The bridge gets the PAC from
  * MIT's GSSAPI after accepting a ticket (gss_get_name_attribute on the peer name: `urn:mspac:logon-info` for the
  * KERB_VALIDATION_INFO buffer decoded here, `urn:mspac:` for the whole PAC, `urn:mspac:upn-dns-info`):
- * gssapi/kerberos.ts reads the first (pacSids); test/support/gss-pac.ts reads them all for the tests.
+ * gssapi/kerberos.ts reads the first (pacSids); test/support/negotiate/gss-pac.ts reads them all for the tests.
  *
  * No maintained npm package decodes a PAC (nor MS-RPCE NDR); this module hand-decodes only what the bridge needs:
  * - `parsePac`: the PACTYPE container (MS-PAC 2.3, 2.4): buffer types and their bytes;

@@ -10,7 +10,7 @@ import {
   type XmlText,
   type TextOf,
 } from '../../../tcp-bridge/src/binary-xml/index.ts';
-import { SESSION_STRINGS, comparable } from '../../support/binary-xml-arbitrary.ts';
+import { SESSION_STRINGS, comparable } from '../../support/nettcp/binary-xml-arbitrary.ts';
 
 export const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 export const unhex = (h: string): Uint8Array => new Uint8Array(Buffer.from(h.replace(/\s+/g, ''), 'hex'));

@@ -14,7 +14,7 @@ import {
   type XmlElement,
   type XmlText,
 } from '../../../tcp-bridge/src/binary-xml/index.ts';
-import { documentArb } from '../../support/binary-xml-arbitrary.ts';
+import { documentArb } from '../../support/nettcp/binary-xml-arbitrary.ts';
 import { ascii, inX, roundTrip, str, text } from './documents.ts';
 
 describe('MC-NBFS static dictionary (generated)', () => {

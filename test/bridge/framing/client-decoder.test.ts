@@ -28,8 +28,8 @@ import {
 } from '../../../tcp-bridge/src/framing/index.ts';
 import { dataFrame, HandshakeId, handshakeFrame, NnsDecoder } from '../../../tcp-bridge/src/negotiate/nns.ts';
 import { concatBytes } from '../../../tcp-bridge/src/bytes.ts';
-import { chunked } from '../../support/pcap.ts';
-import { request } from '../../support/soap.ts';
+import { chunked } from '../../support/nettcp/pcap.ts';
+import { request } from '../../support/nettcp/soap.ts';
 
 const VIA = 'net.tcp://localhost/IDBService';
 const payload = (n: number) => Uint8Array.from({ length: n }, (_, i) => i & 0xff);

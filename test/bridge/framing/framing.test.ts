@@ -11,7 +11,7 @@ import {
   type FramingFaultCode,
   type ServerDecoderOptions,
 } from '../../../tcp-bridge/src/framing/index.ts';
-import { chunked } from '../../support/pcap.ts';
+import { chunked } from '../../support/nettcp/pcap.ts';
 
 const VIA = 'net.tcp://127.0.0.1:8731/IDBService';
 const FAULTS = 'http://schemas.microsoft.com/ws/2006/05/framing/faults/';

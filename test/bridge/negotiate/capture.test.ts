@@ -1,9 +1,9 @@
 /**
  * NegotiateStream against a real session: test/fixtures/nettcp/nns-spnego-ntlm.pcap, recorded by
- * test/fixtures/nettcp/record.ts: MIT's SPNEGO with gss-ntlmssp as initiator (test/support/nns-client.py, TESTDOM\alice)
- * against the bridge with BRIDGE_NTLM_BACKEND=gssapi, whose CHALLENGE, session keys, signatures and seals are
- * gss-ntlmssp's (the SPNEGO wrapping of the server's tokens is ours, spnego.ts). The NNS framing is read byte by byte
- * and by TCP segment, the SPNEGO and NTLM tokens are decoded, and, the test password being known, the whole key
+ * test/fixtures/nettcp/record.ts: MIT's SPNEGO with gss-ntlmssp as initiator (test/support/negotiate/nns-client.py,
+ * TESTDOM\alice) against the bridge with BRIDGE_NTLM_BACKEND=gssapi, whose CHALLENGE, session keys, signatures and
+ * seals are gss-ntlmssp's (the SPNEGO wrapping of the server's tokens is ours, spnego.ts). The NNS framing is read byte
+ * by byte and by TCP segment, the SPNEGO and NTLM tokens are decoded, and, the test password being known, the whole key
  * schedule is checked against gss-ntlmssp's bytes: the MIC, both mechListMICs (sequence 0, RC4 handle put back),
  * every data frame opened (sequence 1, 2, 3 each way), and the server's frames rewritten byte for byte by the
  * TypeScript session security.
@@ -38,7 +38,7 @@ import {
   encodeNegTokenResp,
   NegState,
 } from '../../../tcp-bridge/src/negotiate/spnego.ts';
-import { chunked, readTcpConversation } from '../../support/pcap.ts';
+import { chunked, readTcpConversation } from '../../support/nettcp/pcap.ts';
 
 const PASSWORD = 'Secret123!';
 const UPGRADE = new TextEncoder().encode('application/negotiate');

@@ -1,7 +1,8 @@
 /**
  * NegotiateStream end to end against real initiators: MIT GSSAPI's SPNEGO with gss-ntlmssp (python3-gssapi, the same
- * stack as the acceptor of the captured session) and impacket's NTLM client, both through support/nns-client.py over
- * TCP, against stream.ts + the NTLM backend in support/negotiate-echo.ts, which echoes what it unwraps.
+ * stack as the acceptor of the captured session) and impacket's NTLM client, both through
+ * support/negotiate/nns-client.py over TCP, against stream.ts + the NTLM backend in
+ * support/negotiate/negotiate-echo.ts, which echoes what it unwraps.
  *
  * Needs /usr/bin/python3 with gssapi and gss-ntlmssp (and impacket for the no-MIC refusal): Debian packages
  * python3-gssapi gss-ntlmssp python3-impacket. Without them the suites are skipped, and say so.
@@ -18,8 +19,8 @@ import {
   runNnsClient,
   startNegotiateEcho,
   type EchoServer,
-} from '../../support/negotiate-echo.ts';
-import { LOGON_DENIED_PAYLOAD, pattern, toHex } from '../../support/negotiate.ts';
+} from '../../support/negotiate/negotiate-echo.ts';
+import { LOGON_DENIED_PAYLOAD, pattern, toHex } from '../../support/negotiate/negotiate.ts';
 import { needPeers, PEERS } from '../../support/peers.ts';
 
 const noInitiators = needPeers('negotiate e2e', PEERS.gssInitiators);

@@ -1,7 +1,7 @@
 /**
  * The gss-ntlmssp backend (BRIDGE_NTLM_BACKEND=gssapi, see gss-ntlm.peers.test.ts) driven directly with
- * support/ntlm-client.ts, for what a real initiator does not send (a bad MIC, a foreign SPN, garbage), and its
- * configuration: the users file and BRIDGE_NTLM_BACKEND.
+ * support/negotiate/ntlm-client.ts, for what a real initiator does not send (a bad MIC, a foreign SPN, garbage), and
+ * its configuration: the users file and BRIDGE_NTLM_BACKEND.
  */
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,8 +23,8 @@ import {
   type AcceptorInfo,
 } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { securityBackends } from '../../../tcp-bridge/src/server.ts';
-import { CLIENT_FLAGS, TestNtlmClient } from '../../support/ntlm-client.ts';
-import { toHex } from '../../support/negotiate.ts';
+import { CLIENT_FLAGS, TestNtlmClient } from '../../support/negotiate/ntlm-client.ts';
+import { toHex } from '../../support/negotiate/negotiate.ts';
 import { USERS, useGssNtlmEcho } from './gss-ntlm-echo.ts';
 import { needPeers, PEERS } from '../../support/peers.ts';
 
@@ -124,7 +124,8 @@ describe.skipIf(noInitiators)('NegotiateStream with NTLM through gss-ntlmssp (GS
         const { done } = await logon(b, 'alice', 'Secret123!', tweaks);
         await expect(done).rejects.toMatchObject({ reason });
       }
-      // A non-zero LmChallengeResponse (test/support/ntlm-client.ts writes it first, at 88): no LMv2 fallback.
+      // A non-zero LmChallengeResponse (test/support/negotiate/ntlm-client.ts writes it first, at 88): no LMv2
+      // fallback.
       const initiator = new TestNtlmClient('alice', 'TESTDOM', 'Secret123!');
       const withLm = b.createContext(OID.ntlm, info);
       const authenticate = initiator.authenticate((await withLm.step(initiator.negotiate())).token!);

@@ -1,7 +1,7 @@
 /**
  * What the gss-ntlmssp peers suites (gss-ntlm*.peers.test.ts) share: the check for their initiators, the users file,
- * and two echo servers (support/negotiate-echo.ts) on the GSSAPI backend given that file, EncryptAndSign and Sign,
- * started before a suite's tests and stopped after them. support/nns-client.py is the initiator.
+ * and two echo servers (support/negotiate/negotiate-echo.ts) on the GSSAPI backend given that file, EncryptAndSign and
+ * Sign, started before a suite's tests and stopped after them. support/negotiate/nns-client.py is the initiator.
  */
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,7 @@ import {
   startNegotiateEcho,
   type ClientResult,
   type EchoServer,
-} from '../../support/negotiate-echo.ts';
+} from '../../support/negotiate/negotiate-echo.ts';
 
 export const USERS = 'TESTDOM:alice:Secret123!\nTESTDOM:bob:Hunter2!\n:carol:Carol789!\n';
 

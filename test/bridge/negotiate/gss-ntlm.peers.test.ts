@@ -1,9 +1,10 @@
 /**
  * NegotiateStream with NTLM through gss-ntlmssp (BRIDGE_NTLM_BACKEND=gssapi: GssapiBackend given the users file,
  * tcp-bridge/src/negotiate/gssapi/) against the same real initiators as e2e.peers.test.ts: MIT GSSAPI's
- * SPNEGO with gss-ntlmssp and impacket's NTLM client, through support/nns-client.py, against stream.ts + the GSSAPI
- * backend in support/negotiate-echo.ts, which echoes what it unwraps. The backend itself is driven directly with
- * support/ntlm-client.ts for what a real initiator does not send (a bad MIC, a foreign SPN, garbage).
+ * SPNEGO with gss-ntlmssp and impacket's NTLM client, through support/negotiate/nns-client.py, against stream.ts + the
+ * GSSAPI backend in support/negotiate/negotiate-echo.ts, which echoes what it unwraps. The backend itself is driven
+ * directly with support/negotiate/ntlm-client.ts for what a real initiator does not send (a bad MIC, a foreign SPN,
+ * garbage).
  *
  * This file: sessions and refusals over the network; gss-ntlm-backend.peers.test.ts drives the backend directly and
  * checks its configuration (the servers: gss-ntlm-echo.ts).
@@ -14,8 +15,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { OID, type ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
-import { expectLogonDenied } from '../../support/negotiate-echo.ts';
-import { LOGON_DENIED_PAYLOAD, pattern, toHex } from '../../support/negotiate.ts';
+import { expectLogonDenied } from '../../support/negotiate/negotiate-echo.ts';
+import { LOGON_DENIED_PAYLOAD, pattern, toHex } from '../../support/negotiate/negotiate.ts';
 import { useGssNtlmEcho } from './gss-ntlm-echo.ts';
 import { needPeers, PEERS } from '../../support/peers.ts';
 

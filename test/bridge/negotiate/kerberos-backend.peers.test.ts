@@ -15,7 +15,7 @@ import {
 } from '../../../tcp-bridge/src/negotiate/gssapi/index.ts';
 import { IntegrityError, NegotiateError, OID } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { describeShared } from '../../support/corpus.ts';
-import { ntlmClientAccount, runNnsClient, startNegotiateEcho } from '../../support/negotiate-echo.ts';
+import { ntlmClientAccount, runNnsClient, startNegotiateEcho } from '../../support/negotiate/negotiate-echo.ts';
 import { ALICE, useKerberosEcho } from './kerberos-echo.ts';
 import { needPeers, PEERS } from '../../support/peers.ts';
 

@@ -1,8 +1,8 @@
 /**
  * What the Kerberos peers suites (kerberos*.peers.test.ts) share: the check for their peers, and a real MIT KDC of
- * realm TEST.LOCAL (support/krb5-realm.ts) with two echo servers (support/negotiate-echo.ts) on the GSSAPI backend,
- * EncryptAndSign and Sign, started before a suite's tests and stopped after them. support/nns-client.py is the
- * initiator, with alice's ticket.
+ * realm TEST.LOCAL (support/negotiate/krb5-realm.ts) with two echo servers (support/negotiate/negotiate-echo.ts) on the
+ * GSSAPI backend, EncryptAndSign and Sign, started before a suite's tests and stopped after them.
+ * support/negotiate/nns-client.py is the initiator, with alice's ticket.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,8 +10,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { GssapiBackend } from '../../../tcp-bridge/src/negotiate/gssapi/index.ts';
 import type { ProtectionLevel } from '../../../tcp-bridge/src/negotiate/security-context.ts';
-import { startTestRealm, type TestRealm } from '../../support/krb5-realm.ts';
-import { runNnsClient, startNegotiateEcho, type ClientResult, type EchoServer } from '../../support/negotiate-echo.ts';
+import { startTestRealm, type TestRealm } from '../../support/negotiate/krb5-realm.ts';
+import {
+  runNnsClient,
+  startNegotiateEcho,
+  type ClientResult,
+  type EchoServer,
+} from '../../support/negotiate/negotiate-echo.ts';
 
 export const ALICE = 'alice@TEST.LOCAL';
 

@@ -8,8 +8,8 @@ import { chmodSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeShared } from '../../support/corpus.ts';
-import { expectLogonDenied, runNnsClient } from '../../support/negotiate-echo.ts';
-import { LOGON_DENIED_PAYLOAD } from '../../support/negotiate.ts';
+import { expectLogonDenied, runNnsClient } from '../../support/negotiate/negotiate-echo.ts';
+import { LOGON_DENIED_PAYLOAD } from '../../support/negotiate/negotiate.ts';
 import { ALICE, useKerberosEcho } from './kerberos-echo.ts';
 import { needPeers, PEERS } from '../../support/peers.ts';
 

@@ -1,8 +1,9 @@
 /**
  * NegotiateStream with Kerberos through the system GSSAPI (tcp-bridge/src/negotiate/gssapi/) against a real MIT
- * KDC started in a temp folder by ../shared/tools/krb5-test-realm.sh (support/krb5-realm.ts): alice's ticket drives
- * support/nns-client.py (python3-gssapi: MIT's SPNEGO, or SPNEGO built by the script the way Windows lists its OIDs, or
- * raw krb5) against stream.ts + the GSSAPI backend in support/negotiate-echo.ts, which echoes what it unwraps.
+ * KDC started in a temp folder by ../shared/tools/krb5-test-realm.sh (support/negotiate/krb5-realm.ts): alice's ticket
+ * drives support/negotiate/nns-client.py (python3-gssapi: MIT's SPNEGO, or SPNEGO built by the script the way Windows
+ * lists its OIDs, or raw krb5) against stream.ts + the GSSAPI backend in support/negotiate/negotiate-echo.ts, which
+ * echoes what it unwraps.
  *
  * This file: sealed and signed sessions; kerberos-refusals.peers.test.ts and kerberos-backend.peers.test.ts hold the
  * refusals, the backend driven directly and its configuration (the realm and servers: kerberos-echo.ts).
@@ -17,7 +18,7 @@ import { describe, expect, it } from 'vitest';
 import { checkKeytab, GssFlag, kerberosPeerName } from '../../../tcp-bridge/src/negotiate/gssapi/index.ts';
 import { OID } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { describeShared } from '../../support/corpus.ts';
-import { pattern, toHex } from '../../support/negotiate.ts';
+import { pattern, toHex } from '../../support/negotiate/negotiate.ts';
 import { ALICE, useKerberosEcho } from './kerberos-echo.ts';
 import { needPeers, PEERS } from '../../support/peers.ts';
 

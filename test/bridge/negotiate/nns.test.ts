@@ -11,7 +11,7 @@ import {
   type NnsError,
   type NnsFrame,
 } from '../../../tcp-bridge/src/negotiate/nns.ts';
-import { ascii } from '../../support/negotiate.ts';
+import { ascii } from '../../support/negotiate/negotiate.ts';
 
 describe('MS-NNS framing', () => {
   it('writes handshake frames with a big-endian size, data frames with a little-endian length', () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config.ts';
 import { addressKey, LogonThrottle, NtlmAccounts, ntHash } from '../../../tcp-bridge/src/negotiate/ntlm/index.ts';
-import { toHex } from '../../support/negotiate.ts';
+import { toHex } from '../../support/negotiate/negotiate.ts';
 
 describe('the users file (BRIDGE_NTLM_USERS)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ntlm-users-'));

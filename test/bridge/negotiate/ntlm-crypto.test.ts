@@ -19,7 +19,7 @@ import {
   utf16le,
 } from '../../../tcp-bridge/src/negotiate/ntlm/index.ts';
 import { Rc4, rc4k } from '../../../tcp-bridge/src/negotiate/ntlm/rc4.ts';
-import { ascii, hex, toHex } from '../../support/negotiate.ts';
+import { ascii, hex, toHex } from '../../support/negotiate/negotiate.ts';
 
 describe('MD4 and RC4', () => {
   it('MD4 gives the RFC 1320 test suite digests', () => {

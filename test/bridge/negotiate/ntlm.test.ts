@@ -1,7 +1,7 @@
 /**
  * The NTLMv2 acceptor (tcp-bridge/src/negotiate/ntlm/acceptor.ts): every rule one at a time, driven by the test
- * initiator of support/ntlm-client.ts, and the session security of the context it completes. The NTLM functions on
- * their vectors are in ntlm-crypto.test.ts, the users file and the throttle in ntlm-accounts.test.ts.
+ * initiator of support/negotiate/ntlm-client.ts, and the session security of the context it completes. The NTLM
+ * functions on their vectors are in ntlm-crypto.test.ts, the users file and the throttle in ntlm-accounts.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -22,8 +22,8 @@ import {
   OID,
   type ProtectionLevel,
 } from '../../../tcp-bridge/src/negotiate/security-context.ts';
-import { CLIENT_FLAGS, TestNtlmClient, type AuthenticateTweaks } from '../../support/ntlm-client.ts';
-import { ascii, hex, toHex } from '../../support/negotiate.ts';
+import { CLIENT_FLAGS, TestNtlmClient, type AuthenticateTweaks } from '../../support/negotiate/ntlm-client.ts';
+import { ascii, hex, toHex } from '../../support/negotiate/negotiate.ts';
 
 interface Setup {
   backend: NtlmBackend;

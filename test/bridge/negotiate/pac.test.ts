@@ -1,6 +1,6 @@
 /**
  * pac.ts and sid.ts on PACs captured from a Samba 4.17 AD DC (test/fixtures/pac/, written by gss-pac.ts's
- * acceptAndReadPac as `urn:mspac:` for the accounts of test/support/samba-ad.sh): alice (idb-team, nested in
+ * acceptAndReadPac as `urn:mspac:` for the accounts of test/support/negotiate/samba-ad.sh): alice (idb-team, nested in
  * idb-readers, nested in the universal idb-all) with an AES256 ticket and with an RC4 ticket, bob (idb-writers,
  * domain local). The live check of the same against a running DC is samba-kerberos.peers.test.ts.
  */

@@ -21,8 +21,8 @@ import {
   encodeNegTokenResp,
   NegState,
 } from '../../../tcp-bridge/src/negotiate/spnego.ts';
-import { TestNtlmClient } from '../../support/ntlm-client.ts';
-import { ascii } from '../../support/negotiate.ts';
+import { TestNtlmClient } from '../../support/negotiate/ntlm-client.ts';
+import { ascii } from '../../support/negotiate/negotiate.ts';
 
 export function ntlmBackend(): NtlmBackend {
   return new NtlmBackend({

@@ -1,10 +1,10 @@
 /**
- * Kerberos from a real Active Directory KDC: a Samba AD DC (test/support/samba-ad.ts) issues AES256 and RC4 tickets
- * with a PAC; MIT's GSSAPI accepts them with the keytab exported by `samba-tool domain exportkeytab`, exposes the PAC
- * through gss_get_name_attribute (test/support/gss-pac.ts, the prototype for gssapi/), and pac.ts decodes the
- * user's SID and groups, nested ones included. Then whole NegotiateStream sessions (nns-client.py, python3-gssapi)
- * through the bridge's own GssapiBackend, sealed, with an AES ticket and with an RC4 ticket, whose peer carries the
- * SIDs of the PAC (gssapi/kerberos.ts). And the refusals the
+ * Kerberos from a real Active Directory KDC: a Samba AD DC (test/support/negotiate/samba-ad.ts) issues AES256 and RC4
+ * tickets with a PAC; MIT's GSSAPI accepts them with the keytab exported by `samba-tool domain exportkeytab`, exposes
+ * the PAC through gss_get_name_attribute (test/support/negotiate/gss-pac.ts, the prototype for gssapi/), and pac.ts
+ * decodes the user's SID and groups, nested ones included. Then whole NegotiateStream sessions (nns-client.py,
+ * python3-gssapi) through the bridge's own GssapiBackend, sealed, with an AES ticket and with an RC4 ticket, whose peer
+ * carries the SIDs of the PAC (gssapi/kerberos.ts). And the refusals the
  * KDC and the acceptor make: wrong password, disabled account, expired password, a ticket for another SPN.
  *
  * Skipped with a message where Samba cannot start (not root, no ip netns, packages missing: see samba-ad.ts).
@@ -19,8 +19,8 @@ import {
   UserFlag,
 } from '../../../tcp-bridge/src/negotiate/pac.ts';
 import { OID } from '../../../tcp-bridge/src/negotiate/security-context.ts';
-import { acceptAndReadPac, GssError, initiatorToken, type AcceptedTicket } from '../../support/gss-pac.ts';
-import { runNnsClient, startNegotiateEcho, type EchoServer } from '../../support/negotiate-echo.ts';
+import { acceptAndReadPac, GssError, initiatorToken, type AcceptedTicket } from '../../support/negotiate/gss-pac.ts';
+import { runNnsClient, startNegotiateEcho, type EchoServer } from '../../support/negotiate/negotiate-echo.ts';
 import {
   describeSamba,
   SAMBA_DNS_IDENTITY,
@@ -30,7 +30,7 @@ import {
   SAMBA_USERS,
   startSambaForSuite,
   type SambaDomain,
-} from '../../support/samba-ad.ts';
+} from '../../support/negotiate/samba-ad.ts';
 import { needPeers, PEERS } from '../../support/peers.ts';
 
 const attribute = (ticket: AcceptedTicket, name: string): AcceptedTicket['attributes'][number] => {

@@ -1,7 +1,7 @@
 /**
- * ad-groups.ts against a Samba AD DC (test/support/samba-ad.ts): `DOMAIN\Group` names (and users') resolved to the
- * SIDs the PAC carries, over LDAPS and over LDAP with StartTLS, with a simple bind as the service account svc-idb;
- * other domains' names refused or left unresolved; the refusals (a cleartext simple bind, a wrong password, a
+ * ad-groups.ts against a Samba AD DC (test/support/negotiate/samba-ad.ts): `DOMAIN\Group` names (and users') resolved
+ * to the SIDs the PAC carries, over LDAPS and over LDAP with StartTLS, with a simple bind as the service account
+ * svc-idb; other domains' names refused or left unresolved; the refusals (a cleartext simple bind, a wrong password, a
  * disabled account, an untrusted certificate, a group that does not exist, a group of another domain); the refresh
  * (a group re-created gets its new SID, a deleted one is dropped, an unreachable DC keeps the last answer).
  *
@@ -22,7 +22,7 @@ import {
   SAMBA_USERS,
   startSambaForSuite,
   type SambaDomain,
-} from '../../support/samba-ad.ts';
+} from '../../support/negotiate/samba-ad.ts';
 
 describeSamba('AD group names to SIDs over LDAP (ad-groups.ts, ldapts)', () => {
   let domain: SambaDomain | undefined;

@@ -1,6 +1,6 @@
 /**
  * NTLM pass-through for domain accounts (winbind.ts) against a Samba AD DC: this host joins the domain as member
- * BRIDGEHOST (`net ads join`, winbindd: test/support/samba-ad.sh), a real NTLM initiator (gss-ntlmssp through
+ * BRIDGEHOST (`net ads join`, winbindd: test/support/negotiate/samba-ad.sh), a real NTLM initiator (gss-ntlmssp through
  * python3-gssapi) logs on as a domain user against a CHALLENGE made here, winbind.ts has the DC check the NTLMv2
  * response (ntlm_auth --helper-protocol=ntlm-server-1) and answers the session base key, with which the MIC of the
  * AUTHENTICATE verifies and the client's first sealed message opens: the key is the one the acceptor needs. The
@@ -24,7 +24,7 @@ import {
   ntlmInSpnego,
   parseAuthenticate,
   spnegoChallenge,
-} from '../../support/ntlm-passthrough.ts';
+} from '../../support/negotiate/ntlm-passthrough.ts';
 import {
   describeSamba,
   SAMBA_DNS_IDENTITY,
@@ -32,7 +32,7 @@ import {
   startSambaForSuite,
   type SambaDomain,
   type SambaMember,
-} from '../../support/samba-ad.ts';
+} from '../../support/negotiate/samba-ad.ts';
 import { needPeers, PEERS } from '../../support/peers.ts';
 
 const noInitiators = needPeers('samba NTLM pass-through', PEERS.gssInitiators);

@@ -15,8 +15,8 @@ import {
   SpnegoAcceptor,
   SpnegoError,
 } from '../../../tcp-bridge/src/negotiate/spnego.ts';
-import { TestNtlmClient } from '../../support/ntlm-client.ts';
-import { ascii, hex } from '../../support/negotiate.ts';
+import { TestNtlmClient } from '../../support/negotiate/ntlm-client.ts';
+import { ascii, hex } from '../../support/negotiate/negotiate.ts';
 import { fakeBackend, FakeMechanism, INFO, ntlmBackend, SpnegoNtlmClient } from './parties.ts';
 
 describe('SPNEGO tokens', () => {

@@ -17,10 +17,10 @@ import { NtlmFlag, type NtlmSessionSecurity } from '../../../tcp-bridge/src/nego
 import { IntegrityError, OID, type SecurityBackend } from '../../../tcp-bridge/src/negotiate/security-context.ts';
 import { encodeNegTokenInit } from '../../../tcp-bridge/src/negotiate/spnego.ts';
 import { NegotiateStreamServer, type NegotiatedPeer } from '../../../tcp-bridge/src/negotiate/stream.ts';
-import { CLIENT_FLAGS, TestNtlmClient } from '../../support/ntlm-client.ts';
-import { ascii } from '../../support/negotiate.ts';
+import { CLIENT_FLAGS, TestNtlmClient } from '../../support/negotiate/ntlm-client.ts';
+import { ascii } from '../../support/negotiate/negotiate.ts';
 import { fakeBackend, FakeMechanism, ntlmBackend, SpnegoNtlmClient } from './parties.ts';
-import { MemoryStream } from '../../support/memory-stream.ts';
+import { MemoryStream } from '../../support/nettcp/memory-stream.ts';
 
 /** An in-memory transport recording what the stream writes (its peer reads at once). */
 class MemoryTransport extends MemoryStream {

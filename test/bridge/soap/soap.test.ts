@@ -53,7 +53,7 @@ import {
 } from '../../../src/idb/contract.ts';
 import { escapeAttribute, escapeText, type DataCell, type DataColumn } from '../../../src/idb/datatable.ts';
 import { writeDataTable } from '../../../src/idb/datatable-writer.ts';
-import { readTcpConversation } from '../../support/pcap.ts';
+import { readTcpConversation } from '../../support/nettcp/pcap.ts';
 import {
   adoptKeys,
   ANONYMOUS,
@@ -78,7 +78,7 @@ import {
   WSA,
   XSD,
   XSI,
-} from '../../support/soap.ts';
+} from '../../support/nettcp/soap.ts';
 
 const OPTIONS = { serviceNamespace: TEMPURI };
 const FAULT_ACTION = `${WSA}/soap/fault`;

@@ -1,6 +1,6 @@
 /**
  * Calls the service through openapi-fetch typed by the paths openapi-typescript generated from /openapi.json
- * (./schema.ts beside this file in the generated copy; test/support/generated-clients.ts type-checks the two with
+ * (./schema.ts beside this file in the generated copy; test/support/peers/generated-clients.ts type-checks the two with
  * `tsc --strict` before running this). One typed call per path, so one per body form. Prints JSON-line checks as the
  * .NET clients do (test/wcf-shared/Report.cs).
  * Usage: tsx program.ts <base URL> <base URL of a service that requires keys> <key> <folder with bill.pdf, plain.pdf, bill.jpg>

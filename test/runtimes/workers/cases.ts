@@ -2,12 +2,12 @@
  * Requests that every runtime must answer exactly as the Node app does. Used by parity.test.ts (inside workerd) and by
  * record-node-answers.ts, which records the Node app's answers into node-answers.ts. Web APIs only.
  */
-import { simplePdf, toBase64 } from '../../support/pdf-builder.ts';
-import { metadataBombPdf } from '../../support/bomb-pdf.ts';
-import { encryptedPdf } from '../../support/encrypted-pdf.ts';
-import { PRINTED_BILLS } from '../../support/printed-bills.ts';
-import { grayPng, grayTiff, withJfifDensity } from '../../support/bill-images.ts';
-import { encodeJpeg } from '../../support/jpeg-encoder.ts';
+import { simplePdf, toBase64 } from '../../support/pdf/pdf-builder.ts';
+import { metadataBombPdf } from '../../support/pdf/bomb-pdf.ts';
+import { encryptedPdf } from '../../support/pdf/encrypted-pdf.ts';
+import { PRINTED_BILLS } from '../../support/qr/printed-bills.ts';
+import { grayPng, grayTiff, withJfifDensity } from '../../support/qr/bill-images.ts';
+import { encodeJpeg } from '../../support/qr/jpeg-encoder.ts';
 import {
   PAYMENT_PART_CODE,
   SAMPLE_BILL,
@@ -16,7 +16,7 @@ import {
   rasterPage,
   spcCode,
   textCode,
-} from '../../support/qr-bills.ts';
+} from '../../support/qr/qr-bills.ts';
 
 /** Sent with every request so problem `traceId`s continue this trace; only their random span id differs. */
 export const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';

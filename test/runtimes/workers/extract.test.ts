@@ -5,11 +5,11 @@
  */
 import { SELF } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { simplePdf, toBase64 } from '../../support/pdf-builder.ts';
-import { printedPart } from '../../support/printed-part.ts';
-import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, textCode } from '../../support/qr-bills.ts';
-import { TWO_BILL_PAGES, UPPER_READ_FIRST } from '../../support/reading-order-pages.ts';
-import { BILLS, expectedBill, fax, phonePhoto } from '../../support/degraded-bills.ts';
+import { simplePdf, toBase64 } from '../../support/pdf/pdf-builder.ts';
+import { printedPart } from '../../support/qr/printed-part.ts';
+import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, textCode } from '../../support/qr/qr-bills.ts';
+import { TWO_BILL_PAGES, UPPER_READ_FIRST } from '../../support/qr/reading-order-pages.ts';
+import { BILLS, expectedBill, fax, phonePhoto } from '../../support/qr/degraded-bills.ts';
 
 const extract = (body: string | object) =>
   SELF.fetch('http://localhost/api/v1/documents/extract-swiss-qr-code', {

@@ -5,7 +5,7 @@
  * Worker module so its environment is its own (as config.test.ts does).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { simplePdf, toBase64 } from '../../support/pdf-builder.ts';
+import { simplePdf, toBase64 } from '../../support/pdf/pdf-builder.ts';
 
 const ctx = { waitUntil: () => {}, passThroughOnException: () => {}, props: {} };
 const VALIDATE = 'http://localhost/api/v1/documents/validate';

@@ -4,9 +4,9 @@
  */
 import { SELF } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { simplePdf, toBase64 } from '../../support/pdf-builder.ts';
-import { metadataBombPdf } from '../../support/bomb-pdf.ts';
-import { encryptedPdf } from '../../support/encrypted-pdf.ts';
+import { simplePdf, toBase64 } from '../../support/pdf/pdf-builder.ts';
+import { metadataBombPdf } from '../../support/pdf/bomb-pdf.ts';
+import { encryptedPdf } from '../../support/pdf/encrypted-pdf.ts';
 
 const validate = (body: unknown, contentType = 'application/json') =>
   SELF.fetch('http://localhost/api/v1/documents/validate', {
