@@ -1,7 +1,7 @@
 import { imageDocument } from '../src/image/image-document.ts';
 import { a4Dpi, withJfifDensity } from '../test/support/qr/bill-images.ts';
 import { phonePhotoImage } from '../test/support/qr/degraded-bills.ts';
-import { imageOnlyPdf } from '../test/support/qr/qr-bills.ts';
+import { imageOnlyPdf } from '../test/support/qr/image-pdf.ts';
 import { killAllChildren, startServer } from './server.ts';
 import { fmtMs, measure, p50, percentile, type Sample } from './stats.ts';
 import { isMainModule } from './main-module.ts';

@@ -21,7 +21,8 @@ import { threshold, type GrayImage } from '../support/qr/gray-image.ts';
 import { encodeJpeg } from '../support/qr/jpeg-encoder.ts';
 import { postJson, problem, testApp, type TestApp } from '../support/http/app.ts';
 import { toBase64 } from '../support/pdf/pdf-builder.ts';
-import { PAYMENT_PART_CODE, billCode, imageOnlyPdf, rasterPage, type ImageStream } from '../support/qr/qr-bills.ts';
+import { PAYMENT_PART_CODE, billCode, rasterPage, type ImageStream } from '../support/qr/qr-bills.ts';
+import { imageOnlyPdf } from '../support/qr/image-pdf.ts';
 import { zlibSync } from 'fflate';
 
 const EXTRACT = '/api/v1/documents/extract-swiss-qr-code';

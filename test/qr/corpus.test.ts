@@ -17,7 +17,7 @@ import {
   expectBillWarnings,
 } from '../support/qr/qr-corpus.ts';
 import { toBase64 } from '../support/pdf/pdf-builder.ts';
-import { decodePng, imagePdf, jpegSize } from '../support/qr/qr-bills.ts';
+import { decodePng, imagePdf, jpegSize } from '../support/qr/image-pdf.ts';
 
 const EXTRACT = '/api/v1/documents/extract-swiss-qr-code';
 

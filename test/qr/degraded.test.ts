@@ -19,7 +19,8 @@ import {
   stripsPdf,
 } from '../support/qr/degraded-bills.ts';
 import { grayImage, light, seededRandom, type GrayImage } from '../support/qr/gray-image.ts';
-import { PAYMENT_PART_CODE, billCode, imageOnlyPdf, rasterPage } from '../support/qr/qr-bills.ts';
+import { PAYMENT_PART_CODE, billCode, rasterPage } from '../support/qr/qr-bills.ts';
+import { imageOnlyPdf } from '../support/qr/image-pdf.ts';
 
 let engines: ScanEngines;
 beforeAll(async () => {

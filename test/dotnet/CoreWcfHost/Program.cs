@@ -1,5 +1,5 @@
 // The CoreWCF host of IIDBService: Kestrel with CoreWCF's net.tcp transport, NetTcpBinding with SecurityMode.None
-// (binary encoding, 64 MiB messages unless --max-message-mb), the service of Service.cs over a folder.
+// (binary encoding, 64 MiB messages unless --max-message-mb), the service of Service.cs and FileStore.cs over a folder.
 // Prints {"ready":true,"port":N,"endpoint":"..."} once it listens; stops when its stdin closes (and exits the
 // process itself, see the end of Main).
 // With --metadata-port N it also publishes its description as CoreWCF does (AddServiceModelMetadata,

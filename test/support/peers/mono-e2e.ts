@@ -2,7 +2,7 @@
  * The Mono side of the bridge's end-to-end tests and benchmark (test/mono/*.cs, with what they share with the .NET
  * peers in test/wcf-shared):
  * - E2EClient.exe: a ChannelFactory client of the spec's contract that calls all 13 operations and checks every value
- *   (the sections of wcf-shared/Sections.cs);
+ *   (the sections of wcf-shared/Sections.cs and StoreSections.cs);
  * - SvcutilClient.exe: the same through the proxy Mono's svcutil makes of our WSDL;
  * - MonoHost.exe: a Mono ServiceHost of the contract (the benchmark's reference peer, and the harness's own test
  *   server while the bridge does not exist).
@@ -24,7 +24,13 @@ import { freePort } from '../net.ts';
 const TEST_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 const CONTRACT = ['wcf-shared/IIDBService.cs', 'mono/Binding.cs'];
-const E2E_CLIENT_SOURCES = [...CONTRACT, 'wcf-shared/Report.cs', 'wcf-shared/Sections.cs', 'mono/E2EClient.cs'];
+const E2E_CLIENT_SOURCES = [
+  ...CONTRACT,
+  'wcf-shared/Report.cs',
+  'wcf-shared/Sections.cs',
+  'wcf-shared/StoreSections.cs',
+  'mono/E2EClient.cs',
+];
 const MONO_HOST_SOURCES = [...CONTRACT, 'mono/MonoHost.cs'];
 const SVCUTIL_CLIENT_SOURCES = ['mono/Binding.cs', 'wcf-shared/Report.cs', 'mono/SvcutilClient.cs'];
 

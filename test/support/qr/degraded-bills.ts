@@ -17,12 +17,12 @@ import {
   SAMPLE_BILL,
   billCode,
   imageObject,
-  imageOnlyPdf,
   rasterPage,
   type BillData,
   type BillPage,
   type ImageStream,
 } from './qr-bills.ts';
+import { imageOnlyPdf } from './image-pdf.ts';
 
 /** Bills of different shapes (QR reference, creditor reference, none; EUR; long texts), so code versions vary. */
 export const BILLS: BillData[] = [
