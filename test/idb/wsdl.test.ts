@@ -1,88 +1,27 @@
 /**
  * The published description of IIDBService (docs/contract/iidbservice.md, "Published description"; operations.md for
  * what the settings change): read back with libxml2's parser (xmllint), its inline XSD compiled and used to validate
- * messages, served by the app, and imported by Mono's svcutil into a proxy that compiles.
+ * messages, served by the app, and imported by Mono's svcutil into a proxy that compiles. Here the WSDL (operations,
+ * policy, port, escaping) and serving it; the XSD (data contracts, DataTable, validating messages) in
+ * wsdl-schema.test.ts, the XPath helpers in wsdl-xpath.ts.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Environment } from '../../src/config.ts';
 import { OPERATIONS } from '../../src/idb/contract.ts';
-import { readEndpointConfig } from '../../src/idb/config.ts';
-import { writeWsdl, type WsdlOptions } from '../../src/idb/wsdl.ts';
 import { problem, testApp, type TestApp } from '../support/http/app.ts';
-
-// Written out rather than imported from wsdl.ts: these URIs are what clients depend on, so the test states them.
-const NS = {
-  wsdl: 'http://schemas.xmlsoap.org/wsdl/',
-  xs: 'http://www.w3.org/2001/XMLSchema',
-  soap12: 'http://schemas.xmlsoap.org/wsdl/soap12/',
-  wsp: 'http://schemas.xmlsoap.org/ws/2004/09/policy',
-  wsu: 'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-utility-1.0.xsd',
-  wsaw: 'http://www.w3.org/2006/05/addressing/wsdl',
-  wsa10: 'http://www.w3.org/2005/08/addressing',
-  msb: 'http://schemas.microsoft.com/ws/06/2004/mspolicy/netbinary1',
-  msf: 'http://schemas.microsoft.com/ws/2006/05/framing/policy',
-  sp: 'http://schemas.xmlsoap.org/ws/2005/07/securitypolicy',
-  id: 'http://schemas.xmlsoap.org/ws/2006/02/addressingidentity',
-  ser: 'http://schemas.microsoft.com/2003/10/Serialization/',
-  dc: 'http://schemas.datacontract.org/2004/07/IDBService.Contracts',
-  data: 'http://schemas.datacontract.org/2004/07/System.Data',
-  diffgr: 'urn:schemas-microsoft-com:xml-diffgram-v1',
-} as const;
-
-// ---------------------------------------------------------------------------------------------------------------
-// XPath over libxml2 (xmllint --xpath). Steps are written `prefix:name` and turned into namespace-uri()/local-name()
-// tests, because xmllint has no option to bind prefixes.
-
-function xmllint(args: string[], input: string) {
-  const r = spawnSync('xmllint', args, { input, encoding: 'utf8' });
-  if (r.error)
-    throw new Error(
-      `xmllint could not run (${r.error.message}): install it with \`apt-get install -y libxml2-utils\` (.ci/run does this).`,
-    );
-  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
-}
-
-/** `wsdl:operation[@name='X']/@wsaw:Action` → the same path with namespace tests; quoted literals are left alone. */
-function path(p: string): string {
-  return p.replace(/(^|[/[(@])(\w+):(\w+|\*)/g, (_, before: string, prefix: string, local: string) => {
-    const uri = NS[prefix as keyof typeof NS];
-    if (!uri) throw new Error(`unknown prefix ${prefix}`);
-    return `${before}*[namespace-uri()='${uri}' and local-name()='${local}']`;
-  });
-}
-
-function xpath(xml: string, expr: string): string {
-  const r = xmllint(['--xpath', expr, '-'], xml);
-  if (r.code === 10) return ''; // the empty node set
-  if (r.code !== 0) throw new Error(`xmllint --xpath ${expr}: ${r.stderr}`);
-  return r.stdout.replace(/\n$/, ''); // xmllint ends every result with a newline
-}
-const text = (xml: string, p: string) => xpath(xml, `string(${path(p)})`);
-const count = (xml: string, p: string) => Number(xpath(xml, `count(${path(p)})`));
-
-/** A QName-valued attribute (`type="q3:guid"`) resolved through the namespace declarations in scope: `{uri}local`. */
-function qname(xml: string, element: string, attribute = 'type'): string {
-  const value = text(xml, `${element}/@${attribute}`);
-  if (!value) return '';
-  const [prefix, local] = value.includes(':') ? value.split(':') : ['', value];
-  const uri = xpath(xml, `string(${path(element)}/namespace::*[name()='${prefix}'])`);
-  return `{${uri}}${local}`;
-}
-
-const wellFormed = (xml: string) => expect(xmllint(['--noout', '-'], xml)).toMatchObject({ code: 0, stderr: '' });
-
-const wsdlFor = (env: Environment = {}, dataTable: WsdlOptions['dataTable'] = 'dataset') =>
-  writeWsdl(readEndpointConfig(env), { dataTable });
-
-const DEFS = '/wsdl:definitions';
-const SCHEMA = (ns: string) => `${DEFS}/wsdl:types/xs:schema[@targetNamespace='${ns}']`;
-const POLICY = `${DEFS}/wsp:Policy/wsp:ExactlyOne/wsp:All`;
-const TRANSPORT = `${POLICY}/sp:TransportBinding/wsp:Policy`;
-const PORT = `${DEFS}/wsdl:service/wsdl:port`;
+import {
+  xmllint,
+  text,
+  count,
+  qname,
+  wellFormed,
+  wsdlFor,
+  DEFS,
+  SCHEMA,
+  POLICY,
+  TRANSPORT,
+  PORT,
+} from './wsdl-xpath.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -231,232 +170,6 @@ describe('writeWsdl', () => {
     expect(text(wsdl, `${PORT}/soap12:address/@location`)).toBe(address);
     expect(text(wsdl, `${PORT}/wsa10:EndpointReference/wsa10:Address`)).toBe(address);
     expect(text(wsdl, `${DEFS}/wsdl:types/xs:schema[1]/@targetNamespace`)).toBe(ns);
-  });
-
-  describe('data contracts', () => {
-    const wsdl = wsdlFor();
-    const DC = SCHEMA(NS.dc);
-    const ser = (local: string) => `{${NS.ser}}${local}`;
-    const xsd = (local: string) => `{${NS.xs}}${local}`;
-    const dc = (local: string) => `{${NS.dc}}${local}`;
-    // [name, type, nillable]: DataContractSerializer makes reference types nillable, value types not.
-    const CLASSES: Record<string, [string, string, boolean][]> = {
-      QueryParameter: [
-        ['Name', xsd('string'), true],
-        ['Value', xsd('anyType'), true],
-      ],
-      IndexField: [
-        ['Name', xsd('string'), true],
-        ['Value', xsd('string'), true],
-      ],
-      FileData: [
-        ['Content', xsd('base64Binary'), true],
-        ['ContentType', xsd('string'), true],
-        ['CreatedUtc', xsd('dateTime'), false],
-        ['FileId', ser('guid'), false],
-        ['FileName', xsd('string'), true],
-        ['Length', xsd('long'), false],
-        ['ModifiedUtc', xsd('dateTime'), false],
-        ['Sha256', xsd('string'), true],
-      ],
-      DocumentData: [
-        ['ContainerId', ser('guid'), false],
-        ['ContentType', xsd('string'), true],
-        ['CreatedUtc', xsd('dateTime'), false],
-        ['DocumentId', ser('guid'), false],
-        ['Fields', dc('ArrayOfIndexField'), true],
-        ['FileId', ser('guid'), false],
-        ['FileName', xsd('string'), true],
-        ['Length', xsd('long'), false],
-        ['Title', xsd('string'), true],
-      ],
-      FileIndexData: [
-        ['ContainerId', ser('guid'), false],
-        ['DocumentId', ser('guid'), false],
-        ['Fields', dc('ArrayOfIndexField'), true],
-        ['FileId', ser('guid'), false],
-        ['Title', xsd('string'), true],
-      ],
-    };
-
-    it.each(Object.entries(CLASSES))(
-      '%s: members in alphabetical order, optional, nillable as DCS writes them',
-      (name, members) => {
-        const element = (i: number) => `${DC}/xs:complexType[@name='${name}']/xs:sequence/xs:element[${i}]`;
-        expect(count(wsdl, `${DC}/xs:complexType[@name='${name}']/xs:sequence/xs:element`)).toBe(members.length);
-        for (const [i, [member, type, nillable]] of members.entries()) {
-          expect(text(wsdl, `${element(i + 1)}/@name`)).toBe(member);
-          expect(qname(wsdl, element(i + 1))).toBe(type);
-          expect(text(wsdl, `${element(i + 1)}/@minOccurs`)).toBe('0');
-          expect(text(wsdl, `${element(i + 1)}/@nillable`)).toBe(nillable ? 'true' : '');
-        }
-        expect(qname(wsdl, `${DC}/xs:element[@name='${name}']`)).toBe(dc(name));
-        expect(text(wsdl, `${DC}/xs:element[@name='${name}']/@nillable`)).toBe('true');
-      },
-    );
-
-    it.each(['QueryParameter', 'IndexField', 'DocumentData'])(
-      'ArrayOf%s: an unbounded sequence of nillable items',
-      (item) => {
-        const element = `${DC}/xs:complexType[@name='ArrayOf${item}']/xs:sequence/xs:element`;
-        expect(count(wsdl, element)).toBe(1);
-        expect(text(wsdl, `${element}/@name`)).toBe(item);
-        expect(qname(wsdl, element)).toBe(dc(item));
-        expect(text(wsdl, `${element}/@minOccurs`)).toBe('0');
-        expect(text(wsdl, `${element}/@maxOccurs`)).toBe('unbounded');
-        expect(text(wsdl, `${element}/@nillable`)).toBe('true');
-        expect(qname(wsdl, `${DC}/xs:element[@name='ArrayOf${item}']`)).toBe(dc(`ArrayOf${item}`));
-      },
-    );
-
-    it('parameters and results reference them, Guid as the serialization namespace guid', () => {
-      const op = (name: string, member: string) =>
-        `${SCHEMA('http://tempuri.org/')}/xs:element[@name='${name}']/xs:complexType/xs:sequence/xs:element[@name='${member}']`;
-      expect(qname(wsdl, op('CloseDatabaseRequest', 'requestId'))).toBe(ser('guid'));
-      expect(qname(wsdl, op('CloseDatabaseRequest', 'commit'))).toBe(xsd('boolean'));
-      expect(qname(wsdl, op('ReturnScalar', 'parameters'))).toBe(dc('ArrayOfQueryParameter'));
-      expect(text(wsdl, `${op('ReturnScalar', 'sql')}/@nillable`)).toBe('true');
-      expect(qname(wsdl, op('ReturnScalarResponse', 'ReturnScalarResult'))).toBe(xsd('anyType'));
-      expect(qname(wsdl, op('ExecuteNonQueryResponse', 'ExecuteNonQueryResult'))).toBe(xsd('int'));
-      expect(qname(wsdl, op('NewFile', 'file'))).toBe(dc('FileData'));
-      expect(qname(wsdl, op('GetDocumentByContainerIdResponse', 'GetDocumentByContainerIdResult'))).toBe(
-        dc('ArrayOfDocumentData'),
-      );
-      expect(qname(wsdl, op('NewFileIndex', 'index'))).toBe(dc('FileIndexData'));
-      expect(qname(wsdl, op('NewFileIndexResponse', 'NewFileIndexResult'))).toBe(ser('guid'));
-    });
-
-    it('the serialization namespace schema is there, with the guid pattern', () => {
-      const SER = SCHEMA(NS.ser);
-      expect(text(wsdl, `${SER}/xs:simpleType[@name='guid']/xs:restriction/xs:pattern/@value`)).toBe(
-        '[\\da-fA-F]{8}-[\\da-fA-F]{4}-[\\da-fA-F]{4}-[\\da-fA-F]{4}-[\\da-fA-F]{12}',
-      );
-      expect(qname(wsdl, `${SER}/xs:simpleType[@name='guid']/xs:restriction`, 'base')).toBe(xsd('string'));
-      expect(qname(wsdl, `${SER}/xs:element[@name='guid']`)).toBe(ser('guid'));
-      for (const primitive of [
-        'anyType',
-        'base64Binary',
-        'boolean',
-        'dateTime',
-        'decimal',
-        'double',
-        'int',
-        'long',
-        'string',
-      ]) {
-        expect(qname(wsdl, `${SER}/xs:element[@name='${primitive}']`)).toBe(xsd(primitive));
-      }
-      expect(count(wsdl, `${SER}/xs:attribute[@name='Id' or @name='Ref' or @name='FactoryType']`)).toBe(3);
-    });
-  });
-
-  describe('ReturnDatatableResult', () => {
-    const RESULT = `${SCHEMA('http://tempuri.org/')}/xs:element[@name='ReturnDatatableResponse']/xs:complexType/xs:sequence/xs:element[@name='ReturnDatatableResult']`;
-
-    it('dataset: typed {System.Data}DataTable, the annotated type of schema and diffgram (dotnet-svcutil maps it)', () => {
-      const wsdl = wsdlFor();
-      expect(qname(wsdl, RESULT)).toBe(`{${NS.data}}DataTable`);
-      expect(text(wsdl, `${RESULT}/@nillable`)).toBe('true');
-      expect(count(wsdl, `${SCHEMA('http://tempuri.org/')}/xs:import[@namespace='${NS.data}']`)).toBe(1);
-      const TYPE = `${SCHEMA(NS.data)}/xs:complexType[@name='DataTable']`;
-      const actualType = `${TYPE}/xs:annotation/xs:appinfo/ser:ActualType`;
-      expect(text(wsdl, `${actualType}/@Name`)).toBe('DataTable');
-      expect(text(wsdl, `${actualType}/@Namespace`)).toBe(NS.data);
-      const any = (i: number, attribute: string) => text(wsdl, `${TYPE}/xs:sequence/xs:any[${i}]/@${attribute}`);
-      expect(count(wsdl, `${TYPE}/xs:sequence/*`)).toBe(2);
-      expect([any(1, 'namespace'), any(1, 'minOccurs'), any(1, 'maxOccurs'), any(1, 'processContents')]).toEqual([
-        NS.xs,
-        '0',
-        'unbounded',
-        'lax',
-      ]);
-      expect([any(2, 'namespace'), any(2, 'minOccurs'), any(2, 'maxOccurs'), any(2, 'processContents')]).toEqual([
-        NS.diffgr,
-        '1',
-        '',
-        'lax',
-      ]);
-      expect(qname(wsdl, `${SCHEMA(NS.data)}/xs:element[@name='DataTable']`)).toBe(`{${NS.data}}DataTable`);
-    });
-
-    it('anytype: typed xs:anyType, no DataTable anywhere', () => {
-      const wsdl = wsdlFor({}, 'anytype');
-      expect(qname(wsdl, RESULT)).toBe(`{${NS.xs}}anyType`);
-      expect(text(wsdl, `${RESULT}/@nillable`)).toBe('true');
-      expect(count(wsdl, '//ser:ActualType')).toBe(0);
-      expect(count(wsdl, SCHEMA(NS.data))).toBe(0);
-      // Line by line, the prefixes of foreign types aside (the dataset form spends one on DataTable).
-      const lines = (xml: string) => xml.replace(/\bq\d+\b/g, 'q').split('\n');
-      const dataset = new Set(lines(wsdlFor({}, 'dataset')));
-      expect(lines(wsdl).filter((line) => !dataset.has(line))).toEqual([
-        expect.stringMatching(/name="ReturnDatatableResult" nillable="true" type="xs:anyType"/),
-      ]);
-      expect(count(wsdl, `//xs:import[@namespace='${NS.data}']`)).toBe(0);
-    });
-  });
-
-  describe('the inline XSD, compiled by libxml2, validates messages', () => {
-    let dir: string;
-    beforeAll(() => {
-      dir = mkdtempSync(join(tmpdir(), 'idb-wsdl-xsd-'));
-    });
-    afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-    /** Writes each inline schema to a file, its imports pointed at the others; returns the operation schema's file. */
-    function schemaFiles(wsdl: string, name: string): string {
-      const n = count(wsdl, `${DEFS}/wsdl:types/xs:schema`);
-      const schemas = Array.from({ length: n }, (_, i) =>
-        xpath(wsdl, `${path(`${DEFS}/wsdl:types/xs:schema`)}[${i + 1}]`),
-      );
-      const files = new Map(
-        schemas.map((s, i) => [/targetNamespace="([^"]*)"/.exec(s)![1]!, join(dir, `${name}-${i}.xsd`)]),
-      );
-      for (const [i, s] of schemas.entries()) {
-        const located = s.replace(
-          /<xs:import namespace="([^"]*)"\/>/g,
-          (_, ns: string) => `<xs:import namespace="${ns}" schemaLocation="${files.get(ns)}"/>`,
-        );
-        writeFileSync(join(dir, `${name}-${i}.xsd`), located);
-      }
-      return files.get('http://tempuri.org/')!;
-    }
-
-    const validate = (schema: string, message: string) => {
-      const r = xmllint(['--noout', '--schema', schema, '-'], message);
-      return { valid: r.code === 0, errors: r.stderr };
-    };
-
-    const GUID = '3f2504e0-4f89-11d3-9a0c-0305e82c3301';
-    const fileDataMembers = `<d:Content>AAE=</d:Content><d:ContentType>application/pdf</d:ContentType><d:CreatedUtc>2026-01-02T03:04:05Z</d:CreatedUtc><d:FileId>${GUID}</d:FileId><d:FileName>a.pdf</d:FileName><d:Length>2</d:Length><d:ModifiedUtc>2026-01-02T03:04:05Z</d:ModifiedUtc><d:Sha256 xmlns:i="http://www.w3.org/2001/XMLSchema-instance" i:nil="true"/>`;
-
-    it.each(['dataset', 'anytype'] as const)('%s: requests and replies as a WCF client writes them', (dataTable) => {
-      const schema = schemaFiles(wsdlFor({}, dataTable), dataTable);
-      const ok = (message: string) => expect(validate(schema, message)).toMatchObject({ valid: true });
-      const bad = (message: string) => expect(validate(schema, message).valid).toBe(false);
-      ok(
-        `<CloseDatabaseRequest xmlns="http://tempuri.org/"><requestId>${GUID}</requestId><commit>true</commit></CloseDatabaseRequest>`,
-      );
-      ok(
-        `<GetFileResponse xmlns="http://tempuri.org/"><GetFileResult xmlns:d="${NS.dc}">${fileDataMembers}</GetFileResult></GetFileResponse>`,
-      );
-      ok(
-        `<ReturnScalar xmlns="http://tempuri.org/"><requestId>${GUID}</requestId><sql>select 1</sql><parameters xmlns:d="${NS.dc}" xmlns:i="http://www.w3.org/2001/XMLSchema-instance"><d:QueryParameter><d:Name>@id</d:Name><d:Value i:type="x:int" xmlns:x="${NS.xs}">1</d:Value></d:QueryParameter></parameters></ReturnScalar>`,
-      );
-      bad(
-        `<CloseDatabaseRequest xmlns="http://tempuri.org/"><requestId>not-a-guid</requestId><commit>true</commit></CloseDatabaseRequest>`,
-      );
-      bad(
-        `<CloseDatabaseRequest xmlns="http://tempuri.org/"><commit>true</commit><requestId>${GUID}</requestId></CloseDatabaseRequest>`,
-      );
-      if (dataTable === 'dataset') {
-        ok(
-          `<ReturnDatatableResponse xmlns="http://tempuri.org/"><ReturnDatatableResult><xs:schema id="NewDataSet" xmlns:xs="${NS.xs}"/><diffgr:diffgram xmlns:diffgr="${NS.diffgr}"/></ReturnDatatableResult></ReturnDatatableResponse>`,
-        );
-        bad(
-          `<ReturnDatatableResponse xmlns="http://tempuri.org/"><ReturnDatatableResult><xs:schema id="NewDataSet" xmlns:xs="${NS.xs}"/></ReturnDatatableResult></ReturnDatatableResponse>`,
-        );
-      }
-    });
   });
 });
 

@@ -1,0 +1,194 @@
+import { expect, it } from 'vitest';
+import { type Backend, type SuiteContext, ENDLESS, fault, LIMITS, BUSY_TIMEOUT_MS } from './database-backends.ts';
+
+/** Limits and faults: time-outs, the row cap, transactions side by side, cancelling, waiting writers, failing commits. Part of `databaseSuite` (database-suite.ts), inside its describe. */
+export function databaseLimitsSuite(b: Backend, ctx: SuiteContext): void {
+  const { inTransaction, count, onSqlite, tsql, noSleep } = ctx;
+
+  it('times a slow statement out and aborts its transaction', async () => {
+    const t = await ctx.db.begin('read');
+    expect((await t.run('SELECT 1', [], { timeoutMs: 200, maxRows: 10 })).rows).toEqual([[1]]);
+    const started = Date.now();
+    const slow = await fault(t.run(b.sleep(5), [], { timeoutMs: 200, maxRows: 10 }));
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(slow).toMatchObject({ fault: 'Timeout', transactionAborted: true });
+    expect((await fault(t.run('SELECT 1', [], LIMITS))).message).toMatch(/aborted/);
+    await t.rollback();
+    // The connection went back to the pool in working order.
+    expect(await count()).toBeTypeOf(onSqlite || tsql ? 'number' : 'bigint');
+  });
+
+  it.runIf(onSqlite)(
+    'interrupts a slow write: its transaction refuses run and commit, and nothing is written',
+    async () => {
+      const t = await ctx.db.begin('write');
+      await t.run("INSERT INTO items VALUES (30, 'before the slow one')", [], LIMITS);
+      const started = Date.now();
+      const slow = await fault(
+        t.run(`UPDATE items SET name = (SELECT count(*) FROM ${b.series(1, ENDLESS)}) WHERE id = 30`, [], {
+          timeoutMs: 200,
+          maxRows: 10,
+        }),
+      );
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(slow).toMatchObject({ fault: 'Timeout', transactionAborted: true });
+      expect(slow.message).toMatch(/200 ms/);
+      expect((await fault(t.run('SELECT 1', [], LIMITS))).message).toMatch(/aborted/);
+      expect(await fault(t.commit())).toMatchObject({ fault: 'SqlError', transactionAborted: true });
+      await t.rollback();
+      expect(await count('id = 30')).toBe(0);
+      await inTransaction('write', async (w) =>
+        expect((await w.run("INSERT INTO items VALUES (31, 'after')", [], LIMITS)).rowsAffected).toBe(1),
+      );
+    },
+  );
+
+  it('faults QuotaExceeded above the row cap, without partial rows', async () => {
+    await inTransaction('read', async (t) => {
+      const all = await t.run(`SELECT x FROM ${b.series(1, 25)}`, [], { timeoutMs: 5000, maxRows: 25 });
+      expect(all.rows).toHaveLength(25);
+      expect(all.columns.map((c) => c.name)).toEqual(['x']);
+      const whole = await t.run(`SELECT x FROM ${b.series(1, 20)}`, [], { timeoutMs: 5000, maxRows: 25 });
+      expect(whole.columns.map((c) => c.name)).toEqual(['x']);
+    });
+    const t = await ctx.db.begin('read');
+    const over = await fault(
+      t.run(`SELECT x FROM ${b.series(1, onSqlite ? ENDLESS : 5000000)}`, [], { timeoutMs: 5000, maxRows: 2500 }),
+    );
+    expect(over).toMatchObject({ fault: 'QuotaExceeded', transactionAborted: true });
+    expect(over.message).toContain('2500');
+    await t.rollback();
+
+    // A write whose RETURNING rows exceed the cap is not left for a commit.
+    const w = await ctx.db.begin('write');
+    expect(
+      (
+        await fault(
+          w.run(
+            tsql
+              ? `INSERT INTO items OUTPUT INSERTED.id SELECT x, 'many' FROM ${b.series(100, 130)}`
+              : `INSERT INTO items SELECT x, 'many' FROM ${b.series(100, 130)} RETURNING id`,
+            [],
+            {
+              timeoutMs: 5000,
+              maxRows: 10,
+            },
+          ),
+        )
+      ).fault,
+    ).toBe('QuotaExceeded');
+    expect((await fault(w.commit())).fault).toBe('SqlError');
+    await w.rollback();
+    expect(await count("name = 'many'")).toBe(b.count(0));
+  });
+
+  it('runs transactions side by side: a slow one blocks neither another nor the event loop', async () => {
+    const slow = await ctx.db.begin('read');
+    const fast = await ctx.db.begin('read');
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 10);
+    try {
+      // SQLite has no sleep: its slow statement runs until its 600 ms time-out.
+      const sleeping = slow.run(b.sleep(0.6), [], noSleep ? { timeoutMs: 600, maxRows: 10 } : LIMITS);
+      const started = Date.now();
+      const quick = await fast.run('SELECT 2 AS quick', [], LIMITS);
+      expect(quick.rows).toEqual([[2]]);
+      expect(Date.now() - started).toBeLessThan(400);
+      if (noSleep) expect((await fault(sleeping)).fault).toBe('Timeout');
+      else expect((await sleeping).rows[0]![1]).toBe(1);
+      expect(ticks).toBeGreaterThan(20);
+    } finally {
+      clearInterval(timer);
+      await slow.rollback();
+      await fast.rollback();
+    }
+  });
+
+  it('cancels a running statement on rollback', async () => {
+    const t = await ctx.db.begin('read');
+    const running = t.run(b.sleep(10), [], { timeoutMs: 30_000, maxRows: 10 });
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    await t.rollback();
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect((await fault(running)).fault).toBe('Timeout'); // 57014 on PostgreSQL, SQLITE_INTERRUPT on SQLite
+  });
+
+  it.runIf(onSqlite)('cancels a statement on rollback also while its rows are being read', async () => {
+    const t = await ctx.db.begin('read');
+    // Rows keep coming (one per 100000 steps), so the statement is past its first step when the rollback comes.
+    const running = t.run(`SELECT x FROM ${b.series(1, ENDLESS)} WHERE x % 100000 = 0`, [], {
+      timeoutMs: 30_000,
+      maxRows: 1_000_000,
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const started = Date.now();
+    await t.rollback();
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(await fault(running)).toMatchObject({ fault: 'Timeout', message: expect.stringMatching(/rolled back/) });
+  });
+
+  it.runIf(onSqlite)('lets a writer wait for another up to the busy time-out, then faults Timeout', async () => {
+    const first = await ctx.db.begin('write');
+    try {
+      let started = Date.now();
+      const refused = await fault(ctx.db.begin('write'));
+      const waited = Date.now() - started;
+      expect(refused).toMatchObject({ fault: 'Timeout' });
+      expect(refused.message).toMatch(/database is locked/);
+      expect(waited).toBeGreaterThanOrEqual(BUSY_TIMEOUT_MS - 50);
+      expect(waited).toBeLessThan(BUSY_TIMEOUT_MS + 1500);
+      // Readers are not held up by the writer.
+      expect(await count()).toBeTypeOf('number');
+
+      // A writer that ends within the time-out lets the next one in.
+      started = Date.now();
+      setTimeout(() => void first.commit(), 100);
+      const second = await ctx.db.begin('write');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(80);
+      await second.rollback();
+    } finally {
+      await first.rollback();
+    }
+  });
+
+  it.runIf(onSqlite)('rolls back when COMMIT fails (a deferred foreign key) and reports SqlError', async () => {
+    await inTransaction('write', async (t) => {
+      await t.run('CREATE TABLE parent (id INTEGER PRIMARY KEY)', [], LIMITS);
+      await t.run(
+        'CREATE TABLE child (parent_id int REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)',
+        [],
+        LIMITS,
+      );
+      await t.commit();
+    });
+    const t = await ctx.db.begin('write');
+    await t.run('INSERT INTO child VALUES (5)', [], LIMITS);
+    const failed = await fault(t.commit());
+    expect(failed).toMatchObject({ fault: 'SqlError', transactionAborted: true });
+    expect(failed.message).toMatch(/FOREIGN KEY constraint failed/);
+    await t.rollback();
+    expect(
+      await inTransaction('read', async (r) => (await r.run('SELECT count(*) FROM child', [], LIMITS)).rows),
+    ).toEqual([[0]]);
+    // The writer's lock was released with it.
+    await inTransaction('write', async (w) =>
+      expect((await w.run('SELECT count(*) FROM child', [], LIMITS)).rows).toEqual([[0]]),
+    );
+  });
+
+  it.runIf(onSqlite)(
+    'starts every transaction without TEMP objects an earlier one committed on the same connection',
+    async () => {
+      const t = await ctx.db.begin('write');
+      await t.run('CREATE TEMP TABLE scratch (x)', [], LIMITS);
+      await t.run('CREATE TEMP VIEW items AS SELECT 1 AS id, 2 AS name', [], LIMITS); // would shadow main.items
+      await t.commit();
+      for (const access of ['write', 'read'] as const) {
+        await inTransaction(access, async (next) => {
+          expect((await next.run('SELECT count(*) FROM temp.sqlite_schema', [], LIMITS)).rows).toEqual([[0]]);
+        });
+      }
+    },
+  );
+}
