@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startMonoHost } from '../test/support/peers/mono-e2e.ts';
-import { runLoad, type LoadResult } from './nettcp-client.ts';
+import { runLoad, type LoadResult } from './nettcp-load.ts';
 import { killAllChildren, procMemMB, startBridgeProcess, startCannedResponder } from './server.ts';
 import { isMainModule } from './main-module.ts';
 

@@ -25,7 +25,7 @@ import { buildDotnetProject, dotnetAvailable, DOTNET_MISSING, runDotnet } from '
 import { startCoreWcfHost } from '../test/support/peers/dotnet-peers.ts';
 import { startPostgres, type RunningPostgres } from '../test/support/peers/postgres.ts';
 import { BenchChannel } from './negotiate-client.ts';
-import { runLoad } from './nettcp-client.ts';
+import { runLoad } from './nettcp-load.ts';
 import { killAllChildren, procMemMB, startBridgeProcess, startCannedResponder } from './server.ts';
 import { isMainModule } from './main-module.ts';
 

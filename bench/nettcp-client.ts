@@ -7,28 +7,22 @@
  * - each envelope: an MC-NBFSE string table and an MC-NBFX SOAP 1.2 document with WS-Addressing 1.0 headers, names
  *   going out as session strings the way a .NET client sends them.
  * Both are the client codec's (tcp-bridge/src/client/session.ts: the framing records in, the session dictionaries);
- * this module is the socket, the calls and their pairing.
+ * this module is the socket, the calls and their pairing; the values a call writes are nettcp-values.ts's.
  *
  * A channel is one connection; calls on it may overlap and are matched to replies by RelatesTo (in order when a reply
- * carries none, as Mono's faults do). `runLoad` drives N channels in parallel, one call in flight each, and reports
- * calls/s and latency percentiles.
+ * carries none, as Mono's faults do). `runLoad` (nettcp-load.ts) drives N channels in parallel, one call in flight
+ * each, and reports calls/s and latency percentiles.
  *
  * Run directly for a quick measurement:
  *   npx tsx bench/nettcp-client.ts net.tcp://127.0.0.1:8808/IDBService [--channels 8] [--seconds 5] [--op Heartbeat|ReturnScalar] [--sql "SELECT 42"]
  */
 import { randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
-import { EMPTY_GUID, type ClrValue } from '#idb';
+import { EMPTY_GUID } from '#idb';
 import {
   attribute,
-  boolText,
-  bytesText,
-  decimalText,
   dictionaryText,
-  doubleText,
   element,
-  intText,
-  qnameText,
   stringText,
   textToString,
   uniqueIdText,
@@ -37,21 +31,18 @@ import {
   type XmlContent,
   type XmlDocument,
   type XmlElement,
-  type XmlText,
 } from '../tcp-bridge/src/binary-xml/index.ts';
 import { NetTcpClientSession } from '../tcp-bridge/src/client/session.ts';
 import {
   actionPrefix,
   ANONYMOUS,
-  CONTRACTS_NS as DATA_CONTRACTS,
-  SER_NS as SER,
   SOAP_NS as SOAP12,
   WSA_NS as WSA10,
-  XSD_NS as XSD,
   XSI_NS as XSI,
 } from '../tcp-bridge/src/soap/names.ts';
-import { percentile } from './stats.ts';
 import { isMainModule } from './main-module.ts';
+import { parametersElement, type QueryParameterValue } from './nettcp-values.ts';
+export type { QueryParameterValue } from './nettcp-values.ts';
 
 export interface NetTcpChannelOptions {
   /** The service namespace of actions and body elements (default `http://tempuri.org/`). */
@@ -93,11 +84,6 @@ export interface SoapReply {
 export interface ScalarValue {
   type: string;
   text: string;
-}
-
-export interface QueryParameterValue {
-  name: string;
-  value: ClrValue | null;
 }
 
 interface Pending {
@@ -345,180 +331,12 @@ function readFault(fault: XmlElement, action: string | undefined): SoapFaultErro
   );
 }
 
-/** The `parameters` element as DataContractSerializer writes a QueryParameter[] (nil for none). */
-function parametersElement(parameters: readonly QueryParameterValue[] | undefined): XmlElement {
-  if (parameters === undefined)
-    return element('', 'parameters', [attribute('i', 'nil', boolText(true)), xmlns('i', XSI)]);
-  const items = parameters.map((p) =>
-    element(
-      'b',
-      'QueryParameter',
-      [],
-      [
-        element('b', 'Name', [], [stringText(p.name)]),
-        p.value === null
-          ? element('b', 'Value', [attribute('i', 'nil', boolText(true))])
-          : element(
-              'b',
-              'Value',
-              [
-                attribute('i', 'type', qnameText(p.value.type === 'guid' ? 'd' : 'c', p.value.type)),
-                xmlns(p.value.type === 'guid' ? 'd' : 'c', p.value.type === 'guid' ? SER : XSD),
-              ],
-              [valueText(p.value)],
-            ),
-      ],
-    ),
-  );
-  return element('', 'parameters', [xmlns('b', DATA_CONTRACTS), xmlns('i', XSI)], items);
-}
-
-function valueText(value: ClrValue): XmlText {
-  switch (value.type) {
-    case 'int':
-    case 'short':
-    case 'long':
-      return intText(value.value);
-    case 'decimal':
-      return decimalText(value.value);
-    case 'float':
-      return { kind: 'text', type: 'Float', value: value.value };
-    case 'double':
-      return doubleText(value.value);
-    case 'boolean':
-      return boolText(value.value);
-    case 'string':
-    case 'dateTime':
-      return stringText(value.value);
-    case 'base64Binary':
-      return bytesText(value.value);
-    case 'guid':
-      return uuidText(value.value);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Load
-
-export interface LoadOptions extends NetTcpChannelOptions {
-  endpoint: string;
-  /** Channels (connections) in parallel, each with one call in flight. */
-  channels: number;
-  /** Measure for this long (default 3000 ms)… */
-  durationMs?: number;
-  /** …or stop each channel after this many calls. */
-  callsPerChannel?: number;
-  /** Untimed calls per channel first (default 5). */
-  warmupCalls?: number;
-  operation?: 'Heartbeat' | 'ReturnScalar';
-  /** For ReturnScalar (default `SELECT 42`). */
-  sql?: string;
-  parameters?: QueryParameterValue[];
-}
-
-export interface LoadResult {
-  endpoint: string;
-  operation: string;
-  channels: number;
-  calls: number;
-  errors: number;
-  /** The first error seen, for the report. */
-  firstError?: string;
-  seconds: number;
-  callsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  maxMs: number;
-}
-
-/** Opens `channels` channels, calls in a loop on each until the time or count is reached, closes them. */
-export async function runLoad(options: LoadOptions): Promise<LoadResult> {
-  const operation = options.operation ?? 'Heartbeat';
-  const sql = options.sql ?? 'SELECT 42';
-  const one = (c: NetTcpChannel): Promise<unknown> =>
-    operation === 'Heartbeat' ? c.heartbeat() : c.returnScalar(sql, options.parameters);
-  // Opened one after another: setup, not measured, and gentler on servers that accept slowly (Mono's ServiceHost takes
-  // 0.1 to 2 s per connection while others are open).
-  const channels: NetTcpChannel[] = [];
-  try {
-    for (let i = 0; i < options.channels; i++)
-      channels.push(await NetTcpChannel.open(options.endpoint, { openTimeoutMs: 30_000, ...options }));
-  } catch (error) {
-    for (const c of channels) c.destroy();
-    throw error;
-  }
-  const latencies: number[] = [];
-  let errors = 0;
-  let firstError: string | undefined;
-  try {
-    await Promise.all(
-      channels.map(async (c) => {
-        for (let i = 0; i < (options.warmupCalls ?? 5); i++) await one(c);
-      }),
-    );
-    const started = performance.now();
-    const deadline = started + (options.durationMs ?? 3000);
-    await Promise.all(
-      channels.map(async (c) => {
-        for (
-          let n = 0;
-          options.callsPerChannel === undefined ? performance.now() < deadline : n < options.callsPerChannel;
-          n++
-        ) {
-          const t = performance.now();
-          try {
-            await one(c);
-            latencies.push(performance.now() - t);
-          } catch (error) {
-            errors++;
-            firstError ??= error instanceof Error ? error.message : String(error);
-            if (c.closed) return;
-          }
-        }
-      }),
-    );
-    const seconds = (performance.now() - started) / 1000;
-    return {
-      endpoint: options.endpoint,
-      operation,
-      channels: options.channels,
-      calls: latencies.length,
-      errors,
-      ...(firstError === undefined ? {} : { firstError }),
-      seconds,
-      callsPerSecond: latencies.length / seconds,
-      p50Ms: percentile(latencies, 0.5),
-      p99Ms: percentile(latencies, 0.99),
-      maxMs: latencies.reduce((most, ms) => Math.max(most, ms), latencies.length ? -Infinity : NaN),
-    };
-  } finally {
-    await Promise.all(channels.map((c) => c.close().catch(() => c.destroy())));
-  }
-}
-
-async function main(argv: string[]): Promise<void> {
-  const endpoint = argv[0];
-  if (!endpoint)
-    throw new Error(
-      'usage: tsx bench/nettcp-client.ts net.tcp://host:port/IDBService [--channels N] [--seconds S] [--op Heartbeat|ReturnScalar] [--sql TEXT]',
-    );
-  const flag = (name: string) => {
-    const i = argv.indexOf(`--${name}`);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
-  const result = await runLoad({
-    endpoint,
-    channels: Number(flag('channels') ?? 8),
-    durationMs: Number(flag('seconds') ?? 5) * 1000,
-    operation: (flag('op') as LoadOptions['operation']) ?? 'Heartbeat',
-    ...(flag('sql') ? { sql: flag('sql')! } : {}),
-  });
-  console.log(JSON.stringify(result));
-}
-
+// Run directly: the load and its command line are in nettcp-load.ts, imported only then (it imports this module).
 if (isMainModule(import.meta)) {
-  main(process.argv.slice(2)).catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
+  import('./nettcp-load.ts')
+    .then(({ main }) => main(process.argv.slice(2)))
+    .catch((error: unknown) => {
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(1);
+    });
 }

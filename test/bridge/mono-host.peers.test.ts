@@ -10,7 +10,8 @@
  */
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NetTcpChannel, NetTcpChannelError, runLoad, SoapFaultError } from '../../bench/nettcp-client.ts';
+import { NetTcpChannel, NetTcpChannelError, SoapFaultError } from '../../bench/nettcp-client.ts';
+import { runLoad } from '../../bench/nettcp-load.ts';
 import { testApp } from '../support/http/app.ts';
 import {
   buildMonoPrograms,

@@ -1,0 +1,83 @@
+/**
+ * The SOAP values the benchmark's net.tcp client (bench/nettcp-client.ts) writes: a QueryParameter[] as
+ * DataContractSerializer writes it, and each ClrValue as the NBFX text record a .NET client sends.
+ */
+import type { ClrValue } from '#idb';
+import {
+  attribute,
+  boolText,
+  bytesText,
+  decimalText,
+  doubleText,
+  element,
+  intText,
+  qnameText,
+  stringText,
+  uuidText,
+  xmlns,
+  type XmlElement,
+  type XmlText,
+} from '../tcp-bridge/src/binary-xml/index.ts';
+import {
+  CONTRACTS_NS as DATA_CONTRACTS,
+  SER_NS as SER,
+  XSD_NS as XSD,
+  XSI_NS as XSI,
+} from '../tcp-bridge/src/soap/names.ts';
+
+export interface QueryParameterValue {
+  name: string;
+  value: ClrValue | null;
+}
+
+/** The `parameters` element as DataContractSerializer writes a QueryParameter[] (nil for none). */
+export function parametersElement(parameters: readonly QueryParameterValue[] | undefined): XmlElement {
+  if (parameters === undefined)
+    return element('', 'parameters', [attribute('i', 'nil', boolText(true)), xmlns('i', XSI)]);
+  const items = parameters.map((p) =>
+    element(
+      'b',
+      'QueryParameter',
+      [],
+      [
+        element('b', 'Name', [], [stringText(p.name)]),
+        p.value === null
+          ? element('b', 'Value', [attribute('i', 'nil', boolText(true))])
+          : element(
+              'b',
+              'Value',
+              [
+                attribute('i', 'type', qnameText(p.value.type === 'guid' ? 'd' : 'c', p.value.type)),
+                xmlns(p.value.type === 'guid' ? 'd' : 'c', p.value.type === 'guid' ? SER : XSD),
+              ],
+              [valueText(p.value)],
+            ),
+      ],
+    ),
+  );
+  return element('', 'parameters', [xmlns('b', DATA_CONTRACTS), xmlns('i', XSI)], items);
+}
+
+export function valueText(value: ClrValue): XmlText {
+  switch (value.type) {
+    case 'int':
+    case 'short':
+    case 'long':
+      return intText(value.value);
+    case 'decimal':
+      return decimalText(value.value);
+    case 'float':
+      return { kind: 'text', type: 'Float', value: value.value };
+    case 'double':
+      return doubleText(value.value);
+    case 'boolean':
+      return boolText(value.value);
+    case 'string':
+    case 'dateTime':
+      return stringText(value.value);
+    case 'base64Binary':
+      return bytesText(value.value);
+    case 'guid':
+      return uuidText(value.value);
+  }
+}
