@@ -321,8 +321,8 @@ describe('BridgeConnection', () => {
 
   it('upgrades, serves with the authenticated caller, and after End inside the upgraded stream reads raw framing again', async () => {
     const upgraded: { raw?: ByteStream; events?: StreamUpgradeEvents; closed: number } = { closed: 0 };
-    // A stand-in for NegotiateStream (the real one is tested in negotiate/ and server-windows.test.ts): the plaintext is the
-    // raw bytes, established at the first byte it is fed.
+    // A stand-in for NegotiateStream (the real one is tested in negotiate/ and server-windows.test.ts): the
+    // plaintext is the raw bytes, established at the first byte it is fed.
     const acceptor: StreamUpgradeAcceptor = {
       contentType: NEGOTIATE_UPGRADE,
       accept: (raw, _site, events) => {
