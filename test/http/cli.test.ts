@@ -14,6 +14,7 @@ import { simplePdf, toBase64 } from '../support/pdf/pdf-builder.ts';
 import { grayPng, grayTiff } from '../support/qr/bill-images.ts';
 import { billJpeg } from '../support/qr/degraded-bills.ts';
 import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, rasterPage, spcCode } from '../support/qr/qr-bills.ts';
+import { K_CREDITOR, PLAIN, payload } from '../support/qr/qr-payload.ts';
 
 /** A clean bill page at 150 dpi, in grey. */
 function billPage() {
@@ -102,41 +103,7 @@ const files = {
       codes: [
         {
           ...PAYMENT_PART_CODE,
-          code: spcCode(
-            [
-              'SPC',
-              '0200',
-              '1',
-              'CH4431999123000889012',
-              'K',
-              'Robert Schneider AG',
-              'Rue du Lac 1268',
-              '2501 Biel',
-              '',
-              '',
-              'CH',
-              '',
-              '',
-              '',
-              '',
-              '',
-              '',
-              '',
-              '10.00',
-              'CHF',
-              '',
-              '',
-              '',
-              '',
-              '',
-              '',
-              '',
-              'QRR',
-              '210000000003139471430009017',
-              '',
-              'EPD',
-            ].join('\n'),
-          ),
+          code: spcCode(payload({ ...PLAIN, ...K_CREDITOR })),
         },
       ],
     },

@@ -6,6 +6,7 @@
 import { simplePdf, toBase64 } from '../support/pdf/pdf-builder.ts';
 import { PRINTED_BILLS } from '../support/qr/printed-bills.ts';
 import { PAYMENT_PART_CODE, SAMPLE_BILL, billCode, qrBillPdf, spcCode, textCode } from '../support/qr/qr-bills.ts';
+import { K_CREDITOR, PLAIN, payload } from '../support/qr/qr-payload.ts';
 import { IMAGE_CASES } from './workers/cases.ts';
 import { NODE_ANSWERS } from './workers/node-answers.ts';
 
@@ -50,41 +51,7 @@ const sampleBill = { code: billCode(SAMPLE_BILL), ...PAYMENT_PART_CODE };
 export type QrWarning = { code: string; fields: string[] };
 /** A valid bill with a K creditor and version 0201: answered with IG 2.3 warnings. */
 const legacyBill = {
-  code: spcCode(
-    [
-      'SPC',
-      '0201',
-      '1',
-      'CH4431999123000889012',
-      'K',
-      'Robert Schneider AG',
-      'Rue du Lac 1268',
-      '2501 Biel',
-      '',
-      '',
-      'CH',
-      '',
-      '',
-      '',
-      '',
-      '',
-      '',
-      '',
-      '10.00',
-      'CHF',
-      '',
-      '',
-      '',
-      '',
-      '',
-      '',
-      '',
-      'QRR',
-      '210000000003139471430009017',
-      'Facture 12 €',
-      'EPD',
-    ].join('\n'),
-  ),
+  code: spcCode(payload({ ...PLAIN, ...K_CREDITOR, 2: '0201', 30: 'Facture 12 €' })),
   ...PAYMENT_PART_CODE,
 };
 

@@ -17,6 +17,7 @@ import {
   spcCode,
   textCode,
 } from '../../support/qr/qr-bills.ts';
+import { K_CREDITOR, PLAIN, payload } from '../../support/qr/qr-payload.ts';
 
 /** Sent with every request so problem `traceId`s continue this trace; only their random span id differs. */
 export const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -73,78 +74,10 @@ const billPdf = (references: unknown[], bytes: Uint8Array) => ({ references, bas
 // QR-bills drawn in code (qr-bills.ts), so workerd builds the very documents Node recorded its answers for.
 const sampleCode = billCode(SAMPLE_BILL);
 const vectorBill = qrBillPdf([{ codes: [{ code: sampleCode, ...PAYMENT_PART_CODE }] }]);
-const brokenBill = spcCode(
-  [
-    'SPC',
-    '0200',
-    '1',
-    'CH4431999123000889012',
-    'S',
-    'Robert Schneider AG',
-    'Rue du Lac',
-    '1268',
-    '2501',
-    'Biel',
-    'CH',
-    '',
-    '',
-    '',
-    '',
-    '',
-    '',
-    '',
-    '10.00',
-    'CHF',
-    '',
-    '',
-    '',
-    '',
-    '',
-    '',
-    '',
-    'QRR',
-    '210000000003139471430009018',
-    '',
-    'EPD',
-  ].join('\n'),
-);
+const brokenBill = spcCode(payload({ ...PLAIN, 29: '210000000003139471430009018' }));
 
 /** A valid bill that draws every IG 2.3 warning: a K creditor, characters new in 2.3 and beyond it, version 0201. */
-const legacyBill = spcCode(
-  [
-    'SPC',
-    '0201',
-    '1',
-    'CH4431999123000889012',
-    'K',
-    'Robert Schneider AG',
-    'Rue du Lac 1268',
-    '2501 Biel',
-    '',
-    '',
-    'CH',
-    '',
-    '',
-    '',
-    '',
-    '',
-    '',
-    '',
-    '10.00',
-    'CHF',
-    '',
-    '',
-    '',
-    '',
-    '',
-    '',
-    '',
-    'QRR',
-    '210000000003139471430009017',
-    'Facture 12 € – Ștefan',
-    'EPD',
-  ].join('\n'),
-);
+const legacyBill = spcCode(payload({ ...PLAIN, ...K_CREDITOR, 2: '0201', 30: 'Facture 12 € – Ștefan' }));
 
 /**
  * The same PDF bytes as the file itself (`application/pdf`) or a form's `file` part (docs/contract/http.md, "Other

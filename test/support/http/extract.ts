@@ -6,6 +6,7 @@
 import { beforeAll, expect } from 'vitest';
 import { toBase64 } from '../pdf/pdf-builder.ts';
 import { SAMPLE_BILL, textCode, type BillData, type Code } from '../qr/qr-bills.ts';
+import { PLAIN, payload as linesOf } from '../qr/qr-payload.ts';
 import { postJson, testApp, type TestApp } from './app.ts';
 
 export const EXTRACT = '/api/v1/documents/extract-swiss-qr-code';
@@ -123,44 +124,9 @@ export const QRR_DATA = {
   alternativeProcedureParameters: null,
 };
 
-/** Lines 1-31 of a payload, joined by `separator`; `lines` overrides by IG line number (1-based). */
-export function payload(lines: Record<number, string>, separator = '\n'): string {
-  const base = [
-    'SPC',
-    '0200',
-    '1',
-    'CH4431999123000889012',
-    'S',
-    'Robert Schneider AG',
-    'Rue du Lac',
-    '1268',
-    '2501',
-    'Biel',
-    'CH',
-    '',
-    '',
-    '',
-    '',
-    '',
-    '',
-    '',
-    '10.00',
-    'CHF',
-    '',
-    '',
-    '',
-    '',
-    '',
-    '',
-    '',
-    'QRR',
-    '210000000003139471430009017',
-    '',
-    'EPD',
-  ];
-  for (const [n, value] of Object.entries(lines)) base[Number(n) - 1] = value;
-  return base.join(separator);
-}
+/** Lines 1-31 of the plain bill (qr-payload.ts's PLAIN), joined by `separator`; `lines` overrides by IG line number. */
+export const payload = (lines: Record<number, string>, separator = '\n'): string =>
+  linesOf({ ...PLAIN, ...lines }, [], separator);
 
 export const URL_CODE = textCode('https://example.com/invoices/2026-001?pay=online');
 export const at = (code: Code, x: number, y: number, size = 46) => ({ code, x, y, size });

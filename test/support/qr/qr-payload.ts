@@ -14,6 +14,10 @@ export const BASE = IG_EXAMPLE_LINES;
 /** An ordinary IBAN with no reference, and one with a creditor reference (both for line changes to `payload`). */
 export const NON = { 4: 'CH5800791123000889012', 28: 'NON', 29: '' };
 export const SCOR = { 4: 'CH5800791123000889012', 28: 'SCOR', 29: 'RF18539007547034' };
+/** The plain bill the HTTP and runtime tests send: 10.00, no debtor, no message. */
+export const PLAIN = { 19: '10.00', 21: '', 22: '', 23: '', 24: '', 25: '', 26: '', 27: '', 30: '' };
+/** The creditor as a combined (K) address, which IG 2.3 warns about. */
+export const K_CREDITOR = { 5: 'K', 7: 'Rue du Lac 1268', 8: '2501 Biel', 9: '', 10: '' };
 
 /** BASE with lines replaced (keys are 1-based line numbers), optional lines 32-34 appended, joined by `separator`. */
 export function payload(changes: Record<number, string> = {}, optional: string[] = [], separator = '\n'): string {
