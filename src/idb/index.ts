@@ -4,6 +4,7 @@
  * stores are `#idb/node` (src/runtime/node/idb).
  */
 export { encodeBase64 } from '../base64.ts';
+export { concatBytes } from '../bytes.ts';
 export { ByteBudget } from '../byte-budget.ts';
 export { ConfigError, integer, readLogLevel, type Environment } from '../config.ts';
 export { jsonLogger } from '../logger.ts';

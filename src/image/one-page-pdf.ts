@@ -1,4 +1,5 @@
 import { zlibSync } from 'fflate';
+import { concatBytes } from '../bytes.ts';
 
 /**
  * The one-page PDF an image becomes (image-document.ts): a page the size of the image at its resolution, drawing the
@@ -103,18 +104,6 @@ export function onePagePdf(image: PdfImage, resolution: Resolution, orientation:
   write(`trailer\n<< /Size ${offsets.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`);
 
   return concatBytes(parts as Uint8Array[]);
-}
-
-/** The parts one after another (the one part itself when there is only one). */
-export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }
 
 function number(n: number): string {

@@ -1,6 +1,7 @@
 import { decode } from 'fast-png';
 import { type ImageMetadata, InvalidImage, plausible } from './metadata.ts';
-import { concatBytes, type PdfImage, pixelImage } from './one-page-pdf.ts';
+import { concatBytes } from '../bytes.ts';
+import { type PdfImage, pixelImage } from './one-page-pdf.ts';
 
 /**
  * A PNG without transparency and without interlacing (a scanner's) goes into the PDF as it is: its IDAT stream is a

@@ -208,15 +208,3 @@ export class ByteWriter {
     return this.buffer.subarray(0, this.length);
   }
 }
-
-/** The parts one after another in a new array (the single part itself when there is only one). */
-export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}

@@ -6,7 +6,7 @@
  * codec plus a socket; the records themselves are read by ClientFramingDecoder (framing/client-decoder.ts).
  */
 import { decodeEnvelope, encodeEnvelope, ReaderSession, WriterSession, type XmlDocument } from '../binary-xml/index.ts';
-import { concatBytes } from '../bytes.ts';
+import { concatBytes } from '#idb';
 import { ClientFramingDecoder, type ClientFramingEvent } from '../framing/client-decoder.ts';
 import { clientPreamble, END_RECORD, framing, sizedEnvelope } from '../framing/writer.ts';
 import { dataFrame, HandshakeId, handshakeFrame, NnsDecoder } from '../negotiate/nns.ts';

@@ -27,7 +27,7 @@ import {
   UPGRADE_RESPONSE,
 } from '../../../tcp-bridge/src/framing/index.ts';
 import { dataFrame, HandshakeId, handshakeFrame, NnsDecoder } from '../../../tcp-bridge/src/negotiate/nns.ts';
-import { concatBytes } from '../../../tcp-bridge/src/bytes.ts';
+import { concatBytes } from '../../../src/bytes.ts';
 import { chunked } from '../../support/nettcp/pcap.ts';
 import { request } from '../../support/nettcp/soap.ts';
 

@@ -6,7 +6,7 @@
  */
 
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { concatBytes } from '../../../tcp-bridge/src/bytes.ts';
+import { concatBytes } from '../../../src/bytes.ts';
 
 export interface RecordedChunk {
   from: 'client' | 'server';

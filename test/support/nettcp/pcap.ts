@@ -5,7 +5,7 @@
  * the first SYN.
  */
 
-import { concatBytes as concat } from '../../../tcp-bridge/src/bytes.ts';
+import { concatBytes as concat } from '../../../src/bytes.ts';
 
 export interface TcpConversation {
   clientPort: number;
