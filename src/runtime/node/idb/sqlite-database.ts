@@ -47,7 +47,9 @@ import {
   type StatementResult,
 } from '../../../idb/database.ts';
 import type { DataCell } from '../../../idb/datatable.ts';
-import type { BindValue, WireResult, WorkerData, WorkerReply, WorkerRequest } from './sqlite-worker.ts';
+import type { BindValue, Native, Statement, WireResult } from './sqlite-connection.ts';
+import { SqliteReaders } from './sqlite-readers.ts';
+import type { WorkerData, WorkerReply, WorkerRequest } from './sqlite-worker.ts';
 import { statementShape } from './sqlite-statement-shape.ts';
 import { WriteGate } from './write-gate.ts';
 
@@ -99,6 +101,12 @@ export async function createSqliteDatabase(options: SqliteDatabaseOptions): Prom
   const waiting: { resolve: (worker: SqliteWorker) => void; reject: (error: Error) => void }[] = [];
   let closing: Promise<void> | undefined;
   const writers = new WriteGate();
+  const readers = new SqliteReaders(
+    createRequire(import.meta.url)(data.native) as Native,
+    data.path,
+    data.busyTimeoutMs,
+    maxConnections,
+  );
 
   const spawn = (): SqliteWorker => {
     const worker = new SqliteWorker(data);
@@ -161,12 +169,13 @@ export async function createSqliteDatabase(options: SqliteDatabaseOptions): Prom
       if (closing !== undefined) throw new DatabaseFault('SqlError', CLOSED, true);
       const request = statement(sql, values, limits);
       let reply: WorkerReply | undefined;
-      // A writer's query runs first on a read-only connection, beside other readers and without the writer's lock
-      // (its reads would otherwise wait for each other at the write gate). Should it write after all, SQLite refuses
-      // it there before writing anything (SQLITE_READONLY) and it runs again as a write.
-      if (access === 'write' && READS.has(statementShape(sql).verb)) {
-        reply = await alone('read', request);
-        if (!reply.ok && reply.code.startsWith('SQLITE_READONLY')) reply = undefined;
+      // Reads run on the main thread's read-only connections (sqlite-readers.ts). A writer's query runs there first
+      // too, beside other readers and without the writer's lock (its reads would otherwise wait for each other at
+      // the write gate). Should it write after all, SQLite refuses it there before writing anything
+      // (SQLITE_READONLY) and it runs again as a write, on a worker.
+      if (access === 'read' || READS.has(statementShape(sql).verb)) {
+        reply = await readers.read(request);
+        if (access === 'write' && !reply.ok && reply.code.startsWith('SQLITE_READONLY')) reply = undefined;
       }
       reply ??= await alone(access, request);
       if (reply.ok) return toResult(reply.result!);
@@ -196,8 +205,8 @@ export async function createSqliteDatabase(options: SqliteDatabaseOptions): Prom
         for (const waiter of waiting.splice(0)) waiter.reject(new Error(CLOSED));
         writers.refuseAll(new DatabaseFault('SqlError', CLOSED, true));
         idle.length = 0;
-        // A worker that is running a statement interrupts it and ends once it has stopped.
-        await Promise.all([...all].map((worker) => worker.end()));
+        // A worker or reader that is running a statement interrupts it and ends once it has stopped.
+        await Promise.all([readers.close(), ...[...all].map((worker) => worker.end())]);
         all.clear();
       })();
       return closing;
@@ -209,8 +218,6 @@ const CLOSED = 'The database has been closed.';
 
 /** Verbs of statements that usually only read (the verb after `WITH …` is the statement's own). */
 const READS = new Set(['SELECT', 'VALUES']);
-
-type Statement = Pick<Extract<WorkerRequest, { op: 'run' }>, 'sql' | 'values' | 'timeoutMs' | 'maxRows'>;
 
 /** A statement as the worker takes it: values bound as SQLite binds them, limits as whole numbers. */
 function statement(sql: string, values: readonly SqlValue[], limits: StatementLimits): Statement {
