@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BridgeOnBabelfish, startBridgeOnBabelfish } from '../support/peers/babelfish.ts';
-import { buildDotnetProject, runChecks } from '../support/peers/dotnet.ts';
+import { buildDotnetProject, runChecks, WCF_CLIENT_SECTIONS } from '../support/peers/dotnet.ts';
 import { describeFailures } from '../support/peers/mono-e2e.ts';
 import { needPeers, PEERS } from '../support/peers.ts';
 
@@ -19,24 +19,7 @@ const TIMEOUT = 600_000;
 const missing = needPeers('bridge dotnet sqlserver', PEERS.dotnet, PEERS.babelfish);
 
 /** The sections the client runs by default on SQL Server: dotnet.peers.test.ts's list, and tsql before cleanup. */
-const SECTIONS = [
-  'heartbeat',
-  'nonquery',
-  'requests',
-  'datatable',
-  'datatable-types',
-  'scalar',
-  'files',
-  'documents',
-  'faults',
-  'sql-faults',
-  'channels',
-  'concurrency',
-  'bigfile',
-  'quota',
-  'tsql',
-  'cleanup',
-];
+const SECTIONS = [...WCF_CLIENT_SECTIONS.slice(0, -1), 'tsql', 'cleanup'];
 
 describe.skipIf(missing)('.NET WCF client through the bridge on SQL Server (Babelfish)', () => {
   let running: BridgeOnBabelfish;
