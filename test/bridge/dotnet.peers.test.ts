@@ -26,6 +26,7 @@ import {
   infoOf,
   runChecks,
   type DotnetBuild,
+  WCF_CLIENT_SECTIONS,
 } from '../support/peers/dotnet.ts';
 import { startCoreWcfHost } from '../support/peers/dotnet-peers.ts';
 import { startTestRealm, type TestRealm } from '../support/negotiate/krb5-realm.ts';
@@ -98,23 +99,7 @@ describe.skipIf(noDotnet)('.NET WCF client (ChannelFactory, SecurityMode.None)',
         const run = await scenario(`net.tcp://localhost:${bridge.port}/IDBService`, ['--backend', name]);
         // PostgreSQL knows fewer of the spec's type names than SQLite (no mediumint, nvarchar, blob, ...): fewer checks.
         expect(run.summary?.passed).toBeGreaterThan(name === 'sqlite' ? 550 : 500);
-        for (const s of [
-          'heartbeat',
-          'nonquery',
-          'requests',
-          'datatable',
-          'datatable-types',
-          'scalar',
-          'files',
-          'documents',
-          'faults',
-          'sql-faults',
-          'channels',
-          'concurrency',
-          'bigfile',
-          'quota',
-          'cleanup',
-        ]) {
+        for (const s of WCF_CLIENT_SECTIONS) {
           expect(section(run, s), s).toMatchObject({ ok: true });
         }
         // The quotas as a .NET user sees them: its own QuotaExceededException for a reply over MaxReceivedMessageSize;

@@ -196,6 +196,25 @@ describe.skipIf(needPeers('idb database on SQL Server', PEERS.babelfish))('SQL S
       expect(String(result.rows[0]![12])).toMatch(/^datetime$/i);
     });
 
+    it('declares empty and null parameters as SqlClient does: varbinary(8000), nvarchar(4000)', async () => {
+      const bound = bindParameters<SqlValue>(
+        `DECLARE @kept TABLE (b varbinary(16) NOT NULL);
+         INSERT INTO @kept VALUES (@y);
+         SET @n = REPLICATE(N'x', 10); SET @s = REPLICATE(N'x', 10);
+         SELECT b, DATALENGTH(b) AS length, @y AS y, @n AS n, @s AS s FROM @kept`,
+        [
+          { name: 'y', value: { type: 'base64Binary', value: new Uint8Array(0) } },
+          { name: 'n', value: null },
+          { name: 's', value: { type: 'string', value: '' } },
+        ],
+        'sqlserver',
+      );
+      if (!bound.ok) throw new Error(bound.message);
+      const result = await inTransaction((t) => t.run(bound.sql, bound.values, LIMITS, bound.names));
+      // An empty byte[] is a value, not NULL; DBNull and "" are nvarchar(4000), so SET keeps all ten characters.
+      expect(result.rows).toEqual([[new Uint8Array(0), 0, new Uint8Array(0), 'x'.repeat(10), 'x'.repeat(10)]]);
+    });
+
     it('counts rows as SqlCommand.ExecuteNonQuery: batches add up, SELECTs and NOCOUNT do not count', async () => {
       await inTransaction(async (t) => {
         const affected = async (sql: string) => (await t.run(sql, [], LIMITS)).rowsAffected;

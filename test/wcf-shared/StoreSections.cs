@@ -181,8 +181,10 @@ namespace IDBService.E2E
             var unknownDatabase = ExpectFault("sql-faults.unknown-database", () => s.CreateDatabaseRequest("no_such_database_" + prefix));
             CheckFault("sql-faults.unknown-database", unknownDatabase, "UnknownDatabase");
 
+            // T-SQL declares its own variables (DECLARE @n): on SQL Server an @name no parameter names is the server's
+            // "Must declare the scalar variable" (SqlError), as SqlCommand gives it.
             var missingParameter = ExpectFault("sql-faults.missing-parameter", () => s.ReturnScalar(Guid.Empty, "SELECT @nope", null));
-            CheckFault("sql-faults.missing-parameter", missingParameter, "InvalidArgument");
+            CheckFault("sql-faults.missing-parameter", missingParameter, SqlServer ? "SqlError" : "InvalidArgument");
 
             // A failed statement inside a request: the request refuses to commit and nothing of it is kept.
             var t = Table("faults");

@@ -1,6 +1,6 @@
 // The sections of the .NET client that Mono's E2EClient does not have (test/wcf-shared/Sections.cs has the shared
-// ones): every declared column type of the spec's table, channels opened in a row, a 50 MB file, message size quotas on
-// both sides, a reader's refusals.
+// ones): every declared column type of the spec's table (on SQL Server the T-SQL names of those types), channels opened
+// in a row, a 50 MB file, message size quotas on both sides, a reader's refusals.
 using System;
 using System.Collections.Generic;
 using System.Data;
@@ -32,6 +32,10 @@ namespace IDBService.E2E
             public object Value;
             public DataSetDateTime Mode = DataSetDateTime.UnspecifiedLocal;
             public bool Postgres = true;
+            /// <summary>The DataTable's type and value where they differ from ReturnScalar's (SQL Server's tinyint:
+            /// Fill gives a Byte, which the contract's scalar values do not have).</summary>
+            public Type TableType;
+            public object TableValue;
         }
 
         static readonly DateTime UtcStamp = new DateTime(2024, 2, 29, 23, 59, 59, 123, DateTimeKind.Utc);
@@ -41,6 +45,7 @@ namespace IDBService.E2E
         // the .NET type it must arrive as, and a value of that type. PostgreSQL lacks some of SQLite's names.
         static List<TypedColumn> SpecColumns()
         {
+            if (SqlServer) return SqlServerColumns();
             var list = new List<TypedColumn>();
             void Add(string name, string declared, Type type, object value, bool postgres = true, DataSetDateTime mode = DataSetDateTime.UnspecifiedLocal)
             {
@@ -90,6 +95,64 @@ namespace IDBService.E2E
             return list.Where(c => Sqlite || c.Postgres).ToList();
         }
 
+        // SQL Server: the spec's names T-SQL has (the others, int4, boolean, uuid, timestamp (T-SQL's rowversion) ...,
+        // it has not), under the same column names, plus a few of its own; types and values as SqlDataAdapter.Fill and
+        // ExecuteScalar give them. A DateTime parameter is a datetime (SqlClient's choice: 1753 to 9999, 1/300 s), so
+        // the date columns hold values a datetime carries exactly. Their DateTimeMode is the spec's Unspecified (values
+        // without a time zone are written without an offset), where Fill would leave UnspecifiedLocal.
+        static List<TypedColumn> SqlServerColumns()
+        {
+            var list = new List<TypedColumn>();
+            void Add(string name, string declared, Type type, object value, DataSetDateTime mode = DataSetDateTime.UnspecifiedLocal, Type tableType = null, object tableValue = null)
+            {
+                list.Add(new TypedColumn { Name = name, Declared = declared, Type = type, Value = value, Mode = mode, TableType = tableType, TableValue = tableValue });
+            }
+            Add("c_int", "int", typeof(int), int.MaxValue);
+            Add("c_integer", "integer", typeof(int), -5);
+            Add("c_bigint", "bigint", typeof(long), long.MinValue);
+            Add("c_smallint", "smallint", typeof(short), short.MinValue);
+            // Fill gives a Byte; ReturnScalar, whose values have no Byte, an Int16.
+            Add("c_tinyint", "tinyint", typeof(short), (short)255, tableType: typeof(byte), tableValue: (byte)255);
+            Add("c_numeric", "numeric(18,4)", typeof(decimal), 12345678901234.5678m);
+            Add("c_decimal", "decimal(10,2)", typeof(decimal), -0.01m);
+            Add("c_money", "money", typeof(decimal), 1949.75m);
+            Add("c_smallmoney", "smallmoney", typeof(decimal), -214748.3648m);
+            Add("c_real", "real", typeof(float), 1.5f);
+            Add("c_float4", "float(24)", typeof(float), -0.25f);
+            Add("c_double_precision", "double precision", typeof(double), Math.PI);
+            Add("c_float", "float", typeof(double), 1e300);
+            Add("c_float8", "float(53)", typeof(double), -2.5e-300);
+            Add("c_bit", "bit", typeof(bool), true);
+            // T-SQL's text is the legacy 8-bit type: Unicode text is nvarchar(max) or ntext.
+            Add("c_text", "nvarchar(max)", typeof(string), NonAscii);
+            Add("c_ntext", "ntext", typeof(string), "ntext ✓ 日本");
+            Add("c_varchar", "varchar(64)", typeof(string), "varchar <&>");
+            Add("c_char", "char(4)", typeof(string), "ABCD");
+            Add("c_nvarchar", "nvarchar(64)", typeof(string), "nvarchar ✓");
+            Add("c_nchar", "nchar(3)", typeof(string), "日本語");
+            // SQL Server takes the ISO name `character varying(32)`; Babelfish does not ("'varying' is not currently
+            // supported"): its own name, the same type.
+            Add("c_character_varying", "varchar(32)", typeof(string), "  padded  ");
+            Add("c_bytea", "varbinary(max)", typeof(byte[]), Blob);
+            Add("c_varbinary", "varbinary(16)", typeof(byte[]), new byte[0]);
+            Add("c_binary", "binary(4)", typeof(byte[]), new byte[] { 0xde, 0xad, 0xbe, 0xef });
+            Add("c_datetime", "datetime", typeof(DateTime), new DateTime(1753, 1, 1, 0, 0, 0, 3, DateTimeKind.Unspecified), DataSetDateTime.Unspecified);
+            Add("c_smalldatetime", "smalldatetime", typeof(DateTime), new DateTime(2079, 6, 6, 23, 59, 0, DateTimeKind.Unspecified), DataSetDateTime.Unspecified);
+            Add("c_date", "date", typeof(DateTime), Day, DataSetDateTime.Unspecified);
+            // Whole seconds: Babelfish stores a datetime parameter's fraction in a datetime2 up to a millisecond short
+            // (.500 becomes .499, .990 .989; SQL Server gives .5000000 and .9900000).
+            Add("c_datetime2", "datetime2", typeof(DateTime), new DateTime(9999, 12, 31, 23, 59, 59, DateTimeKind.Unspecified), DataSetDateTime.Unspecified);
+            Add("c_uniqueidentifier", "uniqueidentifier", typeof(Guid), Guid.Empty);
+            return list;
+        }
+
+        /// <summary>A column's parameter in the INSERT: AddWithValue makes a null an nvarchar NULL, which SQL Server
+        /// converts to a binary type only when told (error 257), as a client writing for it does.</summary>
+        static string InsertValue(TypedColumn c)
+        {
+            return SqlServer && c.Type == typeof(byte[]) ? "CONVERT(" + c.Declared + ", @" + c.Name + ")" : "@" + c.Name;
+        }
+
         static string DescribeColumn(DataColumn c)
         {
             return c.ColumnName + ":" + c.DataType.Name + (c.DataType == typeof(DateTime) ? "/" + c.DateTimeMode : "");
@@ -101,11 +164,11 @@ namespace IDBService.E2E
             var t = Table("spec_types");
             report.Equal("datatable-types.create.-1", -1, s.ExecuteNonQuery(Guid.Empty, "CREATE TABLE " + t + " (k int, " + string.Join(", ", columns.Select(c => c.Name + " " + c.Declared)) + ")", null));
             tablesCreated.Add(t);
-            var insert = "INSERT INTO " + t + " VALUES (@k, " + string.Join(", ", columns.Select(c => "@" + c.Name)) + ")";
+            var insert = "INSERT INTO " + t + " VALUES (@k, " + string.Join(", ", columns.Select(InsertValue)) + ")";
             report.Equal("datatable-types.insert-values.1", 1, s.ExecuteNonQuery(Guid.Empty, insert, new[] { P("k", 1) }.Concat(columns.Select(c => P(c.Name, c.Value))).ToArray()));
             report.Equal("datatable-types.insert-nulls.1", 1, s.ExecuteNonQuery(Guid.Empty, insert, new[] { P("k", 2) }.Concat(columns.Select(c => P(c.Name, null))).ToArray()));
 
-            var expectedSchema = "k:Int32," + string.Join(",", columns.Select(c => c.Name + ":" + c.Type.Name + (c.Type == typeof(DateTime) ? "/" + c.Mode : "")));
+            var expectedSchema = "k:Int32," + string.Join(",", columns.Select(c => c.Name + ":" + (c.TableType ?? c.Type).Name + (c.Type == typeof(DateTime) ? "/" + c.Mode : "")));
             var table = s.ReturnDatatable(Guid.Empty, "SELECT * FROM " + t + " ORDER BY k", null);
             if (!report.Check("datatable-types.not-null", table != null)) return;
             report.Equal("datatable-types.name", "Table", table.TableName);
@@ -115,7 +178,7 @@ namespace IDBService.E2E
                 foreach (var c in columns)
                 {
                     if (!table.Columns.Contains(c.Name)) continue;
-                    report.Same("datatable-types.row1." + c.Name, c.Value, table.Rows[0][c.Name]);
+                    report.Same("datatable-types.row1." + c.Name, c.TableValue ?? c.Value, table.Rows[0][c.Name]);
                     report.Check("datatable-types.row2." + c.Name + ".dbnull", table.Rows[1][c.Name] is DBNull, "DBNull", Report.Describe(table.Rows[1][c.Name]));
                     report.Check("datatable-types.row2." + c.Name + ".is-null", table.Rows[1].IsNull(c.Name));
                 }
@@ -145,7 +208,7 @@ namespace IDBService.E2E
                 report.Equal("datatable-types.empty.schema", expectedSchema, string.Join(",", empty.Columns.Cast<DataColumn>().Select(DescribeColumn)));
             }
             // One column, many rows, nulls between: every other row has a null cell.
-            var sparse = s.ReturnDatatable(Guid.Empty, "WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < 200) SELECT x, CASE WHEN x % 2 = 0 THEN NULL ELSE 'odd' END AS y FROM s", null);
+            var sparse = s.ReturnDatatable(Guid.Empty, Series(200, "x", "x, CASE WHEN x % 2 = 0 THEN NULL ELSE 'odd' END AS y"), null);
             if (report.Check("datatable-types.sparse.not-null", sparse != null) && report.Equal("datatable-types.sparse.rows", 200, sparse.Rows.Count))
             {
                 bool ok = true;

@@ -9,6 +9,7 @@
 //
 // Usage: WcfClient e2e <endpoint> [--backend sqlite|postgres|sqlserver] [--sections a,b] [--timeout-seconds N]
 //                      [--server-max-mb N] [security options]
+//                      (by default AllSections run; on sqlserver the tsql section too, before cleanup)
 //        WcfClient refused <endpoint> [security options]       one Heartbeat that must fail; the exception is reported
 //        WcfClient bench <endpoint> --operation Heartbeat|ReturnScalar --channels N --seconds S [security options]
 //        WcfClient opens <endpoint> --seconds S [security options]
@@ -162,7 +163,7 @@ namespace IDBService.E2E
         public static int Run(ClientOptions o, List<string> args)
         {
             options = o;
-            var sections = new List<string>(AllSections);
+            List<string> sections = null;
             for (int i = 0; i < args.Count; i++)
             {
                 switch (args[i])
@@ -174,6 +175,12 @@ namespace IDBService.E2E
                 }
             }
             if (backend != "sqlite" && backend != "postgres" && backend != "sqlserver") { Console.Error.WriteLine("--backend sqlite|postgres|sqlserver"); return 2; }
+            if (sections == null)
+            {
+                // By default every section; on SQL Server the T-SQL one too, before the cleanup drops its table.
+                sections = new List<string>(AllSections);
+                if (backend == "sqlserver") sections.Insert(sections.IndexOf("cleanup"), "tsql");
+            }
             foreach (var s in sections)
             {
                 if (Array.IndexOf(AllSections, s) < 0 && s != "reader" && s != "tsql") { Console.Error.WriteLine("unknown section " + s); return 2; }

@@ -1,6 +1,7 @@
 // The section only SQL Server (and Babelfish) answer: T-SQL as legacy clients send it, and the column types the
 // DataTable gains for SQL Server (tinyint Byte, datetimeoffset DateTimeOffset, time TimeSpan), read by
-// System.Data's own DataTable deserializer through Microsoft's WCF client (`--backend sqlserver --sections tsql`).
+// System.Data's own DataTable deserializer through Microsoft's WCF client (`--backend sqlserver`: run by default
+// there, before cleanup; `--sections tsql` alone).
 using System;
 using System.Data;
 using System.Linq;

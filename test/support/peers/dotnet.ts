@@ -288,6 +288,26 @@ async function build(
   return { dir, dll: join(dir, dll) };
 }
 
+/** WcfClient's e2e sections in the order it runs them when given none (Scenario.cs, AllSections); on `--backend
+ * sqlserver` it runs `tsql` too, before `cleanup`. */
+export const WCF_CLIENT_SECTIONS = [
+  'heartbeat',
+  'nonquery',
+  'requests',
+  'datatable',
+  'datatable-types',
+  'scalar',
+  'files',
+  'documents',
+  'faults',
+  'sql-faults',
+  'channels',
+  'concurrency',
+  'bigfile',
+  'quota',
+  'cleanup',
+] as const;
+
 /** Runs a built program and parses its JSON-line checks. */
 export async function runChecks(dll: string, args: readonly string[], options: RunOptions = {}): Promise<MonoRun> {
   return parseChecks(await runDotnet([dll, ...args], options));

@@ -29,8 +29,16 @@ export interface TdsParameter {
 
 const WALL_CLOCK = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?)?/;
 
+/**
+ * SqlClient declares a variable-length parameter of size 0 (DBNull, "", an empty byte[]) at the type's largest size
+ * (SqlCommand's BuildParamList): nvarchar(4000), varbinary(8000). tedious would declare an empty byte[] with length 0,
+ * which the server refuses, and a null as nvarchar(1), which a `SET @p = …` in the batch would cut.
+ */
+const EMPTY_NVARCHAR = { length: 4000 };
+const EMPTY_VARBINARY = { length: 8000 };
+
 export function tdsParameter(value: SqlValue): TdsParameter {
-  if (value === null) return { type: TYPES.NVarChar, value: null };
+  if (value === null) return { type: TYPES.NVarChar, value: null, options: EMPTY_NVARCHAR };
   switch (value.type) {
     case 'int':
       return { type: TYPES.Int, value: value.value };
@@ -56,7 +64,9 @@ export function tdsParameter(value: SqlValue): TdsParameter {
     case 'boolean':
       return { type: TYPES.Bit, value: value.value };
     case 'string':
-      return { type: TYPES.NVarChar, value: value.value };
+      return value.value === ''
+        ? { type: TYPES.NVarChar, value: '', options: EMPTY_NVARCHAR }
+        : { type: TYPES.NVarChar, value: value.value };
     case 'dateTime': {
       const m = WALL_CLOCK.exec(value.value);
       if (!m) throw new DatabaseFault('SqlError', `${value.value} is not a DateTime.`, true);
@@ -70,6 +80,7 @@ export function tdsParameter(value: SqlValue): TdsParameter {
       return {
         type: TYPES.VarBinary,
         value: Buffer.from(value.value.buffer, value.value.byteOffset, value.value.byteLength),
+        ...(value.value.byteLength === 0 ? { options: EMPTY_VARBINARY } : {}),
       };
     case 'guid':
       return { type: TYPES.UniqueIdentifier, value: value.value };
