@@ -87,8 +87,8 @@ describe('SQLite reads beside each other, writes one at a time (two channels)', 
     try {
       const pair = () =>
         Promise.all([a.call(sql('ReturnDatatable', TIMED_READ)), b.call(sql('ReturnDatatable', TIMED_READ))]);
-      // A first pair starts the second SQLite worker (a worker thread takes a while to start, and on a loaded machine
-      // the first read could end before it is up); the pool keeps it, so the measured pair finds two workers ready.
+      // A first pair opens the second read-only connection (on a loaded machine the first read could end before it is
+      // open); the pool keeps it, so the measured pair finds two connections ready.
       await pair();
       const [first, second] = await pair();
       const [startA, endA] = interval(first);

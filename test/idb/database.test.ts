@@ -10,8 +10,8 @@ import { ENDLESS, LIMITS, databaseSuite, fault, inTempDir, sqlite } from './data
 
 databaseSuite(sqlite);
 
-describe('SQLite Database: close() and worker threads', () => {
-  it('ends all workers on close; open transactions then fault and rollback stays quiet', async () => {
+describe('SQLite Database: close() and the pool of sessions', () => {
+  it('ends all sessions on close; open transactions then fault and rollback stays quiet', async () => {
     await inTempDir(async (dir) => {
       const db = await createSqliteDatabase({ path: join(dir, 'db.sqlite'), busyTimeoutMs: 200 });
       const idle = await db.begin('write');
@@ -44,7 +44,7 @@ describe('SQLite Database: close() and worker threads', () => {
     });
   });
 
-  it('waits for a free worker beyond maxConnections', async () => {
+  it('waits for a free session beyond maxConnections', async () => {
     await inTempDir(async (dir) => {
       const db = await createSqliteDatabase({ path: join(dir, 'db.sqlite'), maxConnections: 1 });
       const first = await db.begin('read');

@@ -1,17 +1,17 @@
 /**
- * One SQLite connection through libsql's native module, and one statement run on it: what the worker threads
- * (sqlite-worker.ts: transactions and writes) and the main thread's readers (sqlite-readers.ts: a call's read in a
- * transaction of its own) both do, so it has one home here.
+ * One SQLite connection through libsql's native module, and one statement run on it: what the sessions
+ * (sqlite-session.ts: transactions and writes) and the readers (sqlite-readers.ts: a call's read on its own) both
+ * do, so it has one home here.
  *
  * - A connection has foreign keys on and an authorizer that denies client SQL ATTACH, DETACH and PRAGMA (pragma
  *   functions included); client transaction control and SAVEPOINT are refused by their verb, so our own BEGIN,
  *   COMMIT and ROLLBACK need no lifting of the authorizer (see CLIENT_SQL).
- * - A statement starts on libsql's asynchronous path (its first step runs on a libsql thread), so the calling thread
- *   keeps serving its event loop meanwhile and can call `interrupt()` on the connection. The remaining rows are read
+ * - A statement starts on libsql's asynchronous path (its first step runs on a libsql thread), so the event loop
+ *   keeps serving other calls meanwhile and a rollback can call `interrupt()` on the connection. The remaining rows are read
  *   synchronously (an asynchronous hop per row costs ~0.1 ms), yielding to the event loop every 20 ms; a single slow
  *   step there ends by the statement's `queryTimeout`.
  * - Results are one flat array of cells (structured clone of nested row arrays costs the main thread ~5x more),
- *   integers as numbers when safe, blobs copied into buffers of their own (transferable).
+ *   integers as numbers when safe, blobs copied into buffers of their own.
  */
 import { pathToFileURL } from 'node:url';
 import type { ResultColumn } from '../../../idb/database.ts';

@@ -1,13 +1,13 @@
 /**
  * The Database port (src/idb/database.ts) on an embedded SQLite file, through libsql's native module
- * (`libsql-linux-x64-gnu` 0.6.0-pre.41) in worker threads. The measurements behind it are in
- * docs/decisions/idb-sqlite-backend.md.
+ * (`libsql-linux-x64-gnu` 0.6.0-pre.41). The measurements behind it are in docs/decisions/idb-sqlite-backend.md.
  *
  * Decisions:
- * - One worker thread per open transaction, each with its own connections (sqlite-worker.ts), so a slow statement
- *   blocks neither the event loop nor another transaction. Idle workers are kept for the next `begin` (`idleWorkers`),
- *   at most `maxConnections` exist; beyond that `begin` waits, as a connection pool does. A worker is terminated only
- *   when idle: terminating one during a statement leaks the connection and its write lock (measured).
+ * - One session per open transaction, each with its own connections (sqlite-session.ts), whose waiting work (a
+ *   statement's first step, BEGIN IMMEDIATE, COMMIT) runs on libsql's threads, so a slow statement blocks neither the
+ *   event loop nor another transaction. Idle sessions are kept for the next `begin` (`idleSessions`), at most
+ *   `maxConnections` exist; beyond that `begin` waits, as a connection pool does. A call's read in a transaction of
+ *   its own runs on a pool of read-only connections (sqlite-readers.ts).
  * - The file is switched to WAL once (readers and the writer do not block each other, and COMMIT does not fail
  *   because a reader is open). `begin('write')` is `BEGIN IMMEDIATE`: a second writer waits up to `busyTimeoutMs` for
  *   the first to end (in this process's WriteGate, then in SQLite's busy handler for other processes), then gets
@@ -19,11 +19,11 @@
  *   nothing runs: libsql would silently run the first statement only. Foreign keys are enforced, as on PostgreSQL.
  * - Time-out: every statement runs with libsql's `queryTimeout` = StatementLimits.timeoutMs (SQLITE_INTERRUPT:
  *   Timeout). An interrupted write ends SQLite's transaction; the object is aborted anyway (every fault aborts it).
- * - A rollback while a statement runs interrupts it: the worker calls `interrupt()` on the connection's own thread,
+ * - A rollback while a statement runs interrupts it: the session calls `interrupt()` on the connection,
  *   which it can because a statement's first step (where a slow aggregate, sort or write spends its time) runs on
  *   libsql's asynchronous path. Once rows flow they are read synchronously and the interrupt is seen within 20 ms,
  *   or, inside one slow step, at the statement's own time-out. The run then fails with Timeout, as on PostgreSQL.
- * - Row cap: rows are counted as the worker reads them; at maxRows + 1 the statement is dropped and QuotaExceeded
+ * - Row cap: rows are counted as they are read; at maxRows + 1 the statement is dropped and QuotaExceeded
  *   raised without rows.
  * - rowsAffected: SQLite's change count for INSERT, UPDATE, DELETE and REPLACE (also after `WITH …`), the number of
  *   rows returned when such a statement has RETURNING (one per row written), else -1. The verb is read from the text.
@@ -35,7 +35,6 @@
  */
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { ConfigError } from '../../../config.ts';
 import {
   DatabaseFault,
@@ -49,7 +48,7 @@ import {
 import type { DataCell } from '../../../idb/datatable.ts';
 import type { BindValue, Native, Statement, WireResult } from './sqlite-connection.ts';
 import { SqliteReaders } from './sqlite-readers.ts';
-import type { WorkerData, WorkerReply, WorkerRequest } from './sqlite-worker.ts';
+import { type SessionReply, SqliteSession } from './sqlite-session.ts';
 import { statementShape } from './sqlite-statement-shape.ts';
 import { WriteGate } from './write-gate.ts';
 
@@ -58,27 +57,20 @@ export interface SqliteDatabaseOptions {
   path: string;
   /** How long `begin('write')` waits while another transaction writes (default 5000 ms). */
   busyTimeoutMs?: number;
-  /** How many transactions can be open at once, one worker thread each (default 10). */
+  /** How many transactions can be open at once, each on connections of its own (default 10); as many reads more. */
   maxConnections?: number;
-  /**
-   * How many idle workers are kept for the next transaction (default: maxConnections). Starting a worker costs tens of
-   * milliseconds: with fewer kept than the calls that run at once, every burst starts and ends workers (measured:
-   * ReturnScalar on 8 channels had a p99 of 106 ms with 2 kept).
-   */
-  idleWorkers?: number;
+  /** How many idle sessions (their connections open) are kept for the next transaction (default: maxConnections). */
+  idleSessions?: number;
 }
 
 const NATIVE_PACKAGE = 'libsql-linux-x64-gnu';
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
-/** The native module's path, loaded once here so that a platform without it is refused with advice at start. */
-function loadNative(): string {
+/** The native module, loaded here so that a platform without it is refused with advice at start. */
+function loadNative(): Native {
   try {
-    const require = createRequire(import.meta.url);
-    const path = require.resolve(NATIVE_PACKAGE);
-    require(path);
-    return path;
+    return createRequire(import.meta.url)(NATIVE_PACKAGE) as Native;
   } catch (error) {
     const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0];
     throw new ConfigError(
@@ -89,49 +81,42 @@ function loadNative(): string {
 }
 
 export async function createSqliteDatabase(options: SqliteDatabaseOptions): Promise<Database> {
-  const data: WorkerData = {
-    path: resolve(options.path),
-    busyTimeoutMs: Math.max(0, options.busyTimeoutMs ?? 5000),
-    native: loadNative(),
-  };
+  const path = resolve(options.path);
+  const busyTimeoutMs = Math.max(0, options.busyTimeoutMs ?? 5000);
+  const native = loadNative();
   const maxConnections = Math.max(1, options.maxConnections ?? 10);
-  const idleWorkers = Math.max(0, options.idleWorkers ?? maxConnections);
-  const all = new Set<SqliteWorker>();
-  const idle: SqliteWorker[] = [];
-  const waiting: { resolve: (worker: SqliteWorker) => void; reject: (error: Error) => void }[] = [];
+  const idleSessions = Math.max(0, options.idleSessions ?? maxConnections);
+  const all = new Set<SqliteSession>();
+  const idle: SqliteSession[] = [];
+  const waiting: { resolve: (session: SqliteSession) => void; reject: (error: Error) => void }[] = [];
   let closing: Promise<void> | undefined;
   const writers = new WriteGate();
-  const readers = new SqliteReaders(
-    createRequire(import.meta.url)(data.native) as Native,
-    data.path,
-    data.busyTimeoutMs,
-    maxConnections,
-  );
+  const readers = new SqliteReaders(native, path, busyTimeoutMs, maxConnections);
 
-  const spawn = (): SqliteWorker => {
-    const worker = new SqliteWorker(data);
-    all.add(worker);
-    return worker;
+  const spawn = (): SqliteSession => {
+    const session = new SqliteSession(native, path, busyTimeoutMs);
+    all.add(session);
+    return session;
   };
-  const discard = (worker: SqliteWorker): void => {
-    all.delete(worker);
-    void worker.end();
+  const discard = (session: SqliteSession): void => {
+    all.delete(session);
+    void session.end();
     if (closing === undefined && waiting.length > 0 && all.size < maxConnections) waiting.shift()!.resolve(spawn());
   };
-  const release = (worker: SqliteWorker): void => {
-    if (closing !== undefined || !worker.usable) {
-      discard(worker);
+  const release = (session: SqliteSession): void => {
+    if (closing !== undefined || !session.usable) {
+      discard(session);
       return;
     }
     const waiter = waiting.shift();
-    if (waiter) waiter.resolve(worker);
-    else if (idle.length < idleWorkers) idle.push(worker);
-    else discard(worker);
+    if (waiter) waiter.resolve(session);
+    else if (idle.length < idleSessions) idle.push(session);
+    else discard(session);
   };
-  const acquire = (): Promise<SqliteWorker> => {
-    for (let worker = idle.pop(); worker !== undefined; worker = idle.pop()) {
-      if (worker.usable) return Promise.resolve(worker);
-      discard(worker);
+  const acquire = (): Promise<SqliteSession> => {
+    for (let session = idle.pop(); session !== undefined; session = idle.pop()) {
+      if (session.usable) return Promise.resolve(session);
+      discard(session);
     }
     if (all.size < maxConnections) return Promise.resolve(spawn());
     return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
@@ -142,21 +127,21 @@ export async function createSqliteDatabase(options: SqliteDatabaseOptions): Prom
   if (!opened.ok) {
     all.delete(first);
     await first.end();
-    throw new Error(`The SQLite database ${data.path} cannot be opened: ${opened.message}`);
+    throw new Error(`The SQLite database ${path} cannot be opened: ${opened.message}`);
   }
   release(first);
 
-  /** A statement in a transaction of its own, on one worker, in one message (writes behind the write gate). */
-  const alone = async (access: 'read' | 'write', request: Statement): Promise<WorkerReply> => {
-    const leave = access === 'write' ? await writers.enter(data.busyTimeoutMs) : () => {};
+  /** A write in a transaction of its own, behind the write gate. */
+  const alone = async (access: 'read' | 'write', request: Statement): Promise<SessionReply> => {
+    const leave = access === 'write' ? await writers.enter(busyTimeoutMs) : () => {};
     try {
-      const worker = await acquire().catch((error: Error) => {
+      const session = await acquire().catch((error: Error) => {
         throw new DatabaseFault('SqlError', error.message, true);
       });
       try {
-        return await worker.call({ op: 'alone', access, ...request });
+        return await session.call({ op: 'alone', access, ...request });
       } finally {
-        release(worker);
+        release(session);
       }
     } finally {
       leave();
@@ -168,11 +153,11 @@ export async function createSqliteDatabase(options: SqliteDatabaseOptions): Prom
     async runAlone(access, sql, values, limits) {
       if (closing !== undefined) throw new DatabaseFault('SqlError', CLOSED, true);
       const request = statement(sql, values, limits);
-      let reply: WorkerReply | undefined;
+      let reply: SessionReply | undefined;
       // Reads run on the main thread's read-only connections (sqlite-readers.ts). A writer's query runs there first
       // too, beside other readers and without the writer's lock (its reads would otherwise wait for each other at
       // the write gate). Should it write after all, SQLite refuses it there before writing anything
-      // (SQLITE_READONLY) and it runs again as a write, on a worker.
+      // (SQLITE_READONLY) and it runs again as a write.
       if (access === 'read' || READS.has(statementShape(sql).verb)) {
         reply = await readers.read(request);
         if (access === 'write' && !reply.ok && reply.code.startsWith('SQLITE_READONLY')) reply = undefined;
@@ -180,33 +165,33 @@ export async function createSqliteDatabase(options: SqliteDatabaseOptions): Prom
       reply ??= await alone(access, request);
       if (reply.ok) return toResult(reply.result!);
       const cancelled = reply.code === 'LOST' || closing !== undefined ? 'the database was closed' : undefined;
-      throw toFault(reply, { busyTimeoutMs: data.busyTimeoutMs, timeoutMs: request.timeoutMs, cancelled });
+      throw toFault(reply, { busyTimeoutMs: busyTimeoutMs, timeoutMs: request.timeoutMs, cancelled });
     },
     async begin(access) {
       if (closing !== undefined) throw new DatabaseFault('SqlError', CLOSED, true);
-      const leave = access === 'write' ? await writers.enter(data.busyTimeoutMs) : () => {};
-      const worker = await acquire().catch((error: Error) => {
+      const leave = access === 'write' ? await writers.enter(busyTimeoutMs) : () => {};
+      const session = await acquire().catch((error: Error) => {
         leave();
         throw new DatabaseFault('SqlError', error.message, true);
       });
-      const end = (ended: SqliteWorker): void => {
+      const end = (ended: SqliteSession): void => {
         release(ended);
         leave();
       };
-      const reply = await worker.call({ op: 'begin', access });
+      const reply = await session.call({ op: 'begin', access });
       if (!reply.ok) {
-        end(worker);
-        throw toFault(reply, { busyTimeoutMs: data.busyTimeoutMs });
+        end(session);
+        throw toFault(reply, { busyTimeoutMs: busyTimeoutMs });
       }
-      return new SqliteTransaction(worker, end, data.busyTimeoutMs);
+      return new SqliteTransaction(session, end, busyTimeoutMs);
     },
     close() {
       closing ??= (async () => {
         for (const waiter of waiting.splice(0)) waiter.reject(new Error(CLOSED));
         writers.refuseAll(new DatabaseFault('SqlError', CLOSED, true));
         idle.length = 0;
-        // A worker or reader that is running a statement interrupts it and ends once it has stopped.
-        await Promise.all([readers.close(), ...[...all].map((worker) => worker.end())]);
+        // A session or reader that is running a statement interrupts it and ends once it has stopped.
+        await Promise.all([readers.close(), ...[...all].map((session) => session.end())]);
         all.clear();
       })();
       return closing;
@@ -219,7 +204,7 @@ const CLOSED = 'The database has been closed.';
 /** Verbs of statements that usually only read (the verb after `WITH …` is the statement's own). */
 const READS = new Set(['SELECT', 'VALUES']);
 
-/** A statement as the worker takes it: values bound as SQLite binds them, limits as whole numbers. */
+/** A statement as a connection takes it: values bound as SQLite binds them, limits as whole numbers. */
 function statement(sql: string, values: readonly SqlValue[], limits: StatementLimits): Statement {
   return {
     sql,
@@ -229,87 +214,20 @@ function statement(sql: string, values: readonly SqlValue[], limits: StatementLi
   };
 }
 
-/** One worker thread, serving one request at a time: the pool lends it to one transaction, which serializes its calls. */
-class SqliteWorker {
-  private readonly thread: Worker;
-  private pending: { settle: (reply: WorkerReply) => void; done: Promise<unknown> } | undefined;
-  /** Why the thread takes no more requests. */
-  private gone: string | undefined;
-  private ending: Promise<void> | undefined;
-
-  constructor(data: WorkerData) {
-    this.thread = new Worker(new URL('./sqlite-worker.mjs', import.meta.url), { workerData: data });
-    // Referenced only while a request is out: an idle pool does not keep the process alive, a pending statement does.
-    this.thread.unref();
-    this.thread.on('message', (reply: WorkerReply) => this.settle(reply));
-    this.thread.on('error', (error) => this.lose(`The SQLite worker failed: ${error.message}`));
-    this.thread.on('exit', () => this.lose(this.ending ? CLOSED : 'The SQLite worker stopped.'));
-  }
-
-  get usable(): boolean {
-    return this.gone === undefined && this.ending === undefined;
-  }
-
-  /** Never rejects: a lost or closed worker answers as a failed request. */
-  call(request: Exclude<WorkerRequest, { op: 'interrupt' }>): Promise<WorkerReply> {
-    if (!this.usable) return Promise.resolve({ ok: false, code: 'LOST', message: this.gone ?? CLOSED });
-    return this.send(request);
-  }
-
-  /** Stops the running statement, if there is one; its call then answers SQLITE_INTERRUPT. */
-  interrupt(): void {
-    if (this.pending !== undefined && this.gone === undefined)
-      this.thread.postMessage({ op: 'interrupt' } satisfies WorkerRequest);
-  }
-
-  /** Rolls back, closes the connections and ends the thread, once whatever runs has stopped. */
-  end(): Promise<void> {
-    this.ending ??= (async () => {
-      this.interrupt();
-      await this.pending?.done;
-      if (this.gone === undefined) await this.send({ op: 'close' });
-      this.gone ??= CLOSED;
-      await this.thread.terminate();
-    })();
-    return this.ending;
-  }
-
-  private send(request: WorkerRequest): Promise<WorkerReply> {
-    let settle!: (reply: WorkerReply) => void;
-    const reply = new Promise<WorkerReply>((resolve) => (settle = resolve));
-    this.pending = { settle, done: reply };
-    this.thread.ref();
-    this.thread.postMessage(request);
-    return reply;
-  }
-
-  private settle(reply: WorkerReply): void {
-    const pending = this.pending;
-    this.pending = undefined;
-    this.thread.unref();
-    pending?.settle(reply);
-  }
-
-  private lose(reason: string): void {
-    this.gone ??= reason;
-    this.settle({ ok: false, code: 'LOST', message: this.gone });
-  }
-}
-
 const ABORTED = 'The transaction was aborted by an earlier error; only a rollback is left.';
 const ABORTED_COMMIT = 'The transaction was aborted by an earlier error and has been rolled back.';
 const ENDED = 'The transaction has already ended.';
 
 class SqliteTransaction implements DatabaseTransaction {
   private state: 'open' | 'aborted' | 'ended' = 'open';
-  /** Serializes calls: one request at a time goes to the worker. */
+  /** Serializes calls: one request at a time goes to the session. */
   private queue: Promise<unknown> = Promise.resolve();
   private running = false;
   private released = false;
 
   constructor(
-    private readonly worker: SqliteWorker,
-    private readonly release: (worker: SqliteWorker) => void,
+    private readonly session: SqliteSession,
+    private readonly release: (session: SqliteSession) => void,
     private readonly busyTimeoutMs: number,
   ) {}
 
@@ -326,9 +244,9 @@ class SqliteTransaction implements DatabaseTransaction {
       }
       this.state = 'ended';
       this.released = true;
-      // A failed COMMIT is rolled back in the worker.
-      const reply = await this.worker.call({ op: 'commit' });
-      this.release(this.worker);
+      // A failed COMMIT is rolled back by the session.
+      const reply = await this.session.call({ op: 'commit' });
+      this.release(this.session);
       if (!reply.ok) throw toFault(reply, { busyTimeoutMs: this.busyTimeoutMs });
     });
   }
@@ -336,7 +254,7 @@ class SqliteTransaction implements DatabaseTransaction {
   async rollback(): Promise<void> {
     if (this.state === 'ended') return;
     this.state = 'ended';
-    if (this.running) this.worker.interrupt();
+    if (this.running) this.session.interrupt();
     await this.queue;
     await this.finish();
   }
@@ -346,8 +264,8 @@ class SqliteTransaction implements DatabaseTransaction {
     if (this.released) return;
     this.released = true;
     this.state = 'ended';
-    await this.worker.call({ op: 'rollback' });
-    this.release(this.worker);
+    await this.session.call({ op: 'rollback' });
+    this.release(this.session);
   }
 
   private serialize<T>(task: () => Promise<T>): Promise<T> {
@@ -367,13 +285,13 @@ class SqliteTransaction implements DatabaseTransaction {
     }
     const { timeoutMs } = request;
     this.running = true;
-    const reply = await this.worker.call({ op: 'run', ...request });
+    const reply = await this.session.call({ op: 'run', ...request });
     this.running = false;
     if (reply.ok) return toResult(reply.result!);
     const rolledBack = this.abort();
     const cancelled = rolledBack
       ? 'its transaction was rolled back'
-      : this.worker.usable
+      : this.session.usable
         ? undefined
         : 'the database was closed';
     throw toFault(reply, { busyTimeoutMs: this.busyTimeoutMs, timeoutMs, cancelled });
@@ -421,7 +339,7 @@ const NOT_AUTHORIZED =
   'Not authorized: client SQL cannot use ATTACH, DETACH, PRAGMA, BEGIN, COMMIT, ROLLBACK or SAVEPOINT.';
 
 function toFault(
-  reply: Extract<WorkerReply, { ok: false }>,
+  reply: Extract<SessionReply, { ok: false }>,
   context: { busyTimeoutMs: number; timeoutMs?: number; cancelled?: string },
 ): DatabaseFault {
   const { code } = reply;

@@ -1,5 +1,5 @@
 /**
- * How SQLite reads a text of client SQL, without preparing it (sqlite-worker.ts refuses trailing statements with it,
+ * How SQLite reads a text of client SQL, without preparing it (sqlite-connection.ts refuses trailing statements and client transaction control with it,
  * counts rows affected by the verb, and sqlite-database.ts sends likely reads to a read-only connection first).
  */
 // sqlite3_complete()'s tokens and transitions (SQLite's complete.c): rows are states, columns tokens. A `;` that

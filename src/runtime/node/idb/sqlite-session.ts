@@ -1,0 +1,210 @@
+/**
+ * The connections of one open transaction of the SQLite backend (sqlite-database.ts lends a session to one
+ * transaction at a time, as a pool lends a connection), on the main thread.
+ *
+ * - Two connections, opened when first needed: the writer's (`BEGIN IMMEDIATE`) and a `mode=ro` one for readers, so
+ *   SQLite itself refuses a reader's write. How a connection is opened and a statement run is sqlite-connection.ts's.
+ * - Nothing that can wait runs on this thread: a statement's first step (where a slow query, sort or write spends its
+ *   time), `BEGIN IMMEDIATE` (which can wait for another process's write lock up to the busy time-out) and `COMMIT`
+ *   (which syncs the WAL to disk) run on libsql's own threads; ROLLBACK, our checks and the reading of rows that are
+ *   ready run here (rows yield to the event loop every 20 ms).
+ * - Why not worker threads (the design until 2026-11): a call there took two thread hops each way and woke a sleeping
+ *   worker, ~2x the CPU per statement of this; and ending a worker whose libsql task was still releasing its callback
+ *   aborted the whole process now and then (SIGABRT in napi_release_threadsafe_function from a tokio thread, seen in
+ *   the test suites under load).
+ */
+import {
+  type Native,
+  type NativeDatabase,
+  openConnection,
+  own,
+  ownPragma,
+  ownRows,
+  type RunningStatement,
+  runStatement,
+  type Statement,
+  StatementError,
+  statementFailure,
+  type WireResult,
+} from './sqlite-connection.ts';
+
+export type SessionRequest =
+  | { op: 'init' }
+  | { op: 'begin'; access: 'read' | 'write' }
+  | ({ op: 'run' } & Statement)
+  /** begin, run and commit: a call's write in a transaction of its own */
+  | ({ op: 'alone'; access: 'read' | 'write' } & Statement)
+  | { op: 'commit' }
+  | { op: 'rollback' };
+
+/** `code` is SQLite's (`SQLITE_READONLY`, …), QUOTA and MULTIPLE (sqlite-connection.ts), or LOST once closed. */
+export type SessionReply = { ok: true; result?: WireResult } | { ok: false; code: string; message: string };
+
+const CLOSED = 'The database has been closed.';
+
+export class SqliteSession {
+  private readonly connections = new Map<'read' | 'write', NativeDatabase>();
+  /** The connection of the open transaction. */
+  private current: NativeDatabase | undefined;
+  /** The statement being run: interrupt() stops it. */
+  private running: RunningStatement | undefined;
+  private pending: Promise<unknown> | undefined;
+  private ending: Promise<void> | undefined;
+
+  constructor(
+    private readonly native: Native,
+    private readonly path: string,
+    private readonly busyTimeoutMs: number,
+  ) {}
+
+  get usable(): boolean {
+    return this.ending === undefined;
+  }
+
+  /** Never rejects: a failure answers with SQLite's code. One call at a time (the transaction serializes them). */
+  call(request: SessionRequest): Promise<SessionReply> {
+    if (!this.usable) return Promise.resolve({ ok: false, code: 'LOST', message: CLOSED });
+    const reply = this.handle(request).then(
+      (result): SessionReply => ({ ok: true, result }),
+      (error: unknown): SessionReply => ({ ok: false, ...statementFailure(error) }),
+    );
+    this.pending = reply;
+    return reply;
+  }
+
+  /** Stops the running statement, if there is one; its call then answers SQLITE_INTERRUPT. */
+  interrupt(): void {
+    this.running?.cancel();
+  }
+
+  /** Rolls back and closes the connections, once whatever runs has stopped. */
+  end(): Promise<void> {
+    this.ending ??= (async () => {
+      this.interrupt();
+      await this.pending;
+      this.rollback();
+      for (const db of [...this.connections.values()]) this.drop(db);
+    })();
+    return this.ending;
+  }
+
+  private async handle(request: SessionRequest): Promise<WireResult | undefined> {
+    switch (request.op) {
+      case 'run':
+        return this.run(request);
+      case 'alone':
+        return this.alone(request);
+      case 'init':
+        this.init();
+        return undefined;
+      case 'begin':
+        await this.begin(request.access);
+        return undefined;
+      case 'commit':
+        await this.commit();
+        return undefined;
+      case 'rollback':
+        this.rollback();
+        return undefined;
+    }
+  }
+
+  private connection(access: 'read' | 'write'): NativeDatabase {
+    let db = this.connections.get(access);
+    if (db === undefined) {
+      db = openConnection(this.native, this.path, access, this.busyTimeoutMs);
+      this.connections.set(access, db);
+    }
+    return db;
+  }
+
+  private init(): void {
+    // The writer's connection creates the file; WAL is a property of the file, kept from then on.
+    const mode = ownPragma(this.native, this.connection('write'), 'PRAGMA journal_mode = WAL')[0]?.[0];
+    if (String(mode).toLowerCase() !== 'wal')
+      throw new StatementError(
+        'SQLITE_ERROR',
+        `the database cannot use WAL journal mode (it stays in ${String(mode)} mode)`,
+      );
+  }
+
+  private async begin(access: 'read' | 'write'): Promise<void> {
+    const db = this.connection(access);
+    // A deferred BEGIN takes no lock and returns at once; BEGIN IMMEDIATE may wait for another process's writer.
+    if (access === 'write') await this.ownOffThread(db, 'BEGIN IMMEDIATE');
+    else own(this.native, db, 'BEGIN');
+    this.current = db;
+  }
+
+  private async commit(): Promise<void> {
+    const db = this.current;
+    this.current = undefined;
+    if (db === undefined) throw new StatementError('SQLITE_ERROR', 'no transaction is open');
+    try {
+      await this.ownOffThread(db, 'COMMIT');
+    } catch (error) {
+      // A failed COMMIT (a deferred foreign key, say) leaves the transaction open.
+      if (db.inTransaction()) this.ownOrDrop(db, 'ROLLBACK');
+      throw error;
+    }
+    // TEMP objects committed here would outlive the request on this reused connection: start the next one afresh.
+    try {
+      if (ownRows(this.native, db, 'SELECT 1 FROM temp.sqlite_schema LIMIT 1').length > 0) this.drop(db);
+    } catch {
+      this.drop(db);
+    }
+  }
+
+  private rollback(): void {
+    const db = this.current;
+    this.current = undefined;
+    // An interrupted write (or a full disk) has already ended the transaction.
+    if (db?.inTransaction()) this.ownOrDrop(db, 'ROLLBACK');
+  }
+
+  /** A statement in a transaction of its own. */
+  private async alone(request: Extract<SessionRequest, { op: 'alone' }>): Promise<WireResult> {
+    await this.begin(request.access);
+    let result: WireResult;
+    try {
+      result = await this.run(request);
+    } catch (error) {
+      this.rollback();
+      throw error;
+    }
+    if (request.access === 'write') await this.commit();
+    else this.rollback();
+    return result;
+  }
+
+  private run(request: Statement): Promise<WireResult> {
+    if (this.current === undefined) throw new StatementError('SQLITE_ERROR', 'no transaction is open');
+    return runStatement(this.native, this.current, request, (state) => {
+      this.running = state;
+    });
+  }
+
+  /** Our own statement on libsql's thread (it may wait on a lock or the disk). */
+  private async ownOffThread(db: NativeDatabase, sql: string): Promise<void> {
+    // queryTimeout 0: no limit of ours (the connection's busy time-out bounds the wait for a lock).
+    await this.native.databasePrepareSync(db, sql).run([], { queryTimeout: 0 });
+  }
+
+  /** Runs our own statement; a connection where it fails is not trusted again. */
+  private ownOrDrop(db: NativeDatabase, sql: string): void {
+    try {
+      own(this.native, db, sql);
+    } catch {
+      this.drop(db);
+    }
+  }
+
+  private drop(db: NativeDatabase): void {
+    for (const [access, open] of this.connections) if (open === db) this.connections.delete(access);
+    try {
+      db.close();
+    } catch {
+      // closing is all that is left to do with it
+    }
+  }
+}
