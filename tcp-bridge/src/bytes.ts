@@ -89,12 +89,12 @@ export function utf8Length(value: string): number {
 /** Growable little-endian byte writer; every method returns the writer so records read as one chain. */
 export class ByteWriter {
   private buffer: Uint8Array;
-  private view: DataView;
+  /** Made on the first fixed-size number: most writers (an envelope's, a record header's) never need one. */
+  private view: DataView | undefined;
   private length = 0;
 
   constructor(initialCapacity = 256) {
     this.buffer = new Uint8Array(Math.max(16, initialCapacity));
-    this.view = new DataView(this.buffer.buffer);
   }
 
   get size(): number {
@@ -111,7 +111,7 @@ export class ByteWriter {
       const grown = new Uint8Array(capacity);
       grown.set(this.buffer.subarray(0, at));
       this.buffer = grown;
-      this.view = new DataView(grown.buffer);
+      this.view = undefined;
     }
     this.length = needed;
     return at;
@@ -194,6 +194,7 @@ export class ByteWriter {
 
   private put(size: number, write: (view: DataView, at: number) => void): this {
     const at = this.reserve(size);
+    this.view ??= new DataView(this.buffer.buffer, this.buffer.byteOffset, this.buffer.byteLength);
     write(this.view, at);
     return this;
   }
