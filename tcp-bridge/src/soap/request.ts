@@ -116,10 +116,17 @@ export function readAddressed<T>(
 }
 
 function operationOf(action: string, serviceNamespace: string): OperationName | undefined {
-  const prefix = actionPrefix(serviceNamespace);
-  const name = action.startsWith(prefix) ? action.slice(prefix.length) : '';
-  return (OPERATIONS as readonly string[]).includes(name) ? (name as OperationName) : undefined;
+  let operations = ACTIONS.get(serviceNamespace);
+  if (operations === undefined) {
+    const prefix = actionPrefix(serviceNamespace);
+    operations = new Map(OPERATIONS.map((operation) => [prefix + operation, operation]));
+    ACTIONS.set(serviceNamespace, operations);
+  }
+  return operations.get(action);
 }
+
+/** Each namespace's actions and their operations, made once: one lookup per request instead of a prefix and a scan. */
+const ACTIONS = new Map<string, ReadonlyMap<string, OperationName>>();
 
 function envelopeParts(document: XmlDocument): { header?: Scoped; body: Scoped } {
   let envelope: XmlElement | undefined;
