@@ -26,6 +26,7 @@ import { readBridgeConfig } from '../tcp-bridge/src/config.ts';
 import { BridgeConnection } from '../tcp-bridge/src/connection.ts';
 import { soapDispatch } from '../tcp-bridge/src/dispatch.ts';
 import { NO_OBSERVER, type ByteStream } from '../tcp-bridge/src/streams.ts';
+import { bridgeFolderEnv } from '../test/support/nettcp/bridge-folder.ts';
 import { parametersElement, requestEnvelope } from './nettcp-values.ts';
 
 const ENDPOINT = 'net.tcp://127.0.0.1:8808/IDBService';
@@ -61,13 +62,7 @@ const CALLS = {
 
 const folder = mkdtempSync(join(tmpdir(), 'bridge-percall-'));
 writeFileSync(join(folder, 'roles.json'), JSON.stringify({ writer: ['anonymous'] }));
-const config = readBridgeConfig({
-  BRIDGE_SECURITY: 'none',
-  BRIDGE_PORT: '0',
-  DATABASE_URL: `file:${join(folder, 'idb.sqlite')}`,
-  FILES_URL: `file:${join(folder, 'files')}`,
-  BRIDGE_ROLES_FILE: join(folder, 'roles.json'),
-});
+const config = readBridgeConfig(bridgeFolderEnv(folder));
 // The real JSON logger at the bridge's default level; its lines are dropped instead of batched to stdout.
 let logged = 0;
 const logger = jsonLogger('info', (line) => {
