@@ -20,28 +20,18 @@ import { randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { EMPTY_GUID } from '#idb';
 import {
-  attribute,
-  dictionaryText,
   element,
   stringText,
   textToString,
-  uniqueIdText,
   uuidText,
-  xmlns,
   type XmlContent,
   type XmlDocument,
   type XmlElement,
 } from '../tcp-bridge/src/binary-xml/index.ts';
 import { NetTcpClientSession } from '../tcp-bridge/src/client/session.ts';
-import {
-  actionPrefix,
-  ANONYMOUS,
-  SOAP_NS as SOAP12,
-  WSA_NS as WSA10,
-  XSI_NS as XSI,
-} from '../tcp-bridge/src/soap/names.ts';
+import { SOAP_NS as SOAP12, WSA_NS as WSA10, XSI_NS as XSI } from '../tcp-bridge/src/soap/names.ts';
 import { isMainModule } from './main-module.ts';
-import { parametersElement, type QueryParameterValue } from './nettcp-values.ts';
+import { parametersElement, requestEnvelope, type QueryParameterValue } from './nettcp-values.ts';
 export type { QueryParameterValue } from './nettcp-values.ts';
 
 export interface NetTcpChannelOptions {
@@ -159,27 +149,7 @@ export class NetTcpChannel {
   call(operation: string, children: XmlContent[] = []): Promise<SoapReply> {
     if (this.failure) return Promise.reject(this.failure);
     const messageId = `urn:uuid:${randomUUID()}`;
-    const action = actionPrefix(this.namespace) + operation;
-    const mustUnderstand = attribute('s', 'mustUnderstand', '1');
-    const envelope = element(
-      's',
-      'Envelope',
-      [xmlns('s', SOAP12), xmlns('a', WSA10)],
-      [
-        element(
-          's',
-          'Header',
-          [],
-          [
-            element('a', 'Action', [mustUnderstand], [stringText(action)]),
-            element('a', 'MessageID', [], [uniqueIdText(messageId)]),
-            element('a', 'ReplyTo', [], [element('a', 'Address', [], [dictionaryText(ANONYMOUS)])]),
-            element('a', 'To', [mustUnderstand], [stringText(this.endpoint)]),
-          ],
-        ),
-        element('s', 'Body', [], [element('', operation, [xmlns('', this.namespace)], children)]),
-      ],
-    );
+    const envelope = requestEnvelope(this.namespace, this.endpoint, operation, children, messageId);
     const record = this.session.envelope({ children: [envelope] });
     return new Promise((resolve, reject) => {
       const timer = setTimeout(

@@ -1,6 +1,7 @@
 /**
- * The SOAP values the benchmark's net.tcp client (bench/nettcp-client.ts) writes: a QueryParameter[] as
- * DataContractSerializer writes it, and each ClrValue as the NBFX text record a .NET client sends.
+ * The SOAP values the benchmark's net.tcp clients (bench/nettcp-client.ts, bench/bridge-percall.ts) write: the request
+ * envelope, a QueryParameter[] as DataContractSerializer writes it, and each ClrValue as the NBFX text record a .NET
+ * client sends.
  */
 import type { ClrValue } from '#idb';
 import {
@@ -8,19 +9,26 @@ import {
   boolText,
   bytesText,
   decimalText,
+  dictionaryText,
   doubleText,
   element,
   intText,
   qnameText,
   stringText,
+  uniqueIdText,
   uuidText,
   xmlns,
+  type XmlContent,
   type XmlElement,
   type XmlText,
 } from '../tcp-bridge/src/binary-xml/index.ts';
 import {
+  actionPrefix,
+  ANONYMOUS,
   CONTRACTS_NS as DATA_CONTRACTS,
   SER_NS as SER,
+  SOAP_NS as SOAP12,
+  WSA_NS as WSA10,
   XSD_NS as XSD,
   XSI_NS as XSI,
 } from '../tcp-bridge/src/soap/names.ts';
@@ -80,4 +88,37 @@ export function valueText(value: ClrValue): XmlText {
     case 'guid':
       return uuidText(value.value);
   }
+}
+
+/**
+ * A request as a .NET client sends it: `<operation xmlns="{ns}">children</operation>` with Action
+ * `{ns}IIDBService/{operation}`, MessageID, anonymous ReplyTo and To.
+ */
+export function requestEnvelope(
+  namespace: string,
+  endpoint: string,
+  operation: string,
+  children: XmlContent[],
+  messageId: string,
+): XmlElement {
+  const mustUnderstand = attribute('s', 'mustUnderstand', '1');
+  return element(
+    's',
+    'Envelope',
+    [xmlns('s', SOAP12), xmlns('a', WSA10)],
+    [
+      element(
+        's',
+        'Header',
+        [],
+        [
+          element('a', 'Action', [mustUnderstand], [stringText(actionPrefix(namespace) + operation)]),
+          element('a', 'MessageID', [], [uniqueIdText(messageId)]),
+          element('a', 'ReplyTo', [], [element('a', 'Address', [], [dictionaryText(ANONYMOUS)])]),
+          element('a', 'To', [mustUnderstand], [stringText(endpoint)]),
+        ],
+      ),
+      element('s', 'Body', [], [element('', operation, [xmlns('', namespace)], children)]),
+    ],
+  );
 }

@@ -2,16 +2,29 @@ import type { LogLevel, Logger } from './ports.ts';
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
-/** A JSON-lines logger over any line sink (console on every runtime). */
-export function jsonLogger(
-  level: LogLevel,
-  writeLine: (line: string) => void,
-  now: () => Date = () => new Date(),
-): Logger {
+/** A JSON-lines logger over any line sink (console on every runtime). `now`: another clock (tests). */
+export function jsonLogger(level: LogLevel, writeLine: (line: string) => void, now?: () => Date): Logger {
+  const time = now === undefined ? isoNow : () => now().toISOString();
   return {
     log(at, message, fields) {
       if (ORDER[at] < ORDER[level]) return;
-      writeLine(JSON.stringify({ time: now().toISOString(), level: at, msg: message, ...fields }));
+      writeLine(JSON.stringify({ time: time(), level: at, msg: message, ...fields }));
     },
   };
+}
+
+let lastMs = Number.NaN;
+let lastIso = '';
+
+/**
+ * The time of a log line, formatted once per millisecond: the bridge writes a line per call, and a Date and its
+ * toISOString for each were half of the line's cost (about 0.8 us of 1.5).
+ */
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
 }

@@ -3,13 +3,13 @@
  * folder, with its service's calls and closed connections as events, and readers of the replies a test client gets.
  */
 import { EventEmitter } from 'node:events';
-import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { IdbService, Logger } from '#idb';
 import { stringText } from '../../tcp-bridge/src/binary-xml/index.ts';
 import { readBridgeConfig, type BridgeConfig } from '../../tcp-bridge/src/config.ts';
 import { startBridge, type RunningBridge } from '../../tcp-bridge/src/server.ts';
 import { openNodeIdbService } from '../../src/runtime/node/idb/idb-service.ts';
+import { bridgeFolderEnv } from '../support/nettcp/bridge-folder.ts';
 import type { ServerRecord } from '../support/nettcp/nettcp.ts';
 import { param, path, request, textOf } from '../support/nettcp/soap.ts';
 
@@ -43,14 +43,7 @@ export async function bridge(
   env: Record<string, string> = {},
   logger: Logger = silent,
 ): Promise<{ bridge: RunningBridge; config: BridgeConfig }> {
-  const config = readBridgeConfig({
-    BRIDGE_SECURITY: 'none',
-    BRIDGE_PORT: '0',
-    DATABASE_URL: `file:${join(folder, 'idb.sqlite')}`,
-    FILES_URL: `file:${join(folder, 'files')}`,
-    BRIDGE_ROLES_FILE: join(folder, 'roles.json'),
-    ...env,
-  });
+  const config = readBridgeConfig({ ...bridgeFolderEnv(folder), ...env });
   const opened = await openNodeIdbService(config, logger);
   const service: IdbService = {
     ...opened,

@@ -169,9 +169,10 @@ export class WriterSession implements SessionStrings {
   }
 
   /** The strings added since the last call: the next envelope's table. */
-  takeNew(): string[] {
+  takeNew(): readonly string[] {
     const fresh = this.fresh;
-    this.fresh = [];
+    // Nothing new is the usual case: keep the empty array instead of making one per envelope.
+    if (fresh.length > 0) this.fresh = [];
     return fresh;
   }
 

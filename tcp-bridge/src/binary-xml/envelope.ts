@@ -65,9 +65,15 @@ export function encodeEnvelopeParts(
     session,
     ...(options.useDictionaries === undefined ? {} : { useDictionaries: options.useDictionaries }),
   });
-  const table = new ByteWriter();
   // Strings added for an envelope that then failed to encode were never sent; they go out here, ids unchanged.
-  for (const value of session.takeNew()) table.string(value);
+  const fresh = session.takeNew();
+  // Most envelopes of a session announce nothing new: their table is its size, 0, and needs no writer.
+  if (fresh.length === 0) return [EMPTY_TABLE, body];
+  const table = new ByteWriter();
+  for (const value of fresh) table.string(value);
   const tableBytes = table.written();
   return [new ByteWriter(tableBytes.length + 5).int31(tableBytes.length).bytes(tableBytes).written(), body];
 }
+
+/** A string table announcing nothing (never written to: callers only send it). */
+const EMPTY_TABLE = Uint8Array.of(0);

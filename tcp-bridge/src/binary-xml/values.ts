@@ -3,7 +3,7 @@
  * (invariant culture, xs: lexical forms): what a text XML encoder would have put on the wire for the same message.
  */
 
-import { encodeBase64, GUID_PATTERN } from '#idb';
+import { encodeBase64 } from '#idb';
 import { BinaryXmlError } from './errors.ts';
 import type { XmlText } from './nodes.ts';
 
@@ -36,16 +36,34 @@ export function guidFromBytes(b: Uint8Array, at = 0): string {
   );
 }
 
-/** A Guid in the `d` format (any case) to its 16 bytes; undefined for anything else. */
-export function guidToBytes(value: string): Uint8Array | undefined {
-  const canonical = value.toLowerCase();
-  if (!GUID_PATTERN.test(canonical)) return undefined;
-  const hex = canonical.replace(/-/g, '');
-  const raw = new Uint8Array(16);
-  for (let i = 0; i < 16; i++) raw[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
-  // Data1, Data2, Data3 are stored little-endian.
-  const order = [3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15];
-  return Uint8Array.from(order, (i) => raw[i]!);
+/** Where each of a Guid's 16 bytes (ToByteArray order: Data1..3 little-endian) has its two digits in the `d` format. */
+const GUID_DIGITS_AT = [6, 4, 2, 0, 11, 9, 16, 14, 19, 21, 24, 26, 28, 30, 32, 34];
+
+/** A hex digit's value (either case), or -1. */
+function hexDigit(code: number): number {
+  if (code >= 0x30 && code <= 0x39) return code - 0x30;
+  const lower = code | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x57 : -1;
+}
+
+/**
+ * A Guid in the `d` format (any case) to its 16 bytes; undefined for anything else. `at`: where the Guid starts in
+ * `value` (a UniqueId's after `urn:uuid:`), so no slice is made. Read digit by digit: every reply's RelatesTo comes
+ * through here, and the regex, replace and parseInt per byte it replaced were 1.7% of the bridge's busy time.
+ */
+export function guidToBytes(value: string, at = 0): Uint8Array | undefined {
+  if (value.length - at !== 36) return undefined;
+  const hyphen = (i: number) => value.charCodeAt(at + i) === 0x2d;
+  if (!hyphen(8) || !hyphen(13) || !hyphen(18) || !hyphen(23)) return undefined;
+  const bytes = new Uint8Array(16);
+  for (let i = 0; i < 16; i++) {
+    const digits = at + GUID_DIGITS_AT[i]!;
+    const high = hexDigit(value.charCodeAt(digits));
+    const low = hexDigit(value.charCodeAt(digits + 1));
+    if (high < 0 || low < 0) return undefined;
+    bytes[i] = high * 16 + low;
+  }
+  return bytes;
 }
 
 export const UNIQUE_ID_PREFIX = 'urn:uuid:';

@@ -232,7 +232,7 @@ class Writer {
       }
       case 'UniqueId': {
         const bytes = text.value.startsWith(UNIQUE_ID_PREFIX)
-          ? guidToBytes(text.value.slice(UNIQUE_ID_PREFIX.length))
+          ? guidToBytes(text.value, UNIQUE_ID_PREFIX.length)
           : undefined;
         if (!bytes) throw invalidDocument(`UniqueId ${JSON.stringify(text.value)} is not urn:uuid:<guid>`);
         record(text.type).bytes(bytes);

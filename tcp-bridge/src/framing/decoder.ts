@@ -35,7 +35,7 @@ import {
   KNOWN_ENCODINGS,
   RecordType,
 } from './records.ts';
-import { decodeUtf8 } from '../bytes.ts';
+import { decodeUtf8, readInt31 } from '../bytes.ts';
 
 export type FramingEvent =
   | { type: 'version'; major: number; minor: number }
@@ -148,6 +148,13 @@ export class ServerFramingDecoder {
     let offset = 0;
     while (offset < chunk.length) {
       const step = this.step;
+      if (step === RECORD_TYPE && this.phase === 'envelopes') {
+        const end = this.wholeEnvelope(chunk, offset, events);
+        if (end >= 0) {
+          offset = end;
+          continue;
+        }
+      }
       if (step.kind === 'data') {
         const take = Math.min(step.buffer.length - step.received, chunk.length - offset);
         step.buffer.set(chunk.subarray(offset, offset + take), step.received);
@@ -169,6 +176,29 @@ export class ServerFramingDecoder {
       }
     }
     return events;
+  }
+
+  /**
+   * A session's steady state: a SizedEnvelope whose size and payload are all in the chunk is read in one go (its
+   * payload copied once), not byte by byte through the steps (onByte and a step object per byte of the record type
+   * and size were 3.5% of a Heartbeat's time in the bridge). Returns where the record ends, or -1 to leave it to the
+   * steps: another record, a size or payload going on in the next chunk, an invalid size (the steps refuse it).
+   */
+  private wholeEnvelope(chunk: Uint8Array, offset: number, events: FramingEvent[]): number {
+    if (chunk[offset] !== RecordType.SizedEnvelope) return -1;
+    const size = readInt31(chunk, offset + 1);
+    if (typeof size === 'string') return -1;
+    const start = offset + 1 + size.size;
+    const end = start + size.value;
+    if (end > chunk.length) return -1;
+    this.consumed += 1 + size.size;
+    this.checkSize('envelope', size.value);
+    this.consumed += size.value;
+    // A copy, as the steps make: a chunk may be a Buffer (whose slice is a view) or a buffer its sender reuses.
+    const payload = new Uint8Array(size.value);
+    payload.set(chunk.subarray(start, end));
+    this.completeField('envelope', payload, events);
+    return end;
   }
 
   /** The upgrade (NegotiateStream) is established: further pushes carry the upgraded stream's plaintext. */

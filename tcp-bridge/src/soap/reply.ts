@@ -17,12 +17,41 @@ export function writeReply<K extends OperationName>(
   options: SoapOptions,
 ): XmlDocument {
   const ns = options.serviceNamespace;
-  const scope = new Map([...ENVELOPE_SCOPE, ['', ns]]);
-  const value = writeValue(SIGNATURES[operation].result, '', `${operation}Result`, result, scope, true);
-  return replyEnvelope(
-    replyActionOf(ns, operation),
-    request,
-    [],
-    [element('', `${operation}Response`, [xmlns('', ns)], [value])],
-  );
+  const shape = replyShape(ns, operation);
+  const value = writeValue(SIGNATURES[operation].result, '', shape.result, result, shape.scope, true);
+  return replyEnvelope(shape.action, request, [], [element('', shape.response, [xmlns('', ns)], [value])]);
+}
+
+/** What every reply of one operation shares: its action, element names and the scope its result is written in. */
+interface ReplyShape {
+  action: string;
+  response: string;
+  result: string;
+  scope: ReadonlyMap<string, string>;
+}
+
+/**
+ * Made once per namespace and operation (13 operations, one namespace per endpoint): strings built anew for each
+ * reply were hashed anew by each dictionary lookup of the writer (staticKey, the session), and the scope was a new
+ * Map per reply.
+ */
+const shapes = new Map<string, Map<OperationName, ReplyShape>>();
+
+function replyShape(ns: string, operation: OperationName): ReplyShape {
+  let ofNamespace = shapes.get(ns);
+  if (ofNamespace === undefined) {
+    ofNamespace = new Map();
+    shapes.set(ns, ofNamespace);
+  }
+  let shape = ofNamespace.get(operation);
+  if (shape === undefined) {
+    shape = {
+      action: replyActionOf(ns, operation),
+      response: `${operation}Response`,
+      result: `${operation}Result`,
+      scope: new Map([...ENVELOPE_SCOPE, ['', ns]]),
+    };
+    ofNamespace.set(operation, shape);
+  }
+  return shape;
 }

@@ -64,16 +64,15 @@ type Understood = keyof typeof UNDERSTOOD;
 
 export function readRequest(document: XmlDocument, options: SoapOptions): SoapRequest {
   const ns = options.serviceNamespace;
-  const {
-    route: operation,
-    body,
-    ...addressing
-  } = readAddressed(document, options, (action) => operationOf(action, ns));
+  // Fields named one by one rather than with object rest and spread, which V8 copies slowly (profile: readRequest
+  // and readAddressed were 8% of a Heartbeat's time in the bridge).
+  const addressed = readAddressed(document, options, (action) => operationOf(action, ns));
+  const { action, messageId, replyTo, to, route: operation } = addressed;
   try {
-    const args = readArguments(operation, body, ns);
-    return { ...addressing, operation, args } as SoapRequest;
+    const args = readArguments(operation, addressed.body, ns);
+    return { action, messageId, replyTo, to, operation, args } as SoapRequest;
   } catch (error) {
-    if (error instanceof IdbFault) throw contractFault(error, ns, addressing);
+    if (error instanceof IdbFault) throw contractFault(error, ns, addressed);
     throw error;
   }
 }
@@ -109,7 +108,7 @@ export function readAddressed<T>(
     if (notUnderstood.length > 0) throw mustUnderstand(notUnderstood, addressing);
     const messageId = addressing.messageId;
     if (messageId === undefined) throw addressingHeaderRequired('MessageID', addressing);
-    return { ...addressing, action, messageId, route: routed, body };
+    return { action, messageId, replyTo: addressing.replyTo, to: addressing.to, route: routed, body };
   } catch (error) {
     if (error instanceof IdbFault) throw contractFault(error, options.serviceNamespace, addressing);
     throw error;
@@ -117,25 +116,37 @@ export function readAddressed<T>(
 }
 
 function operationOf(action: string, serviceNamespace: string): OperationName | undefined {
-  const prefix = actionPrefix(serviceNamespace);
-  const name = action.startsWith(prefix) ? action.slice(prefix.length) : '';
-  return (OPERATIONS as readonly string[]).includes(name) ? (name as OperationName) : undefined;
+  let operations = ACTIONS.get(serviceNamespace);
+  if (operations === undefined) {
+    const prefix = actionPrefix(serviceNamespace);
+    operations = new Map(OPERATIONS.map((operation) => [prefix + operation, operation]));
+    ACTIONS.set(serviceNamespace, operations);
+  }
+  return operations.get(action);
 }
 
+/** Each namespace's actions and their operations, made once: one lookup per request instead of a prefix and a scan. */
+const ACTIONS = new Map<string, ReadonlyMap<string, OperationName>>();
+
 function envelopeParts(document: XmlDocument): { header?: Scoped; body: Scoped } {
-  const roots = document.children.filter((c): c is XmlElement => c.kind === 'element');
-  const envelope = roots[0];
+  let envelope: XmlElement | undefined;
+  let roots = 0;
+  for (const child of document.children) {
+    if (child.kind !== 'element') continue;
+    envelope ??= child;
+    roots++;
+  }
   if (envelope === undefined) throw invalid('The message holds no element.');
   const scope = enterScope(ROOT_SCOPE, envelope);
   const name = nameOf(envelope, scope);
-  if (roots.length !== 1 || name.name !== 'Envelope' || name.namespace !== SOAP_NS) throw versionMismatch(name);
+  if (roots !== 1 || name.name !== 'Envelope' || name.namespace !== SOAP_NS) throw versionMismatch(name);
   const parts = childElements(envelope).map((element) => ({ element, scope: enterScope(scope, element) }));
   const header = parts[0] && is(parts[0].element, parts[0].scope, SOAP_NS, 'Header') ? parts.shift() : undefined;
   const body = parts[0];
   if (body === undefined || !is(body.element, body.scope, SOAP_NS, 'Body') || parts.length > 1) {
     throw invalid('The envelope must hold an optional Header, then the Body, and nothing else.');
   }
-  return { ...(header ? { header } : {}), body };
+  return header ? { header, body } : { body };
 }
 
 /** Fills `addressing` from the header blocks; returns the ones we must understand and do not. */

@@ -162,6 +162,28 @@ describe('ServerFramingDecoder', () => {
     expect(decodeInChunks(stream, [1])).toEqual(whole);
   });
 
+  it('reads an envelope whole in its chunk as a copy, refused at the same position as when it comes byte by byte', () => {
+    const payload = new Uint8Array(101).fill(7);
+    const stream = framing().raw(clientPreamble(VIA)).sizedEnvelope(payload).finish();
+    const decoder = new ServerFramingDecoder();
+    const events = decoder.push(stream);
+    const envelope = events.find((e) => e.type === 'sizedEnvelope');
+    expect(envelope).toEqual({ type: 'sizedEnvelope', payload });
+    stream.fill(0);
+    expect(envelope?.type === 'sizedEnvelope' && envelope.payload[0]).toBe(7);
+    const whole = refusal(framing().raw(clientPreamble(VIA)).sizedEnvelope(payload).finish(), { maxMessageSize: 100 });
+    const bytes = framing().raw(clientPreamble(VIA)).sizedEnvelope(payload).finish();
+    const byByte = new ServerFramingDecoder({ maxMessageSize: 100 });
+    let fault: unknown;
+    try {
+      for (const chunk of chunked(bytes, [1])) byByte.push(chunk);
+    } catch (error) {
+      fault = error;
+    }
+    expect(whole.code).toBe('MaxMessageSizeExceededFault');
+    expect((fault as FramingFault).position).toBe(whole.position);
+  });
+
   it('accepts the binary session encoding as an extensible encoding, and any minor version', () => {
     const stream = framing()
       .version(1, 7)
