@@ -8,9 +8,9 @@
  * MessageID, which the bridge does not check for repeats), for a profile of the bridge's side alone.
  *
  *   npx esbuild bench/bridge-percall.ts --bundle --platform=node --format=esm --packages=external \
- *     --outfile=/tmp/percall/percall.mjs && cp src/runtime/node/idb/sqlite-worker.mjs /tmp/percall/
- *   valgrind --tool=callgrind node /tmp/percall/percall.mjs --op Heartbeat --calls 1000
- *   node --cpu-prof /tmp/percall/percall.mjs --op ReturnScalar --calls 20000 --encode 2
+ *     --outfile=dist/percall/percall.mjs          (inside the repository, so that packages resolve)
+ *   valgrind --tool=callgrind node --single-threaded dist/percall/percall.mjs --op Heartbeat --calls 2000 --encode 2
+ *   node --cpu-prof dist/percall/percall.mjs --op ReturnScalar --calls 20000 --encode 2
  *
  * `--check` decodes every reply with the client codec and fails on anything but the expected result.
  */
