@@ -42,6 +42,9 @@ export interface StatementFailure {
   message: string;
 }
 
+/** What a session or the readers answer: never a rejection, a failure with SQLite's code (LOST once closed). */
+export type Outcome<T> = { ok: true; result: T } | ({ ok: false } & StatementFailure);
+
 export interface NativeDatabase {
   inTransaction(): boolean;
   authorizer(config: unknown): void;

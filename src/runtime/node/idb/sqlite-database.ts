@@ -132,14 +132,14 @@ export async function createSqliteDatabase(options: SqliteDatabaseOptions): Prom
   release(first);
 
   /** A write in a transaction of its own, behind the write gate. */
-  const alone = async (access: 'read' | 'write', request: Statement): Promise<SessionReply> => {
-    const leave = access === 'write' ? await writers.enter(busyTimeoutMs) : () => {};
+  const write = async (request: Statement): Promise<SessionReply> => {
+    const leave = await writers.enter(busyTimeoutMs);
     try {
       const session = await acquire().catch((error: Error) => {
         throw new DatabaseFault('SqlError', error.message, true);
       });
       try {
-        return await session.call({ op: 'alone', access, ...request });
+        return await session.call({ op: 'write', ...request });
       } finally {
         release(session);
       }
@@ -162,10 +162,10 @@ export async function createSqliteDatabase(options: SqliteDatabaseOptions): Prom
         reply = await readers.read(request);
         if (access === 'write' && !reply.ok && reply.code.startsWith('SQLITE_READONLY')) reply = undefined;
       }
-      reply ??= await alone(access, request);
+      reply ??= await write(request);
       if (reply.ok) return toResult(reply.result!);
       const cancelled = reply.code === 'LOST' || closing !== undefined ? 'the database was closed' : undefined;
-      throw toFault(reply, { busyTimeoutMs: busyTimeoutMs, timeoutMs: request.timeoutMs, cancelled });
+      throw toFault(reply, { busyTimeoutMs, timeoutMs: request.timeoutMs, cancelled });
     },
     async begin(access) {
       if (closing !== undefined) throw new DatabaseFault('SqlError', CLOSED, true);
@@ -181,7 +181,7 @@ export async function createSqliteDatabase(options: SqliteDatabaseOptions): Prom
       const reply = await session.call({ op: 'begin', access });
       if (!reply.ok) {
         end(session);
-        throw toFault(reply, { busyTimeoutMs: busyTimeoutMs });
+        throw toFault(reply, { busyTimeoutMs });
       }
       return new SqliteTransaction(session, end, busyTimeoutMs);
     },

@@ -13,18 +13,15 @@
 import {
   type Native,
   type NativeDatabase,
+  type Outcome,
   openConnection,
   own,
   type RunningStatement,
   runStatement,
   type Statement,
-  StatementError,
   statementFailure,
-  type StatementFailure,
   type WireResult,
 } from './sqlite-connection.ts';
-
-export type ReadOutcome = { ok: true; result: WireResult } | ({ ok: false } & StatementFailure);
 
 export class SqliteReaders {
   private readonly idle: NativeDatabase[] = [];
@@ -42,8 +39,8 @@ export class SqliteReaders {
     private readonly maxConnections: number,
   ) {}
 
-  /** Never rejects: a failure answers with SQLite's code, as a worker's reply does. */
-  async read(request: Statement): Promise<ReadOutcome> {
+  /** Never rejects: a failure answers with SQLite's code, as a session's reply does. */
+  async read(request: Statement): Promise<Outcome<WireResult>> {
     let db: NativeDatabase | undefined;
     try {
       db = await this.acquire();
@@ -89,13 +86,10 @@ export class SqliteReaders {
     const db = this.idle.pop();
     if (db !== undefined) return Promise.resolve(db);
     if (this.open < this.maxConnections) {
-      try {
-        const opened = openConnection(this.native, this.path, 'read', this.busyTimeoutMs);
-        this.open++;
-        return Promise.resolve(opened);
-      } catch (error) {
-        return Promise.reject(new StatementError('SQLITE_CANTOPEN', statementFailure(error).message));
-      }
+      // A connection that cannot be opened throws here, which read() answers as the failure it is.
+      const opened = openConnection(this.native, this.path, 'read', this.busyTimeoutMs);
+      this.open++;
+      return Promise.resolve(opened);
     }
     return new Promise((resolve) => this.waiting.push(resolve));
   }

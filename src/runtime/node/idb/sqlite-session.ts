@@ -16,6 +16,7 @@
 import {
   type Native,
   type NativeDatabase,
+  type Outcome,
   openConnection,
   own,
   ownPragma,
@@ -32,13 +33,12 @@ export type SessionRequest =
   | { op: 'init' }
   | { op: 'begin'; access: 'read' | 'write' }
   | ({ op: 'run' } & Statement)
-  /** begin, run and commit: a call's write in a transaction of its own */
-  | ({ op: 'alone'; access: 'read' | 'write' } & Statement)
+  /** BEGIN IMMEDIATE, run and commit: a call's write in a transaction of its own (its reads go to the readers) */
+  | ({ op: 'write' } & Statement)
   | { op: 'commit' }
   | { op: 'rollback' };
 
-/** `code` is SQLite's (`SQLITE_READONLY`, …), QUOTA and MULTIPLE (sqlite-connection.ts), or LOST once closed. */
-export type SessionReply = { ok: true; result?: WireResult } | { ok: false; code: string; message: string };
+export type SessionReply = Outcome<WireResult | undefined>;
 
 const CLOSED = 'The database has been closed.';
 
@@ -92,8 +92,8 @@ export class SqliteSession {
     switch (request.op) {
       case 'run':
         return this.run(request);
-      case 'alone':
-        return this.alone(request);
+      case 'write':
+        return this.write(request);
       case 'init':
         this.init();
         return undefined;
@@ -162,9 +162,9 @@ export class SqliteSession {
     if (db?.inTransaction()) this.ownOrDrop(db, 'ROLLBACK');
   }
 
-  /** A statement in a transaction of its own. */
-  private async alone(request: Extract<SessionRequest, { op: 'alone' }>): Promise<WireResult> {
-    await this.begin(request.access);
+  /** A write in a transaction of its own. */
+  private async write(request: Statement): Promise<WireResult> {
+    await this.begin('write');
     let result: WireResult;
     try {
       result = await this.run(request);
@@ -172,8 +172,7 @@ export class SqliteSession {
       this.rollback();
       throw error;
     }
-    if (request.access === 'write') await this.commit();
-    else this.rollback();
+    await this.commit();
     return result;
   }
 
