@@ -61,6 +61,75 @@ describe('SQLite Database: close() and the pool of sessions', () => {
   });
 });
 
+describe('SQLite Database: a read on its own', () => {
+  /** The longest the event loop went without running a 5 ms timer while `work` ran. */
+  async function longestStall<T>(work: () => Promise<T>): Promise<{ result: T; stallMs: number }> {
+    let last = performance.now();
+    let stallMs = 0;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      stallMs = Math.max(stallMs, now - last);
+      last = now;
+    }, 5);
+    try {
+      const result = await work();
+      // a stall that ended with the work's answer, before the timer could run again
+      return { result, stallMs: Math.max(stallMs, performance.now() - last) };
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  it('runs on the event loop only within a small budget: past it, the read runs again off the loop, whole', async () => {
+    await inTempDir(async (dir) => {
+      const db = await createSqliteDatabase({ path: join(dir, 'db.sqlite') });
+      const limits = { timeoutMs: 30_000, maxRows: 1_000_000 };
+      const slowStep = `SELECT count(*) FROM ${sqlite.series(1, 5_000_000)}`;
+      const manyRows = `SELECT x FROM ${sqlite.series(1, 100_000)}`;
+      // Twice each: the first run is interrupted at the budget and run again; the second goes off the loop at once.
+      for (let round = 0; round < 2; round++) {
+        const step = await longestStall(() => db.runAlone('read', slowStep, [], limits));
+        expect(step.result.rows).toEqual([[5_000_000]]);
+        // Run whole on the loop, the count would stall it for most of a second.
+        expect(step.stallMs).toBeLessThan(300);
+      }
+      for (let round = 0; round < 2; round++) {
+        const rows = await db.runAlone('read', manyRows, [], limits);
+        expect(rows.rows.length).toBe(100_000);
+        // every row once, in order: nothing of the interrupted run is left in the answer
+        expect(rows.rows.every((row, at) => row[0] === at + 1)).toBe(true);
+      }
+      // A cheap read is answered as before, and the statement's own time-out still holds.
+      expect((await db.runAlone('read', 'SELECT ?1 + 1', [{ type: 'long', value: 41n }], limits)).rows).toEqual([[42]]);
+      expect(await fault(db.runAlone('read', slowStep, [], { timeoutMs: 50, maxRows: 10 }))).toMatchObject({
+        fault: 'Timeout',
+      });
+      await db.close();
+    });
+  });
+  it('keeps a read prepared without keeping its snapshot: it sees each commit and each change of the schema', async () => {
+    await inTempDir(async (dir) => {
+      const db = await createSqliteDatabase({ path: join(dir, 'db.sqlite') });
+      await db.runAlone('write', 'CREATE TABLE t (a INTEGER)', [], LIMITS);
+      for (let n = 1; n <= 3; n++) {
+        await db.runAlone('write', 'INSERT INTO t (a) VALUES (?1)', [{ type: 'long', value: BigInt(n) }], LIMITS);
+        // the same text each time, so the same prepared statement of a reader's connection
+        expect((await db.runAlone('read', 'SELECT count(*), max(a) FROM t', [], LIMITS)).rows).toEqual([[n, n]]);
+        const all = await db.runAlone('read', 'SELECT * FROM t', [], LIMITS);
+        expect(all.columns.map((c) => c.name)).toEqual(n < 3 ? ['a'] : ['a', 'b']);
+        if (n === 2) await db.runAlone('write', "ALTER TABLE t ADD COLUMN b TEXT DEFAULT 'x'", [], LIMITS);
+      }
+      expect((await db.runAlone('read', 'SELECT * FROM t WHERE a = 3', [], LIMITS)).rows).toEqual([[3, 'x']]);
+      // A transaction of a writer commits beside the kept statements (none holds a read open).
+      const tx = await db.begin('write');
+      await tx.run('DELETE FROM t', [], LIMITS);
+      await tx.commit();
+      expect((await db.runAlone('read', 'SELECT count(*), max(a) FROM t', [], LIMITS)).rows).toEqual([[0, null]]);
+      await db.close();
+    });
+  });
+});
+
 describe('openDatabase', () => {
   it('opens SQLite for file: URLs (relative, absolute, file:///), creating the folders', () =>
     inTempDir(async (dir) => {

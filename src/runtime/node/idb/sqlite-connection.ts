@@ -6,12 +6,13 @@
  * - A connection has foreign keys on and an authorizer that denies client SQL ATTACH, DETACH and PRAGMA (pragma
  *   functions included); client transaction control and SAVEPOINT are refused by their verb, so our own BEGIN,
  *   COMMIT and ROLLBACK need no lifting of the authorizer (see CLIENT_SQL).
- * - A statement starts on libsql's asynchronous path (its first step runs on a libsql thread), so the event loop
- *   keeps serving other calls meanwhile and a rollback can call `interrupt()` on the connection. The remaining rows are read
- *   synchronously (an asynchronous hop per row costs ~0.1 ms), yielding to the event loop every 20 ms; a single slow
- *   step there ends by the statement's `queryTimeout`.
- * - Results are one flat array of cells (structured clone of nested row arrays costs the main thread ~5x more),
- *   integers as numbers when safe, blobs copied into buffers of their own.
+ * - runStatement: a statement starts on libsql's asynchronous path (its first step runs on a libsql thread), so the
+ *   event loop keeps serving other calls meanwhile and a rollback can call `interrupt()` on the connection. The
+ *   remaining rows are read synchronously (an asynchronous hop per row costs ~0.1 ms), yielding to the event loop
+ *   every 20 ms; a single slow step there ends by the statement's `queryTimeout`.
+ * - runWithin: a statement run whole on this thread within a small time budget, for reads that are cheap (the readers
+ *   try it first, sqlite-readers.ts).
+ * - Results are one flat array of cells, integers as numbers when safe, blobs copied into buffers of their own.
  */
 import { pathToFileURL } from 'node:url';
 import type { ResultColumn } from '../../../idb/database.ts';
@@ -67,9 +68,14 @@ interface NativeStatement {
   iterate(params: unknown[], options: { queryTimeout: number }): Promise<NativeRows>;
 }
 export interface Native {
-  Database: new (path: string, options: { timeout: number }) => NativeDatabase;
+  /** `defaultQueryTimeout`: the time limit (ms) of a statement run without a `queryTimeout` of its own. */
+  Database: new (
+    path: string,
+    options: { timeout: number; defaultQueryTimeout?: number },
+  ) => NativeDatabase;
   databasePrepareSync(db: NativeDatabase, sql: string): NativeStatement;
   databaseExecSync(db: NativeDatabase, sql: string): void;
+  statementRunSync(stmt: NativeStatement, params: unknown[]): { changes: number };
   statementIterateSync(stmt: NativeStatement, params: unknown[]): NativeRows;
   iteratorNextSync(rows: NativeRows): NativeRecord;
 }
@@ -101,15 +107,21 @@ export class StatementError extends Error {
   }
 }
 
-/** The writer's connection (`write`: it creates the file) or a reader's (`read`: `mode=ro`, SQLite refuses writes). */
+/**
+ * The writer's connection (`write`: it creates the file) or a reader's (`read`: `mode=ro`, SQLite refuses writes).
+ * `syncBudgetMs` bounds the statements run on the event loop (runWithin): libsql interrupts such a statement once
+ * that long has passed since it started, rows included; statements on the asynchronous path set their own limit.
+ */
 export function openConnection(
   native: Native,
   path: string,
   access: 'read' | 'write',
   busyTimeoutMs: number,
+  syncBudgetMs?: number,
 ): NativeDatabase {
   const db = new native.Database(access === 'write' ? path : `${pathToFileURL(path).href}?mode=ro`, {
     timeout: busyTimeoutMs,
+    ...(syncBudgetMs === undefined ? {} : { defaultQueryTimeout: syncBudgetMs }),
   });
   native.databaseExecSync(db, 'PRAGMA foreign_keys = ON');
   db.authorizer(CLIENT_SQL);
@@ -150,38 +162,74 @@ export class RunningStatement {
   }
 }
 
-/**
- * Runs client SQL on `db` inside the transaction the caller opened. `started` is told of the running statement (so
- * that it can be cancelled) and `blobs` collects the buffers of blob cells (to transfer them to another thread).
- */
-export async function runStatement(
-  native: Native,
-  db: NativeDatabase,
-  request: Statement,
-  started: (running: RunningStatement | undefined) => void = () => {},
-  blobs: ArrayBuffer[] = [],
-): Promise<WireResult> {
-  const shape = statementShape(request.sql);
+/** A statement prepared for a run: nothing to run (only comments) is an empty result. */
+type Prepared = { stmt: NativeStatement; columns: ResultColumn[]; dml: boolean } | { empty: WireResult };
+
+function prepare(native: Native, db: NativeDatabase, sql: string): Prepared {
+  const shape = statementShape(sql);
   if (shape.trailing) {
     throw new StatementError(
       'MULTIPLE',
       'The SQL holds more than one statement; nothing was run. Send one statement per call.',
     );
   }
-  if (!shape.started) return { columns: [], cells: [], rowsAffected: -1 };
+  if (!shape.started) return { empty: { columns: [], cells: [], rowsAffected: -1 } };
   if (TRANSACTION_VERBS.has(shape.verb)) throw new StatementError('SQLITE_AUTH', 'not authorized');
-  const stmt = native.databasePrepareSync(db, request.sql);
-  const columns = stmt.columns().map((c) => ({ name: c.name, declaredType: c.type ?? null }));
-  const params = request.values.map((v) =>
-    v instanceof Uint8Array ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : v,
-  );
+  const stmt = native.databasePrepareSync(db, sql);
+  return { stmt, columns: columnsOf(stmt), dml: DML.has(shape.verb) };
+}
+
+function columnsOf(stmt: NativeStatement): ResultColumn[] {
+  return stmt.columns().map((c) => ({ name: c.name, declaredType: c.type ?? null }));
+}
+
+function paramsOf(request: Statement): unknown[] {
+  return request.values.map((v) => (v instanceof Uint8Array ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : v));
+}
+
+/**
+ * A connection's prepared statements by their text, the most recently used kept: preparing costs ~10 µs, as much as
+ * running a `SELECT @v`. SQLite prepares a kept statement again itself when the schema has changed; its columns are
+ * read again after its first step for that reason. A statement is taken out while it runs and given back only
+ * after it ran without error.
+ */
+export class StatementCache {
+  private readonly byText = new Map<string, { stmt: NativeStatement; dml: boolean }>();
+  constructor(private readonly size = 64) {}
+
+  take(sql: string): { stmt: NativeStatement; dml: boolean } | undefined {
+    const kept = this.byText.get(sql);
+    if (kept !== undefined) this.byText.delete(sql);
+    return kept;
+  }
+
+  give(sql: string, kept: { stmt: NativeStatement; dml: boolean }): void {
+    this.byText.set(sql, kept);
+    if (this.byText.size > this.size) this.byText.delete(this.byText.keys().next().value!);
+  }
+}
+
+/**
+ * Runs client SQL on `db` inside the transaction the caller opened, its first step on libsql's asynchronous path.
+ * `started` is told of the running statement, so that it can be cancelled.
+ */
+export async function runStatement(
+  native: Native,
+  db: NativeDatabase,
+  request: Statement,
+  started: (running: RunningStatement | undefined) => void = () => {},
+): Promise<WireResult> {
+  const prepared = prepare(native, db, request.sql);
+  if ('empty' in prepared) return prepared.empty;
+  const { stmt, columns, dml } = prepared;
+  const params = paramsOf(request);
   const options = { queryTimeout: request.timeoutMs };
   const state = new RunningStatement(db);
   started(state);
   try {
     if (columns.length === 0) {
       const { changes } = await stmt.run(params, options);
-      return { columns, cells: [], rowsAffected: DML.has(shape.verb) ? changes : -1 };
+      return { columns, cells: [], rowsAffected: dml ? changes : -1 };
     }
     const cells: DataCell[] = [];
     const rows = await stmt.raw(true).safeIntegers(true).iterate(params, options);
@@ -189,9 +237,8 @@ export async function runStatement(
     try {
       let yielded = performance.now();
       for (let record = await rows.next(); !record.done; record = native.iteratorNextSync(rows)) {
-        if (++count > request.maxRows)
-          throw new StatementError('QUOTA', `The result has more than ${request.maxRows} rows.`);
-        for (const value of record.value as unknown[]) cells.push(toCell(value, blobs));
+        if (++count > request.maxRows) throw tooManyRows(request);
+        for (const value of record.value as unknown[]) cells.push(toCell(value));
         if (performance.now() - yielded > YIELD_EVERY_MS) {
           await new Promise((resolve) => setImmediate(resolve));
           if (state.cancelled) throw new StatementError('SQLITE_INTERRUPT', 'interrupted');
@@ -202,22 +249,66 @@ export async function runStatement(
       rows.close();
     }
     // RETURNING gives one row per row written, which is what changes() counts.
-    return { columns, cells, rowsAffected: DML.has(shape.verb) ? count : -1 };
+    return { columns, cells, rowsAffected: dml ? count : -1 };
   } finally {
     started(undefined);
   }
 }
 
+/**
+ * Runs client SQL on `db` on this thread, rows included, within the connection's `syncBudgetMs` (openConnection):
+ * past it libsql interrupts the statement, which fails with SQLITE_INTERRUPT. Only for statements that an interrupt
+ * leaves no trace of (a read in autocommit mode): an interrupted write inside a transaction rolls back the whole
+ * transaction. Why: a statement on libsql's asynchronous path costs ~0.1 ms of CPU per thread hop, a `SELECT @v` run
+ * here ~5 µs.
+ */
+export function runWithin(native: Native, db: NativeDatabase, request: Statement, cache?: StatementCache): WireResult {
+  const kept = cache?.take(request.sql);
+  let columns: ResultColumn[] | undefined;
+  let stmt: NativeStatement;
+  let dml: boolean;
+  if (kept !== undefined) ({ stmt, dml } = kept);
+  else {
+    const prepared = prepare(native, db, request.sql);
+    if ('empty' in prepared) return prepared.empty;
+    ({ stmt, columns, dml } = prepared);
+  }
+  const params = paramsOf(request);
+  if (columns !== undefined && columns.length === 0) {
+    // Not kept: a read that returns no rows is rare, and its columns would have to be read to know.
+    const { changes } = native.statementRunSync(stmt, params);
+    return { columns, cells: [], rowsAffected: dml ? changes : -1 };
+  }
+  const cells: DataCell[] = [];
+  const rows = native.statementIterateSync(stmt.raw(true).safeIntegers(true), params);
+  let count = 0;
+  try {
+    let record = native.iteratorNextSync(rows);
+    // after the first step: a kept statement prepared again for a changed schema may have other columns
+    columns ??= columnsOf(stmt);
+    for (; !record.done; record = native.iteratorNextSync(rows)) {
+      if (++count > request.maxRows) throw tooManyRows(request);
+      for (const value of record.value as unknown[]) cells.push(toCell(value));
+    }
+  } finally {
+    rows.close();
+  }
+  cache?.give(request.sql, { stmt, dml });
+  return { columns, cells, rowsAffected: dml ? count : -1 };
+}
+
+function tooManyRows(request: Statement): StatementError {
+  return new StatementError('QUOTA', `The result has more than ${request.maxRows} rows.`);
+}
+
 const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
-function toCell(value: unknown, blobs: ArrayBuffer[]): DataCell {
+function toCell(value: unknown): DataCell {
   if (typeof value === 'bigint') return value >= MIN_SAFE && value <= MAX_SAFE ? Number(value) : value;
   if (value instanceof Uint8Array) {
-    // A copy owns its whole buffer: cloning a view would copy (and expose) all of the buffer under it.
-    const copy = new Uint8Array(value);
-    blobs.push(copy.buffer);
-    return copy;
+    // A copy of its own: the cell outlives the statement, and a view would keep (and expose) the buffer under it.
+    return new Uint8Array(value);
   }
   return value as DataCell;
 }

@@ -3,10 +3,17 @@
  * sends `runAlone` reads here; transactions and writes have sessions of their own, sqlite-session.ts).
  *
  * A pool of its own, not sessions: a read needs no write gate, no BEGIN and no ROLLBACK, and many can run at once.
- * The statement's first step runs on libsql's own thread (a slow query does not block the event loop, and two slow
- * reads overlap); the rows are read on this thread, yielding to the event loop every 20 ms (sqlite-connection.ts).
- * Measured against reads on worker threads (the design until 2026-11): ~280 µs of bridge CPU per `SELECT @v` instead
- * of ~500 µs, CoreWCF's whole call being ~200 µs (bench/dotnet.ts, 8 channels).
+ *
+ * A read is first run whole on this thread within SYNC_BUDGET_MS (runWithin in sqlite-connection.ts): most reads a
+ * client sends take microseconds, and libsql's asynchronous path costs ~0.1 ms of CPU per thread hop, two per read.
+ * Past the budget libsql interrupts it, which leaves no trace of a read in autocommit mode, and it runs again on the
+ * asynchronous path: its first step on libsql's own thread (a slow query does not block the event loop, and two
+ * slow reads overlap), its rows on this thread, yielding every 20 ms. Its text is then remembered as slow for
+ * SLOW_FOR_MS, so a slow query costs the event loop one budget per 10 s, not one per call. Statements run within
+ * the budget are kept prepared per connection (StatementCache).
+ * Measured (bench/dotnet.ts, 8 channels, bridge CPU per `SELECT @v`): ~500 µs with reads on worker threads (the
+ * design until 2026-11), ~280 µs with the asynchronous path from this thread, ~… µs run within the budget; CoreWCF's
+ * whole call ~200 µs.
  *
  * A read-only connection (`mode=ro`), the statement in autocommit mode: SQLite refuses a write itself (SQLITE_READONLY).
  */
@@ -18,13 +25,26 @@ import {
   own,
   type RunningStatement,
   runStatement,
+  runWithin,
+  StatementCache,
   type Statement,
   statementFailure,
   type WireResult,
 } from './sqlite-connection.ts';
 
+/** How long a read may run on the event loop before it is interrupted and run again on libsql's threads. */
+const SYNC_BUDGET_MS = 3;
+/** How many texts of slow reads are remembered (then forgotten all at once: a forgotten one costs a budget again). */
+const SLOW_KEPT = 1000;
+/** How long a slow read's text is remembered: a slow read then costs the event loop one budget per this long. */
+const SLOW_FOR_MS = 10_000;
+
 export class SqliteReaders {
   private readonly idle: NativeDatabase[] = [];
+  /** The texts of reads that ran out of the budget, to when: they go to libsql's threads directly for a while. */
+  private readonly slow = new Map<string, number>();
+  /** Each connection's prepared statements (used by runWithin only). */
+  private readonly statements = new WeakMap<NativeDatabase, StatementCache>();
   private readonly running = new Set<RunningStatement>();
   private readonly waiting: ((db: NativeDatabase | undefined) => void)[] = [];
   private open = 0;
@@ -58,7 +78,18 @@ export class SqliteReaders {
     let trusted = true;
     try {
       // In autocommit mode the statement is its own read transaction (one snapshot from its first step to its last
-      // row): no BEGIN and ROLLBACK of ours needed.
+      // row): no BEGIN and ROLLBACK of ours needed. A time-out within the budget is the statement's own (and runs on
+      // the asynchronous path, where a rollback can interrupt it).
+      if (request.timeoutMs > SYNC_BUDGET_MS && !this.isSlow(request.sql)) {
+        try {
+          return { ok: true, result: runWithin(this.native, db, request, this.statements.get(db)) };
+        } catch (error) {
+          const failure = statementFailure(error);
+          if (failure.code !== 'SQLITE_INTERRUPT') return { ok: false, ...failure };
+          if (this.slow.size >= SLOW_KEPT) this.slow.clear();
+          this.slow.set(request.sql, performance.now());
+        }
+      }
       return { ok: true, result: await runStatement(this.native, db, request, track) };
     } catch (error) {
       return { ok: false, ...statementFailure(error) };
@@ -70,6 +101,18 @@ export class SqliteReaders {
       }
       this.release(db, trusted);
     }
+  }
+
+  /**
+   * Whether a read ran out of the budget lately. Not for ever: a pause of the whole process (a garbage collection)
+   * can run a cheap read out of it too.
+   */
+  private isSlow(sql: string): boolean {
+    const since = this.slow.get(sql);
+    if (since === undefined) return false;
+    if (performance.now() - since < SLOW_FOR_MS) return true;
+    this.slow.delete(sql);
+    return false;
   }
 
   /** Interrupts running reads; resolves once every connection is closed (each read closes its own as it ends). */
@@ -87,7 +130,8 @@ export class SqliteReaders {
     if (db !== undefined) return Promise.resolve(db);
     if (this.open < this.maxConnections) {
       // A connection that cannot be opened throws here, which read() answers as the failure it is.
-      const opened = openConnection(this.native, this.path, 'read', this.busyTimeoutMs);
+      const opened = openConnection(this.native, this.path, 'read', this.busyTimeoutMs, SYNC_BUDGET_MS);
+      this.statements.set(opened, new StatementCache());
       this.open++;
       return Promise.resolve(opened);
     }
