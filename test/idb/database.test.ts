@@ -130,6 +130,70 @@ describe('SQLite Database: a read on its own', () => {
   });
 });
 
+describe('SQLite Database: an INSERT of given rows runs on the event loop, unless a trigger could fire', () => {
+  it('runs plain INSERTs in a request as any other statement, and a triggered one off the loop', async () => {
+    await inTempDir(async (dir) => {
+      const db = await createSqliteDatabase({ path: join(dir, 'db.sqlite') });
+      await db.runAlone('write', 'CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT)', [], LIMITS);
+      await db.runAlone('write', 'CREATE TABLE big (x)', [], LIMITS);
+      await db.runAlone('write', `INSERT INTO big SELECT x FROM ${sqlite.series(1, 4000)}`, [], LIMITS);
+      const insert = 'INSERT INTO t (a, b) VALUES (?1, ?2)';
+      const tx = await db.begin('write');
+      for (let a = 1; a <= 3; a++) {
+        const r = await tx.run(
+          insert,
+          [
+            { type: 'long', value: BigInt(a) },
+            { type: 'string', value: `v${a}` },
+          ],
+          LIMITS,
+        );
+        expect(r.rowsAffected).toBe(1);
+      }
+      // A constraint violation is the statement's SqlError; the transaction is aborted as after any fault.
+      expect(await fault(tx.run(insert, [{ type: 'long', value: 1n }, null], LIMITS))).toMatchObject({
+        fault: 'SqlError',
+        message: expect.stringMatching(/UNIQUE/),
+      });
+      await tx.rollback();
+      expect((await db.runAlone('read', 'SELECT count(*) FROM t', [], LIMITS)).rows).toEqual([[0]]);
+
+      // A trigger makes the same INSERT slow (a count over 16 million pairs): it must not stall the loop.
+      await db.runAlone('write', 'CREATE TABLE log (n)', [], LIMITS);
+      await db.runAlone(
+        'write',
+        'CREATE TRIGGER slow AFTER INSERT ON t BEGIN INSERT INTO log SELECT count(*) FROM big a, big b WHERE a.x + b.x > 0; END',
+        [],
+        LIMITS,
+      );
+      const again = await db.begin('write');
+      let last = performance.now();
+      let stallMs = 0;
+      const timer = setInterval(() => {
+        stallMs = Math.max(stallMs, performance.now() - last);
+        last = performance.now();
+      }, 5);
+      await again.run(
+        insert,
+        [
+          { type: 'long', value: 7n },
+          { type: 'string', value: 'x' },
+        ],
+        {
+          timeoutMs: 30_000,
+          maxRows: 10,
+        },
+      );
+      stallMs = Math.max(stallMs, performance.now() - last);
+      clearInterval(timer);
+      await again.commit();
+      expect((await db.runAlone('read', 'SELECT n FROM log', [], LIMITS)).rows).toEqual([[16_000_000]]);
+      expect(stallMs).toBeLessThan(150);
+      await db.close();
+    });
+  });
+});
+
 describe('openDatabase', () => {
   it('opens SQLite for file: URLs (relative, absolute, file:///), creating the folders', () =>
     inTempDir(async (dir) => {

@@ -193,17 +193,24 @@ function paramsOf(request: Statement): unknown[] {
  * read again after its first step for that reason. A statement is taken out while it runs and given back only
  * after it ran without error.
  */
+interface Kept {
+  stmt: NativeStatement;
+  dml: boolean;
+  /** Whether it returns rows (its columns, when it does, are read again after each first step). */
+  rows: boolean;
+}
+
 export class StatementCache {
-  private readonly byText = new Map<string, { stmt: NativeStatement; dml: boolean }>();
+  private readonly byText = new Map<string, Kept>();
   constructor(private readonly size = 64) {}
 
-  take(sql: string): { stmt: NativeStatement; dml: boolean } | undefined {
+  take(sql: string): Kept | undefined {
     const kept = this.byText.get(sql);
     if (kept !== undefined) this.byText.delete(sql);
     return kept;
   }
 
-  give(sql: string, kept: { stmt: NativeStatement; dml: boolean }): void {
+  give(sql: string, kept: Kept): void {
     this.byText.set(sql, kept);
     if (this.byText.size > this.size) this.byText.delete(this.byText.keys().next().value!);
   }
@@ -256,28 +263,27 @@ export async function runStatement(
 }
 
 /**
- * Runs client SQL on `db` on this thread, rows included, within the connection's `syncBudgetMs` (openConnection):
- * past it libsql interrupts the statement, which fails with SQLITE_INTERRUPT. Only for statements that an interrupt
- * leaves no trace of (a read in autocommit mode): an interrupted write inside a transaction rolls back the whole
- * transaction. Why: a statement on libsql's asynchronous path costs ~0.1 ms of CPU per thread hop, a `SELECT @v` run
- * here ~5 µs.
+ * Runs client SQL on `db` on this thread, rows included. Why: a statement on libsql's asynchronous path costs
+ * ~0.1 ms of CPU per thread hop, a `SELECT @v` run here ~5 µs. Only for statements whose time is bounded: on a
+ * connection with a `syncBudgetMs` (openConnection) libsql interrupts the statement past it (SQLITE_INTERRUPT), which
+ * leaves no trace of a read in autocommit mode (an interrupted write inside a transaction would roll back the whole
+ * transaction); else for a statement whose work its text bounds (isPlainInsert, sqlite-session.ts).
  */
 export function runWithin(native: Native, db: NativeDatabase, request: Statement, cache?: StatementCache): WireResult {
-  const kept = cache?.take(request.sql);
+  let kept = cache?.take(request.sql);
   let columns: ResultColumn[] | undefined;
-  let stmt: NativeStatement;
-  let dml: boolean;
-  if (kept !== undefined) ({ stmt, dml } = kept);
-  else {
+  if (kept === undefined) {
     const prepared = prepare(native, db, request.sql);
     if ('empty' in prepared) return prepared.empty;
-    ({ stmt, columns, dml } = prepared);
+    columns = prepared.columns;
+    kept = { stmt: prepared.stmt, dml: prepared.dml, rows: columns.length > 0 };
   }
+  const { stmt, dml } = kept;
   const params = paramsOf(request);
-  if (columns !== undefined && columns.length === 0) {
-    // Not kept: a read that returns no rows is rare, and its columns would have to be read to know.
+  if (!kept.rows) {
     const { changes } = native.statementRunSync(stmt, params);
-    return { columns, cells: [], rowsAffected: dml ? changes : -1 };
+    cache?.give(request.sql, kept);
+    return { columns: [], cells: [], rowsAffected: dml ? changes : -1 };
   }
   const cells: DataCell[] = [];
   const rows = native.statementIterateSync(stmt.raw(true).safeIntegers(true), params);
@@ -293,7 +299,7 @@ export function runWithin(native: Native, db: NativeDatabase, request: Statement
   } finally {
     rows.close();
   }
-  cache?.give(request.sql, { stmt, dml });
+  cache?.give(request.sql, kept);
   return { columns, cells, rowsAffected: dml ? count : -1 };
 }
 

@@ -105,3 +105,87 @@ function isIdChar(code: number): boolean {
     code >= 0x80
   );
 }
+
+/**
+ * Whether the text is one INSERT of rows given in full: `INSERT INTO name [(columns)] VALUES (…)[, (…)…]`, each value
+ * a literal, a parameter or an operator on those; no parenthesis inside a row (so no function call and no
+ * subquery), no SELECT, REPLACE, ON CONFLICT or RETURNING. Its work is then bounded by its text (B-tree inserts,
+ * index entries and foreign key lookups of the rows written) unless a trigger fires, which the caller checks.
+ */
+export function isPlainInsert(sql: string): boolean {
+  const tokens = significantTokens(sql);
+  if (tokens === undefined) return false;
+  let at = 0;
+  const word = (w: string): boolean => tokens[at]?.toUpperCase() === w && ++at > 0;
+  const name = (): boolean => {
+    const t = tokens[at];
+    if (t === undefined || !(isIdChar(t.charCodeAt(0)) || '"`['.includes(t[0]!)) || KEYWORD_STOPS.has(t.toUpperCase()))
+      return false;
+    at++;
+    return true;
+  };
+  if (!word('INSERT') || !word('INTO') || !name()) return false;
+  if (tokens[at] === '.' && (++at, !name())) return false;
+  if (tokens[at] === '(') {
+    for (at++; tokens[at] !== ')'; at++) if (tokens[at] === undefined || tokens[at] === '(') return false;
+    at++;
+  }
+  if (!word('VALUES')) return false;
+  for (;;) {
+    if (tokens[at++] !== '(') return false;
+    for (; tokens[at] !== ')'; at++) {
+      const t = tokens[at];
+      if (t === undefined || t === '(' || t.toUpperCase() === 'SELECT') return false;
+    }
+    at++;
+    if (tokens[at] !== ',') break;
+    at++;
+  }
+  while (tokens[at] === ';') at++;
+  return at === tokens.length;
+}
+
+const KEYWORD_STOPS = new Set(['VALUES', 'SELECT', 'DEFAULT']);
+
+/** The text's tokens other than spaces and comments: words, quoted strings and names whole, other characters one each. */
+function significantTokens(sql: string): string[] | undefined {
+  const tokens: string[] = [];
+  let i = 0;
+  while (i < sql.length) {
+    const c = sql[i]!;
+    const start = i;
+    if (c === ' ' || c === '\t' || c === '\n' || c === '\r' || c === '\f') {
+      i++;
+      continue;
+    }
+    if (c === '-' && sql[i + 1] === '-') {
+      i = endOf(sql, '\n', i + 2);
+      continue;
+    }
+    if (c === '/' && sql[i + 1] === '*') {
+      i = endOf(sql, '*/', i + 2);
+      continue;
+    }
+    if (c === "'" || c === '"' || c === '`') {
+      i = sql.indexOf(c, i + 1);
+      if (i < 0) return undefined; // unterminated: let SQLite say what is wrong
+      i++;
+      // a doubled quote inside is one token with its halves ('it''s')
+      while (sql[i] === c) {
+        i = sql.indexOf(c, i + 1);
+        if (i < 0) return undefined;
+        i++;
+      }
+    } else if (c === '[') {
+      i = sql.indexOf(']', i + 1);
+      if (i < 0) return undefined;
+      i++;
+    } else if (isIdChar(sql.charCodeAt(i))) {
+      while (i < sql.length && isIdChar(sql.charCodeAt(i))) i++;
+    } else {
+      i++;
+    }
+    tokens.push(sql.slice(start, i));
+  }
+  return tokens;
+}
