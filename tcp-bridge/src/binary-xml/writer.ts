@@ -13,13 +13,14 @@ import { ByteWriter, INT31_MAX, utf8Length } from '../bytes.ts';
 import { resolveKey, staticKey, type WriterSession } from './dictionary.ts';
 import type {
   XmlArray,
-  XmlAttribute,
   XmlAttributeNode,
   XmlContent,
   XmlDocument,
   XmlElement,
+  XmlEvents,
   XmlText,
 } from './nodes.ts';
+import { stringText, xmlns } from './nodes.ts';
 import {
   ARRAY_ITEMS,
   ATTRIBUTE_RECORDS,
@@ -72,7 +73,69 @@ class Writer {
       case 'array':
         this.array(node);
         return;
+      case 'events':
+        this.events(node);
+        return;
     }
+  }
+
+  /**
+   * Replayed events written as the elements they record would be (element(): attributes first, then declarations
+   * with the element's own prefix's first; a text followed by its element's end carries the end).
+   */
+  private events(node: XmlEvents): void {
+    const out = this.out;
+    const scopes: ReadonlySet<string>[] = [new Set(['xml'])];
+    let text: string | undefined; // waits for the next event: an end folds into it
+    const flush = (): void => {
+      if (text !== undefined) this.text(stringText(text), false);
+      text = undefined;
+    };
+    const declared = (prefix: string, scope: ReadonlySet<string>): void => {
+      if (prefix !== '' && !scope.has(prefix)) throw invalidDocument(`the prefix "${prefix}" is not declared`);
+    };
+    node.replay({
+      start: (name, attributes) => {
+        flush();
+        const [prefix, localName] = splitName(name);
+        let scope = scopes[scopes.length - 1]!;
+        let own: number | undefined; // the declaration of the element's own prefix
+        for (let i = 0; i < attributes.length; i += 2) {
+          const declares = declaredPrefix(attributes[i]!);
+          if (declares === undefined) continue;
+          if (scope === scopes[scopes.length - 1]) scope = new Set(scope);
+          (scope as Set<string>).add(declares);
+          if (declares === prefix && own === undefined) own = i;
+        }
+        declared(prefix, scope);
+        this.qualifiedName(ELEMENT_RECORDS, { prefix, localName });
+        for (let i = 0; i < attributes.length; i += 2) {
+          const name = attributes[i]!;
+          if (declaredPrefix(name) !== undefined) continue;
+          const [p, local] = splitName(name);
+          declared(p, scope);
+          this.qualifiedName(ATTRIBUTE_RECORDS, { prefix: p, localName: local });
+          this.text(stringText(attributes[i + 1]!), false);
+        }
+        if (own !== undefined) this.attribute(xmlns(prefix, attributes[own + 1]!));
+        for (let i = 0; i < attributes.length; i += 2) {
+          const declares = declaredPrefix(attributes[i]!);
+          if (declares !== undefined && i !== own) this.attribute(xmlns(declares, attributes[i + 1]!));
+        }
+        scopes.push(scope);
+      },
+      text: (value) => {
+        flush();
+        if (value !== '') text = value;
+      },
+      end: () => {
+        if (text !== undefined) this.text(stringText(text), true);
+        else out.u8(Record.EndElement);
+        text = undefined;
+        scopes.pop();
+      },
+    });
+    flush();
   }
 
   private element(element: XmlElement): void {
@@ -119,7 +182,10 @@ class Writer {
   }
 
   /** The record of an element or attribute name, in the shortest form unless the node asks for the long one. */
-  private qualifiedName(forms: NameRecords, node: XmlElement | XmlAttribute): void {
+  private qualifiedName(
+    forms: NameRecords,
+    node: Pick<XmlElement, 'prefix' | 'localName' | 'localNameKey' | 'longForm'>,
+  ): void {
     const name = this.name(node.localName, node.localNameKey);
     const dictionary = 'key' in name;
     const letter = node.longForm ? -1 : letterPrefixIndex(node.prefix);
@@ -301,6 +367,17 @@ class Writer {
     const id = session?.tryAdd(value);
     return id === undefined ? { literal: value } : { key: id * 2 + 1 };
   }
+}
+
+function splitName(qname: string): [prefix: string, localName: string] {
+  const colon = qname.indexOf(':');
+  return colon < 0 ? ['', qname] : [qname.slice(0, colon), qname.slice(colon + 1)];
+}
+
+/** The prefix an attribute named `name` declares ('' for xmlns), or undefined for a plain attribute. */
+function declaredPrefix(name: string): string | undefined {
+  if (name === 'xmlns') return '';
+  return name.startsWith('xmlns:') ? name.slice(6) : undefined;
 }
 
 function charsText(value: string): XmlText {

@@ -5,9 +5,10 @@
  * them, the declaration of its own prefix first (what .NET's writer does, and what the Mono capture shows:
  * `<xs:schema id=… xmlns:xs=… xmlns="" xmlns:msdata=…>`).
  *
- * The service's answer carries the XML as events too (src/idb/xml-events.ts): dataTableNodes builds the elements
- * from them without writing and reading the text (measured: that round trip was a third of a 2 000-row
- * ReturnDatatable in the bridge). dataTableContent reads the text, for an answer that has only that.
+ * The service's answer carries the XML as events too (src/idb/xml-events.ts): the binary writer writes those as it
+ * replays them (an `events` node, binary-xml/writer.ts), with neither the text written and read back (measured: that
+ * round trip was a third of a 2 000-row ReturnDatatable in the bridge) nor a node per element (measured: building
+ * them was ~12% of it, and much of its garbage). dataTableContent reads the text, for an answer that has only that.
  *
  * Decision: a small strict parser of exactly that XML instead of a library. datatable.ts writes only elements,
  * attributes in double quotes, namespace declarations, text and the entities &amp; &lt; &gt; &quot; &#xD; &#x9;
@@ -25,7 +26,6 @@ import {
   type XmlContent,
   type XmlElement,
 } from '../binary-xml/index.ts';
-import type { XmlSink, XmlTape } from '#idb';
 import { XML_NS } from './names.ts';
 
 export class DataTableXmlError extends Error {
@@ -118,35 +118,6 @@ export function dataTableContent(xml: string): XmlContent[] {
     }
   }
   if (stack.length) fail(`<${stack[stack.length - 1]!.name}> is not closed`);
-  return top;
-}
-
-/** The elements of recorded XML (no text between elements is recorded; an empty text is no record). */
-export function dataTableNodes(events: XmlTape): XmlContent[] {
-  const top: XmlContent[] = [];
-  const stack: Open[] = [];
-  let scope: ReadonlyMap<string, string> = new Map([['xml', XML_NS]]);
-  const fail = (message: string): never => {
-    throw new DataTableXmlError(`${message} in the DataTable XML`);
-  };
-  const sink: XmlSink = {
-    start(name, flat) {
-      const attributes: [string, string][] = [];
-      for (let i = 0; i < flat.length; i += 2) attributes.push([flat[i]!, flat[i + 1]!]);
-      const made = toElement(name, attributes, scope, fail);
-      (stack.length ? stack[stack.length - 1]!.node.children : top).push(made.node);
-      stack.push({ node: made.node, name, scope: made.scope });
-      scope = made.scope;
-    },
-    text(value) {
-      if (value !== '') stack[stack.length - 1]!.node.children.push(stringText(value));
-    },
-    end() {
-      stack.pop();
-      scope = stack.length ? stack[stack.length - 1]!.scope : new Map([['xml', XML_NS]]);
-    },
-  };
-  events.replay(sink);
   return top;
 }
 

@@ -20,7 +20,7 @@ import {
 } from '../binary-xml/index.ts';
 import type { ClrValue, ClrValueType, DataTableResult } from '#idb';
 import { CLASSES, isArray, isClass, isValueType, itemOf, type DcType } from './contract-types.ts';
-import { dataTableContent, dataTableNodes } from './datatable-xml.ts';
+import { dataTableContent } from './datatable-xml.ts';
 import { CONTRACTS_NS, XSI_NS } from './names.ts';
 import { SIMPLE_TYPES, type SimpleType } from './simple-types.ts';
 import type { Scope } from './tree.ts';
@@ -76,7 +76,8 @@ export function writeValue(
   }
   if (type === 'DataTable') {
     const table = value as DataTableResult;
-    return done(table.events ? dataTableNodes(table.events) : dataTableContent(table.xml));
+    const { events } = table;
+    return done(events ? [{ kind: 'events', replay: (sink) => events.replay(sink) }] : dataTableContent(table.xml));
   }
   if (item !== undefined) {
     const members = prefixOf(CONTRACTS_NS);

@@ -1,8 +1,11 @@
-/** The bridge writes a DataTable from its recorded events: the same nodes as reading the contract's text back. */
+/** The bridge writes a DataTable from its recorded events: the same bytes as from the contract's text read back. */
 import { describe, expect, it } from 'vitest';
 import type { DataCell, DataColumn } from '../../../src/idb/datatable.ts';
 import { recordDataTable, xmlText } from '../../../src/idb/datatable-writer.ts';
-import { dataTableContent, dataTableNodes } from '../../../tcp-bridge/src/soap/datatable-xml.ts';
+import { element, encodeDocument, type XmlContent, xmlns } from '../../../tcp-bridge/src/binary-xml/index.ts';
+import { WriterSession } from '../../../tcp-bridge/src/binary-xml/dictionary.ts';
+import { dataTableContent } from '../../../tcp-bridge/src/soap/datatable-xml.ts';
+import type { XmlTape } from '../../../src/idb/xml-events.ts';
 
 const columns: DataColumn[] = [
   { name: 'id', type: 'Int32' },
@@ -29,13 +32,31 @@ const rows: DataCell[][] = [
   [3, 'Grüße, 😀 — ✓ 日本', '-0.001', '0001-01-01', null, null, null, null],
 ];
 
-describe('dataTableNodes', () => {
-  it('gives the nodes dataTableContent reads from the text of the same table', () => {
+/** A reply-like document around the table's content, with a session dictionary as the bridge writes replies. */
+function bytes(content: XmlContent[]): Uint8Array {
+  const result = element('', 'ReturnDatatableResult', [xmlns('', 'http://tempuri.org/')], content);
+  return encodeDocument({ children: [result] }, { session: new WriterSession() });
+}
+const fromEvents = (events: XmlTape): Uint8Array => bytes([{ kind: 'events', replay: (sink) => events.replay(sink) }]);
+
+describe('a DataTable written from its events', () => {
+  it('is the bytes of the nodes dataTableContent reads from the text of the same table', () => {
     for (const table of [rows, rows.slice(0, 1), []]) {
       const events = recordDataTable(columns, table);
-      expect(dataTableNodes(events)).toEqual(dataTableContent(xmlText(events)));
+      expect(Buffer.from(fromEvents(events))).toEqual(Buffer.from(bytes(dataTableContent(xmlText(events)))));
     }
     const renamed = recordDataTable([{ name: '1st', type: 'String' }], [['x']], { tableName: 'my table' });
-    expect(dataTableNodes(renamed)).toEqual(dataTableContent(xmlText(renamed)));
+    expect(Buffer.from(fromEvents(renamed))).toEqual(Buffer.from(bytes(dataTableContent(xmlText(renamed)))));
+  });
+
+  it('refuses a prefix that is not declared, as the nodes would', () => {
+    const undeclared = {
+      kind: 'events' as const,
+      replay: (sink: { start(n: string, a: string[]): void; end(): void }) => {
+        sink.start('q:row', []);
+        sink.end();
+      },
+    };
+    expect(() => bytes([undeclared as XmlContent])).toThrow(/prefix "q" is not declared/);
   });
 });

@@ -211,7 +211,10 @@ export class SqliteSession {
 
   private insertsOf(db: NativeDatabase): StatementCache {
     let cache = this.inserts.get(db);
-    if (cache === undefined) this.inserts.set(db, (cache = new StatementCache()));
+    if (cache === undefined) {
+      cache = new StatementCache();
+      this.inserts.set(db, cache);
+    }
     return cache;
   }
 

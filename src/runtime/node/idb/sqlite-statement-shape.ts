@@ -125,7 +125,10 @@ export function isPlainInsert(sql: string): boolean {
     return true;
   };
   if (!word('INSERT') || !word('INTO') || !name()) return false;
-  if (tokens[at] === '.' && (++at, !name())) return false;
+  if (tokens[at] === '.') {
+    at++;
+    if (!name()) return false;
+  }
   if (tokens[at] === '(') {
     for (at++; tokens[at] !== ')'; at++) if (tokens[at] === undefined || tokens[at] === '(') return false;
     at++;
