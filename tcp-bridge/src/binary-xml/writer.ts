@@ -11,15 +11,7 @@
 
 import { ByteWriter, INT31_MAX, utf8Length } from '../bytes.ts';
 import { resolveKey, staticKey, type WriterSession } from './dictionary.ts';
-import type {
-  XmlArray,
-  XmlAttributeNode,
-  XmlContent,
-  XmlDocument,
-  XmlElement,
-  XmlEvents,
-  XmlText,
-} from './nodes.ts';
+import type { XmlArray, XmlAttributeNode, XmlContent, XmlDocument, XmlElement, XmlEvents, XmlText } from './nodes.ts';
 import { stringText, xmlns } from './nodes.ts';
 import {
   ARRAY_ITEMS,
