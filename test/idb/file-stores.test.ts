@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -188,6 +188,8 @@ describe.each([
     const key = randomUUID();
     const content = bytes(64 * 1024);
     await h.store.put(key, content);
+    // read (and checked) before: a store that remembers what it checked must notice the change all the same
+    expect(Buffer.from((await h.store.get(key, sha256(content)))!)).toEqual(Buffer.from(content));
     await h.corrupt(key);
     const error = await storeError(h.store.get(key, sha256(content)));
     expect(error.kind).toBe('corrupt');
@@ -217,6 +219,26 @@ describe('FolderFileStore on disk', () => {
     }
     for (const folder of folders)
       expect((await readdir(join(store.root, folder))).filter((name) => name.startsWith('.'))).toEqual([]);
+  });
+
+  it('hashes a file it checked before again once anything about it changed, its times put back included', async () => {
+    const store = await FolderFileStore.open({ root: join(root, 'checked') });
+    const key = randomUUID();
+    const content = bytes(100_000);
+    await store.put(key, content);
+    for (let i = 0; i < 2; i++) expect((await store.get(key, sha256(content)))!.byteLength).toBe(100_000);
+    // A byte flipped in place, the modification time then set back (to the millisecond; the change time moves anyway).
+    const path = store.pathOf(key);
+    const before = await stat(path);
+    const changed = await readFile(path);
+    changed[10]! ^= 0x01;
+    await writeFile(path, changed);
+    await utimes(path, before.atime, before.mtime);
+    expect((await storeError(store.get(key, sha256(content)))).kind).toBe('corrupt');
+    // Another expected sha256 is checked anew too.
+    await writeFile(path, content);
+    expect((await storeError(store.get(key, sha256(changed)))).kind).toBe('corrupt');
+    expect((await store.get(key, sha256(content)))!.byteLength).toBe(100_000);
   });
 
   it('removes only stale temporary files when it opens', async () => {
