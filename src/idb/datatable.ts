@@ -167,6 +167,9 @@ export function formatFloat(value: number, single: boolean): string {
   if (value === -Infinity) return '-INF';
   if (Object.is(value, -0)) return '-0';
   if (value === 0) return '0';
+  // In this range both write fixed notation with the shortest round-trip digits (ECMAScript's Number::toString
+  // is that too), so JavaScript's own text is .NET's.
+  if (!single && Math.abs(value) >= 1e-4 && Math.abs(value) < 1e15) return String(value);
   let exponential: string;
   if (single) {
     const f = Math.fround(value);

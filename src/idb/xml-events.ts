@@ -13,6 +13,7 @@ export interface XmlSink {
   end(): void;
 }
 
+const NO_ATTRIBUTES: readonly string[] = Object.freeze([]);
 const START = 0;
 const TEXT = 1;
 const END = 2;
@@ -41,7 +42,7 @@ export class XmlTape implements XmlSink {
       if (kind === START) {
         const name = events[at++] as string;
         const count = events[at++] as number;
-        sink.start(name, events.slice(at, at + count) as string[]);
+        sink.start(name, count === 0 ? NO_ATTRIBUTES : (events.slice(at, at + count) as string[]));
         at += count;
       } else if (kind === TEXT) {
         sink.text(events[at++] as string);

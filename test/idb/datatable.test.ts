@@ -200,6 +200,10 @@ describe('cell formatting', () => {
     expect(formatFloat(123456789012345680000, false)).toBe('1.2345678901234568E+20');
     expect(formatFloat(0.0001, false)).toBe('0.0001');
     expect(formatFloat(0.00001, false)).toBe('1E-05');
+    expect(formatFloat(0.00012345, false)).toBe('0.00012345');
+    expect(formatFloat(-999999999999999.9, false)).toBe('-999999999999999.9');
+    expect(formatFloat(123456.789, false)).toBe('123456.789');
+    expect(formatFloat(0.30000000000000004, false)).toBe('0.30000000000000004');
     expect(formatFloat(-1.7976931348623157e308, false)).toBe('-1.7976931348623157E+308');
     expect(formatFloat(5e-324, false)).toBe('5E-324');
     expect(formatFloat(0.1, true)).toBe('0.1');
@@ -342,6 +346,21 @@ describe('writeDataTable', () => {
     expect(() => writeDataTable([col('a', 'String'), col('a', 'Int32')], [])).toThrow(/already belongs/);
     expect(() => writeDataTable([col('', 'String')], [])).toThrow(DataTableError);
     expect(() => writeDataTable([col('a', 'String')], [], { tableName: '' })).toThrow(/name is not set/);
+  });
+
+  it('writes a value repeated down a column each time, and still checks each other value', () => {
+    const xml = writeDataTable(
+      [col('d', 'DateTime'), col('n', 'Int32')],
+      [
+        ['2020-01-02 03:04:05', 7],
+        ['2020-01-02 03:04:05', 7],
+        ['2020-01-03', 8],
+      ],
+    );
+    expect(xml.match(/<d>2020-01-02T03:04:05<\/d><n>7<\/n>/g)).toHaveLength(2);
+    expect(xml).toContain('<d>2020-01-03T00:00:00</d><n>8</n>');
+    expect(() => writeDataTable([col('n', 'Int32')], [[7], [7], ['x']])).toThrow(/Row 3, column 'n'/);
+    expect(() => writeDataTable([col('n', 'Int32')], [[7], [7], [2 ** 40]])).toThrow(/Row 3, column 'n'/);
   });
 });
 

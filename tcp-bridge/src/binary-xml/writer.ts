@@ -11,7 +11,16 @@
 
 import { ByteWriter, INT31_MAX, utf8Length } from '../bytes.ts';
 import { resolveKey, staticKey, type WriterSession } from './dictionary.ts';
-import type { XmlArray, XmlAttributeNode, XmlContent, XmlDocument, XmlElement, XmlEvents, XmlText } from './nodes.ts';
+import type {
+  XmlArray,
+  XmlAttribute,
+  XmlAttributeNode,
+  XmlContent,
+  XmlDocument,
+  XmlElement,
+  XmlEvents,
+  XmlText,
+} from './nodes.ts';
 import { stringText, xmlns } from './nodes.ts';
 import {
   ARRAY_ITEMS,
@@ -86,11 +95,28 @@ class Writer {
     const declared = (prefix: string, scope: ReadonlySet<string>): void => {
       if (prefix !== '' && !scope.has(prefix)) throw invalidDocument(`the prefix "${prefix}" is not declared`);
     };
+    // A name's prefix and record, once per distinct name: a table repeats its few names thousands of times.
+    const names = new Map<string, { prefix: string; ref: NameRef }>();
+    const nameOf = (qname: string): { prefix: string; ref: NameRef } => {
+      let known = names.get(qname);
+      if (known === undefined) {
+        const [prefix, localName] = splitName(qname);
+        known = { prefix, ref: this.name(localName, undefined) };
+        names.set(qname, known);
+      }
+      return known;
+    };
     node.replay({
       start: (name, attributes) => {
         flush();
-        const [prefix, localName] = splitName(name);
+        const { prefix, ref } = nameOf(name);
         let scope = scopes[scopes.length - 1]!;
+        if (attributes.length === 0) {
+          declared(prefix, scope);
+          this.nameRecord(ELEMENT_RECORDS, prefix, ref, false);
+          scopes.push(scope);
+          return;
+        }
         let own: number | undefined; // the declaration of the element's own prefix
         for (let i = 0; i < attributes.length; i += 2) {
           const declares = declaredPrefix(attributes[i]!);
@@ -100,13 +126,13 @@ class Writer {
           if (declares === prefix && own === undefined) own = i;
         }
         declared(prefix, scope);
-        this.qualifiedName(ELEMENT_RECORDS, { prefix, localName });
+        this.nameRecord(ELEMENT_RECORDS, prefix, ref, false);
         for (let i = 0; i < attributes.length; i += 2) {
           const name = attributes[i]!;
           if (declaredPrefix(name) !== undefined) continue;
-          const [p, local] = splitName(name);
-          declared(p, scope);
-          this.qualifiedName(ATTRIBUTE_RECORDS, { prefix: p, localName: local });
+          const attribute = nameOf(name);
+          declared(attribute.prefix, scope);
+          this.nameRecord(ATTRIBUTE_RECORDS, attribute.prefix, attribute.ref, false);
           this.text(stringText(attributes[i + 1]!), false);
         }
         if (own !== undefined) this.attribute(xmlns(prefix, attributes[own + 1]!));
@@ -174,16 +200,16 @@ class Writer {
   }
 
   /** The record of an element or attribute name, in the shortest form unless the node asks for the long one. */
-  private qualifiedName(
-    forms: NameRecords,
-    node: Pick<XmlElement, 'prefix' | 'localName' | 'localNameKey' | 'longForm'>,
-  ): void {
-    const name = this.name(node.localName, node.localNameKey);
+  private qualifiedName(forms: NameRecords, node: XmlElement | XmlAttribute): void {
+    this.nameRecord(forms, node.prefix, this.name(node.localName, node.localNameKey), node.longForm === true);
+  }
+
+  private nameRecord(forms: NameRecords, prefix: string, name: NameRef, longForm: boolean): void {
     const dictionary = 'key' in name;
-    const letter = node.longForm ? -1 : letterPrefixIndex(node.prefix);
-    if (node.prefix === '' && !node.longForm) this.out.u8(dictionary ? forms.shortDictionary : forms.short);
+    const letter = longForm ? -1 : letterPrefixIndex(prefix);
+    if (prefix === '' && !longForm) this.out.u8(dictionary ? forms.shortDictionary : forms.short);
     else if (letter >= 0) this.out.u8((dictionary ? forms.prefixDictionaryA : forms.prefixA) + letter);
-    else this.out.u8(dictionary ? forms.dictionary : forms.general).string(node.prefix);
+    else this.out.u8(dictionary ? forms.dictionary : forms.general).string(prefix);
     if ('key' in name) this.out.int31(name.key);
     else this.out.string(name.literal);
   }
