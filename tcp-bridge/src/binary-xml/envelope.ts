@@ -7,7 +7,7 @@ import { ByteWriter } from '../bytes.ts';
 import type { ReaderSession, WriterSession } from './dictionary.ts';
 import type { XmlDocument } from './nodes.ts';
 import { decodeDocument, type DecodeOptions } from './reader.ts';
-import { encodeDocument } from './writer.ts';
+import { encodeDocumentParts } from './writer.ts';
 
 export interface DecodedEnvelope {
   /** The strings this envelope announced (they are in the session now). */
@@ -46,33 +46,35 @@ export function encodeEnvelope(
   session: WriterSession,
   options: EncodeEnvelopeOptions = {},
 ): Uint8Array {
-  const [table, body] = encodeEnvelopeParts(document, session, options);
-  return new ByteWriter(table.length + body.length).bytes(table).bytes(body).finish();
+  const parts = encodeEnvelopeParts(document, session, options);
+  const out = new ByteWriter(parts.reduce((sum, part) => sum + part.length, 0));
+  for (const part of parts) out.bytes(part);
+  return out.finish();
 }
 
 /**
- * encodeEnvelope's payload as its two parts, the string table (with its size) and the document, so that a large
- * document is sent as written instead of being copied behind the table: a 1 MiB file goes from the store into the
- * envelope once (it was copied seven times on its way out).
+ * encodeEnvelope's payload as its parts, the string table (with its size) and the document's (encodeDocumentParts),
+ * so that a large document is sent as written instead of being copied behind the table, and a file's content not
+ * at all: it goes from the store onto the socket as it was read (it was copied seven times on its way out).
  */
 export function encodeEnvelopeParts(
   document: XmlDocument,
   session: WriterSession,
   options: EncodeEnvelopeOptions = {},
-): [table: Uint8Array, document: Uint8Array] {
+): Uint8Array[] {
   for (const value of options.strings ?? []) session.add(value);
-  const body = encodeDocument(document, {
+  const body = encodeDocumentParts(document, {
     session,
     ...(options.useDictionaries === undefined ? {} : { useDictionaries: options.useDictionaries }),
   });
   // Strings added for an envelope that then failed to encode were never sent; they go out here, ids unchanged.
   const fresh = session.takeNew();
   // Most envelopes of a session announce nothing new: their table is its size, 0, and needs no writer.
-  if (fresh.length === 0) return [EMPTY_TABLE, body];
+  if (fresh.length === 0) return [EMPTY_TABLE, ...body];
   const table = new ByteWriter();
   for (const value of fresh) table.string(value);
   const tableBytes = table.written();
-  return [new ByteWriter(tableBytes.length + 5).int31(tableBytes.length).bytes(tableBytes).written(), body];
+  return [new ByteWriter(tableBytes.length + 5).int31(tableBytes.length).bytes(tableBytes).written(), ...body];
 }
 
 /** A string table announcing nothing (never written to: callers only send it). */
