@@ -60,7 +60,7 @@ interface NativeRows {
   next(): Promise<NativeRecord>;
   close(): void;
 }
-interface NativeStatement {
+export interface NativeStatement {
   columns(): { name: string; type: string | null }[];
   raw(toggle?: boolean): NativeStatement;
   safeIntegers(toggle?: boolean): NativeStatement;
@@ -76,6 +76,8 @@ export interface Native {
   databasePrepareSync(db: NativeDatabase, sql: string): NativeStatement;
   databaseExecSync(db: NativeDatabase, sql: string): void;
   statementRunSync(stmt: NativeStatement, params: unknown[]): { changes: number };
+  /** The first row (an object by column name), or undefined when there is none. */
+  statementGetSync(stmt: NativeStatement, params: unknown[]): unknown;
   statementIterateSync(stmt: NativeStatement, params: unknown[]): NativeRows;
   iteratorNextSync(rows: NativeRows): NativeRecord;
 }
