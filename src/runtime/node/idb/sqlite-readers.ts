@@ -18,6 +18,7 @@
  * A read-only connection (`mode=ro`), the statement in autocommit mode: SQLite refuses a write itself (SQLITE_READONLY).
  */
 import {
+  close,
   type Native,
   type NativeDatabase,
   type Outcome,
@@ -30,6 +31,7 @@ import {
   type Statement,
   statementFailure,
   type WireResult,
+  worn,
 } from './sqlite-connection.ts';
 
 /** How long a read may run on the event loop before it is interrupted and run again on libsql's threads. */
@@ -156,7 +158,7 @@ export class SqliteReaders {
   }
 
   private release(db: NativeDatabase, trusted: boolean): void {
-    if (!trusted || this.closed) {
+    if (!trusted || this.closed || worn(db)) {
       this.drop(db);
       return;
     }
@@ -167,11 +169,7 @@ export class SqliteReaders {
 
   private drop(db: NativeDatabase): void {
     this.open--;
-    try {
-      db.close();
-    } catch {
-      // closing is all that is left to do with it
-    }
+    close(db);
     if (this.open === 0) this.drained?.();
   }
 }

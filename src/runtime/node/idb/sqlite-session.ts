@@ -18,9 +18,11 @@ import {
   type NativeDatabase,
   type NativeStatement,
   type Outcome,
+  close,
   openConnection,
   own,
   ownPragma,
+  prepareKept,
   ownRows,
   type RunningStatement,
   runStatement,
@@ -30,6 +32,7 @@ import {
   StatementError,
   statementFailure,
   type WireResult,
+  worn,
 } from './sqlite-connection.ts';
 import { isPlainInsert } from './sqlite-statement-shape.ts';
 
@@ -115,9 +118,11 @@ export class SqliteSession {
         return undefined;
       case 'commit':
         await this.commit();
+        this.renew();
         return undefined;
       case 'rollback':
         this.rollback();
+        this.renew();
         return undefined;
     }
   }
@@ -223,7 +228,7 @@ export class SqliteSession {
   private anyTrigger(db: NativeDatabase): boolean {
     let check = this.triggerChecks.get(db);
     if (check === undefined) {
-      check = this.native.databasePrepareSync(db, ANY_TRIGGER);
+      check = prepareKept(this.native, db, ANY_TRIGGER);
       this.triggerChecks.set(db, check);
     }
     return this.native.statementGetSync(check, []) !== undefined;
@@ -232,7 +237,7 @@ export class SqliteSession {
   /** Our own statement on libsql's thread (it may wait on a lock or the disk). */
   private async ownOffThread(db: NativeDatabase, sql: string): Promise<void> {
     // queryTimeout 0: no limit of ours (the connection's busy time-out bounds the wait for a lock).
-    await this.native.databasePrepareSync(db, sql).run([], { queryTimeout: 0 });
+    await prepareKept(this.native, db, sql).run([], { queryTimeout: 0 });
   }
 
   /** Runs our own statement; a connection where it fails is not trusted again. */
@@ -246,10 +251,11 @@ export class SqliteSession {
 
   private drop(db: NativeDatabase): void {
     for (const [access, open] of this.connections) if (open === db) this.connections.delete(access);
-    try {
-      db.close();
-    } catch {
-      // closing is all that is left to do with it
-    }
+    close(db);
+  }
+
+  /** Between transactions: a connection that holds many of its statements is closed (see `worn`). */
+  private renew(): void {
+    for (const db of [...this.connections.values()]) if (worn(db)) this.drop(db);
   }
 }
