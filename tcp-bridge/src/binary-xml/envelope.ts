@@ -3,6 +3,7 @@
  * then the MC-NBFX document that may refer to those strings and to every string the same side announced before.
  */
 
+import { concatBytes } from '#idb';
 import { ByteWriter } from '../bytes.ts';
 import type { ReaderSession, WriterSession } from './dictionary.ts';
 import type { XmlDocument } from './nodes.ts';
@@ -46,10 +47,8 @@ export function encodeEnvelope(
   session: WriterSession,
   options: EncodeEnvelopeOptions = {},
 ): Uint8Array {
-  const parts = encodeEnvelopeParts(document, session, options);
-  const out = new ByteWriter(parts.reduce((sum, part) => sum + part.length, 0));
-  for (const part of parts) out.bytes(part);
-  return out.finish();
+  // At least two parts (the table, the document): a copy of its own.
+  return concatBytes(encodeEnvelopeParts(document, session, options));
 }
 
 /**

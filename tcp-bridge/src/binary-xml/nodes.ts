@@ -151,6 +151,12 @@ export function attribute(prefix: string, localName: string, value: XmlText | st
   return { kind: 'attribute', prefix, localName, value: typeof value === 'string' ? stringText(value) : value };
 }
 
+/** A qualified name as written (`xs:element`, `Table`) split at its colon: the prefix ('' for none) and the local name. */
+export function splitName(qname: string): [prefix: string, localName: string] {
+  const colon = qname.indexOf(':');
+  return colon < 0 ? ['', qname] : [qname.slice(0, colon), qname.slice(colon + 1)];
+}
+
 /** A string as WriteText(string) writes it: "" Empty, "0" Zero, "1" One, else UTF-8 Chars (or UTF-16 when shorter). */
 export function stringText(value: string): XmlText {
   if (value === '') return { kind: 'text', type: 'Empty' };

@@ -9,6 +9,7 @@
  * dictionaries do not hold, a folded end after an element, …).
  */
 
+import { concatBytes } from '#idb';
 import { ByteWriter, INT31_MAX, utf8Length } from '../bytes.ts';
 import { resolveKey, staticKey, type WriterSession } from './dictionary.ts';
 import type {
@@ -21,7 +22,7 @@ import type {
   XmlEvents,
   XmlText,
 } from './nodes.ts';
-import { stringText, xmlns } from './nodes.ts';
+import { splitName, stringText, xmlns } from './nodes.ts';
 import {
   ARRAY_ITEMS,
   ATTRIBUTE_RECORDS,
@@ -45,15 +46,7 @@ export interface EncodeOptions {
 }
 
 export function encodeDocument(document: XmlDocument, options: EncodeOptions = {}): Uint8Array {
-  const parts = encodeDocumentParts(document, options);
-  if (parts.length === 1) return parts[0]!;
-  const whole = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    whole.set(part, at);
-    at += part.length;
-  }
-  return whole;
+  return concatBytes(encodeDocumentParts(document, options));
 }
 
 /**
@@ -131,12 +124,6 @@ class Writer {
         flush();
         const { prefix, ref } = nameOf(name);
         let scope = scopes[scopes.length - 1]!;
-        if (attributes.length === 0) {
-          declared(prefix, scope);
-          this.nameRecord(ELEMENT_RECORDS, prefix, ref, false);
-          scopes.push(scope);
-          return;
-        }
         let own: number | undefined; // the declaration of the element's own prefix
         for (let i = 0; i < attributes.length; i += 2) {
           const declares = declaredPrefix(attributes[i]!);
@@ -416,11 +403,6 @@ class Writer {
     const id = session?.tryAdd(value);
     return id === undefined ? { literal: value } : { key: id * 2 + 1 };
   }
-}
-
-function splitName(qname: string): [prefix: string, localName: string] {
-  const colon = qname.indexOf(':');
-  return colon < 0 ? ['', qname] : [qname.slice(0, colon), qname.slice(colon + 1)];
 }
 
 /** The prefix an attribute named `name` declares ('' for xmlns), or undefined for a plain attribute. */

@@ -20,6 +20,7 @@
 import {
   attribute,
   element,
+  splitName,
   stringText,
   xmlns,
   type XmlAttributeNode,
@@ -131,11 +132,6 @@ function decode(raw: string, inAttribute: boolean, fail: (message: string) => ne
     const code = parseInt(hex ?? dec!, hex ? 16 : 10);
     return code > 0x10ffff ? fail('a character reference beyond U+10FFFF') : String.fromCodePoint(code);
   });
-}
-
-function splitName(qname: string): [prefix: string, localName: string] {
-  const colon = qname.indexOf(':');
-  return colon < 0 ? ['', qname] : [qname.slice(0, colon), qname.slice(colon + 1)];
 }
 
 /** The NBFX element: attributes, then declarations (its own prefix's first); every prefix must be declared. */

@@ -110,14 +110,15 @@ export class StatementError extends Error {
 }
 
 /**
- * Every statement and row iterator a connection has handed out, kept until the connection is closed (`close`). Why:
+ * What is kept per open connection: its prepared statements for runWithin (StatementCache), and in `retained` every
+ * statement and row iterator it has handed out, kept until the connection is closed (`close`). Why the latter:
  * libsql frees one, when the garbage collector finalizes it, under its connection's lock and on the main thread; were
  * the connection running a statement on libsql's thread at that moment, the event loop would wait for that statement
  * to end (measured: a 10 ms timer took 0.8 s during a 0.8 s query; test in database.test.ts). A closed connection
  * runs nothing, so its objects can go then. A connection holding RETAINED_MAX of them is `worn`: its owner closes it
  * once it is idle and opens another when needed (~0.1 ms), which bounds the memory kept.
  */
-const retained = new WeakMap<NativeDatabase, unknown[]>();
+const connections = new WeakMap<NativeDatabase, { retained: unknown[]; statements: StatementCache }>();
 const RETAINED_MAX = 256;
 /**
  * A connection cannot be closed inside a transaction: one that runs thousands of distinct statements lets its oldest
@@ -126,7 +127,7 @@ const RETAINED_MAX = 256;
 const RETAINED_HARD_MAX = 4096;
 
 function keep<T>(db: NativeDatabase, object: T): T {
-  const kept = retained.get(db);
+  const kept = connections.get(db)?.retained;
   if (kept !== undefined) {
     if (kept.length >= RETAINED_HARD_MAX) kept.splice(0, RETAINED_HARD_MAX / 2);
     kept.push(object);
@@ -136,7 +137,7 @@ function keep<T>(db: NativeDatabase, object: T): T {
 
 /** Whether the connection holds enough of its statements to be closed and opened anew once idle (see `retained`). */
 export function worn(db: NativeDatabase): boolean {
-  return (retained.get(db)?.length ?? 0) >= RETAINED_MAX;
+  return (connections.get(db)?.retained.length ?? 0) >= RETAINED_MAX;
 }
 
 /** Closes the connection and lets go of its statements; never throws. */
@@ -146,7 +147,7 @@ export function close(db: NativeDatabase): void {
   } catch {
     // closing is all that is left to do with it
   }
-  retained.delete(db);
+  connections.delete(db);
 }
 
 /** A statement of `db`, kept as long as the connection (see `retained`). */
@@ -170,7 +171,7 @@ export function openConnection(
     timeout: busyTimeoutMs,
     ...(syncBudgetMs === undefined ? {} : { defaultQueryTimeout: syncBudgetMs }),
   });
-  retained.set(db, []);
+  connections.set(db, { retained: [], statements: new StatementCache() });
   native.databaseExecSync(db, 'PRAGMA foreign_keys = ON');
   db.authorizer(CLIENT_SQL);
   return db;
@@ -241,24 +242,24 @@ function paramsOf(request: Statement): unknown[] {
  * read again after its first step for that reason. A statement is taken out while it runs and given back only
  * after it ran without error.
  */
-interface Kept {
+interface KeptStatement {
   stmt: NativeStatement;
   dml: boolean;
   /** Whether it returns rows (its columns, when it does, are read again after each first step). */
   rows: boolean;
 }
 
-export class StatementCache {
-  private readonly byText = new Map<string, Kept>();
+class StatementCache {
+  private readonly byText = new Map<string, KeptStatement>();
   constructor(private readonly size = 64) {}
 
-  take(sql: string): Kept | undefined {
+  take(sql: string): KeptStatement | undefined {
     const kept = this.byText.get(sql);
     if (kept !== undefined) this.byText.delete(sql);
     return kept;
   }
 
-  give(sql: string, kept: Kept): void {
+  give(sql: string, kept: KeptStatement): void {
     this.byText.set(sql, kept);
     if (this.byText.size > this.size) this.byText.delete(this.byText.keys().next().value!);
   }
@@ -317,7 +318,8 @@ export async function runStatement(
  * leaves no trace of a read in autocommit mode (an interrupted write inside a transaction would roll back the whole
  * transaction); else for a statement whose work its text bounds (isPlainInsert, sqlite-session.ts).
  */
-export function runWithin(native: Native, db: NativeDatabase, request: Statement, cache?: StatementCache): WireResult {
+export function runWithin(native: Native, db: NativeDatabase, request: Statement): WireResult {
+  const cache = connections.get(db)?.statements;
   let kept = cache?.take(request.sql);
   let columns: ResultColumn[] | undefined;
   if (kept === undefined) {

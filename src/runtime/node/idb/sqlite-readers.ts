@@ -11,9 +11,8 @@
  * slow reads overlap), its rows on this thread, yielding every 20 ms. Its text is remembered as slow for SLOW_FOR_MS
  * once that happened twice in a row, so a slow query costs the event loop two budgets per 10 s, not one per call.
  * Statements run within the budget are kept prepared per connection (StatementCache).
- * Measured (bench/dotnet.ts, 8 channels, bridge CPU per `SELECT @v`): ~500 µs with reads on worker threads (the
- * design until 2026-11), ~280 µs with the asynchronous path from this thread, ~… µs run within the budget; CoreWCF's
- * whole call ~200 µs.
+ * Measured (bench/dotnet.ts, 8 channels, bridge CPU per `SELECT @v` call): ~500 µs with reads on worker threads (the
+ * design until 2026-11), ~280 µs with the asynchronous path from this thread, ~150 µs run within the budget.
  *
  * A read-only connection (`mode=ro`), the statement in autocommit mode: SQLite refuses a write itself (SQLITE_READONLY).
  */
@@ -27,7 +26,6 @@ import {
   type RunningStatement,
   runStatement,
   runWithin,
-  StatementCache,
   type Statement,
   statementFailure,
   type WireResult,
@@ -47,8 +45,6 @@ export class SqliteReaders {
   private readonly slow = new Map<string, number>();
   /** The texts of reads that ran out of it once since they last ran within it. */
   private readonly struck = new Set<string>();
-  /** Each connection's prepared statements (used by runWithin only). */
-  private readonly statements = new WeakMap<NativeDatabase, StatementCache>();
   private readonly running = new Set<RunningStatement>();
   private readonly waiting: ((db: NativeDatabase | undefined) => void)[] = [];
   private open = 0;
@@ -86,7 +82,7 @@ export class SqliteReaders {
       // the asynchronous path, where a rollback can interrupt it).
       if (request.timeoutMs > SYNC_BUDGET_MS && !this.isSlow(request.sql)) {
         try {
-          const result = runWithin(this.native, db, request, this.statements.get(db));
+          const result = runWithin(this.native, db, request);
           if (this.struck.size > 0) this.struck.delete(request.sql);
           return { ok: true, result };
         } catch (error) {
@@ -150,7 +146,6 @@ export class SqliteReaders {
     if (this.open < this.maxConnections) {
       // A connection that cannot be opened throws here, which read() answers as the failure it is.
       const opened = openConnection(this.native, this.path, 'read', this.busyTimeoutMs, SYNC_BUDGET_MS);
-      this.statements.set(opened, new StatementCache());
       this.open++;
       return Promise.resolve(opened);
     }

@@ -28,7 +28,6 @@ import {
   runStatement,
   runWithin,
   type Statement,
-  StatementCache,
   StatementError,
   statementFailure,
   type WireResult,
@@ -57,8 +56,6 @@ const ANY_TRIGGER =
 
 export class SqliteSession {
   private readonly connections = new Map<'read' | 'write', NativeDatabase>();
-  /** Each writer's connection's prepared plain INSERTs (a connection dropped takes its own along). */
-  private readonly inserts = new WeakMap<NativeDatabase, StatementCache>();
   private readonly triggerChecks = new WeakMap<NativeDatabase, NativeStatement>();
   /** The connection of the open transaction. */
   private current: NativeDatabase | undefined;
@@ -198,27 +195,19 @@ export class SqliteSession {
     const db = this.current;
     if (db === undefined) throw new StatementError('SQLITE_ERROR', 'no transaction is open');
     // An INSERT of a few given rows takes microseconds: on this thread, not across libsql's (~0.1 ms of CPU a hop).
-    if (db === this.connections.get('write') && this.isPlainInsert(request) && !this.anyTrigger(db))
-      return runWithin(this.native, db, request, this.insertsOf(db));
+    if (db === this.connections.get('write') && this.boundedByItsText(request) && !this.anyTrigger(db))
+      return runWithin(this.native, db, request);
     return runStatement(this.native, db, request, (state) => {
       this.running = state;
     });
   }
 
-  private isPlainInsert(request: Statement): boolean {
+  /** A plain INSERT (isPlainInsert) of at most PLAIN_INSERT_BYTES of text and parameters. */
+  private boundedByItsText(request: Statement): boolean {
     let bytes = request.sql.length;
     for (const value of request.values)
       bytes += value instanceof Uint8Array ? value.byteLength : typeof value === 'string' ? value.length * 3 : 8;
     return bytes <= PLAIN_INSERT_BYTES && isPlainInsert(request.sql);
-  }
-
-  private insertsOf(db: NativeDatabase): StatementCache {
-    let cache = this.inserts.get(db);
-    if (cache === undefined) {
-      cache = new StatementCache();
-      this.inserts.set(db, cache);
-    }
-    return cache;
   }
 
   /**
