@@ -8,14 +8,16 @@
  * - `sqlserver://user@host:port/database?…`: SQL Server over TDS (sqlserver-url.ts); `secrets` are the passwords the
  *   configuration read from the environment for it.
  * Anything else is a ConfigError. Messages never repeat the URL itself: it may carry a password.
+ *
+ * The drivers of the network backends are loaded when a URL names them, not before: SQL Server's (tedious and the
+ * Azure identity packages it brings) cost ~160 ms and ~35 MB of resident memory when loaded, which a service on the
+ * embedded defaults never needs (the bundle is split at these imports, see build:node).
  */
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../../../config.ts';
 import type { Database } from '../../../idb/database.ts';
-import { createPostgresDatabase } from './postgres-database.ts';
-import { createSqlServerDatabase } from './sqlserver-database.ts';
 import { parseSqlServerUrl, type SqlServerSecrets } from './sqlserver-url.ts';
 import { createSqliteDatabase } from './sqlite-database.ts';
 
@@ -35,9 +37,14 @@ export async function openDatabase(url: string, secrets: SqlServerSecrets = {}):
       throw new ConfigError(
         'A postgres:// database URL is not a valid URL (postgres://user:password@host:port/database).',
       );
+    const { createPostgresDatabase } = await import('./postgres-database.ts');
     return createPostgresDatabase({ url });
   }
-  if (scheme === 'sqlserver') return createSqlServerDatabase(parseSqlServerUrl(url, secrets));
+  if (scheme === 'sqlserver') {
+    const settings = parseSqlServerUrl(url, secrets);
+    const { createSqlServerDatabase } = await import('./sqlserver-database.ts');
+    return createSqlServerDatabase(settings);
+  }
   throw new ConfigError(
     `A database URL must be file:<path> (the embedded SQLite database), postgres://… (PostgreSQL) or sqlserver://… (SQL Server)${scheme === undefined ? '' : `, not ${scheme}:`}.`,
   );
