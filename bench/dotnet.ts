@@ -4,8 +4,9 @@
  * ChannelFactory channel per thread calling the synchronous proxy in a loop): Heartbeat (1 and 8 channels, also
  * against a canned responder and with bench/nettcp-client.ts), ReturnScalar `SELECT @v`, ReturnDatatable (100 rows x
  * 4 columns, 2 000 rows x 6), GetFile (1 MiB, 16 MiB) and ExecuteNonQuery inside a database request; calls/s, p50,
- * p99, MB/s for files and each server's peak RSS; the database rows again with the bridge on PostgreSQL (beside
- * CoreWCF on SQLite: the host has no PostgreSQL). Plus channel opens per second over NTLM (open, Heartbeat, close:
+ * p99, MB/s for files and each server's peak RSS; the database rows again with the bridge and the CoreWCF host on
+ * PostgreSQL (the host through Npgsql, in a database of its own on the same server). Each row's ratio is against
+ * CoreWCF on the same database. Plus channel opens per second over NTLM (open, Heartbeat, close:
  * with .NET's pool each open is a new preamble, upgrade and logon on the pooled socket).
  *
  * - The bridge runs as `npm run bridge` does (dist/node/bridge.mjs, SQLite in a temp folder, security None; for the
@@ -21,6 +22,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import postgres from 'postgres';
 import { buildDotnetProject, dotnetAvailable, DOTNET_MISSING, runDotnet } from '../test/support/peers/dotnet.ts';
 import { startCoreWcfHost } from '../test/support/peers/dotnet-peers.ts';
 import { startPostgres, type RunningPostgres } from '../test/support/peers/postgres.ts';
@@ -113,13 +115,15 @@ async function bridge(
   };
 }
 
-async function coreWcf(): Promise<Target> {
+async function coreWcf(postgresUrl?: string): Promise<Target> {
+  const name = postgresUrl ? 'CoreWCF host (PostgreSQL)' : 'CoreWCF host (SQLite)';
+  const operations = postgresUrl ? DATABASE_OPERATIONS : ALL;
   try {
-    const host = await startCoreWcfHost();
+    const host = await startCoreWcfHost(postgresUrl ? { postgresUrl } : {});
     return {
-      name: 'CoreWCF host (SQLite)',
+      name,
       endpoint: host.endpoint,
-      operations: ALL,
+      operations,
       rssMB: () => procMemMB(host.pid, 'VmHWM'),
       stop: host.stop,
     };
@@ -127,12 +131,25 @@ async function coreWcf(): Promise<Target> {
     const message = (error as Error).message;
     const unserved = [...new Set([...message.matchAll(/Unable to find package ([\w.]+)/g)].map((m) => m[1]))];
     return {
-      name: 'CoreWCF host (SQLite)',
+      name,
       missing: unserved.length ? `the NuGet feed does not serve ${unserved.join(', ')}` : message.split('\n')[0]!,
-      operations: ALL,
+      operations,
       stop: async () => {},
     };
   }
+}
+
+/** A database created beside `url`'s (the peers' tables must not meet), as a URL of its own. */
+async function databaseOfItsOwn(url: string, name: string): Promise<string> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe(`CREATE DATABASE ${name}`);
+  } finally {
+    await sql.end();
+  }
+  const own = new URL(url);
+  own.pathname = `/${name}`;
+  return own.href;
 }
 
 /** One row driven by the .NET client: a process of its own that prints one JSON line. */
@@ -276,15 +293,16 @@ export async function runDotnetBench(): Promise<DotnetBenchRow[]> {
   const targets: Target[] = [];
   const rss = new Map<string, number>();
   let opens: string[] = [];
-  let postgres: RunningPostgres | undefined;
+  let database: RunningPostgres | undefined;
   try {
     targets.push(await bridge(dir));
     targets.push(await coreWcf());
     targets.push(await startCannedResponder({ relates: true }));
     try {
-      postgres = await startPostgres();
+      database = await startPostgres();
       const pgDir = mkdtempSync(join(tmpdir(), 'bench-dotnet-pg-'));
-      targets.push(await bridge(pgDir, { DATABASE_URL: postgres.url }, 'tcp-bridge (PostgreSQL)', DATABASE_OPERATIONS));
+      targets.push(await bridge(pgDir, { DATABASE_URL: database.url }, 'tcp-bridge (PostgreSQL)', DATABASE_OPERATIONS));
+      targets.push(await coreWcf(await databaseOfItsOwn(database.url, 'corewcf')));
     } catch (error) {
       log(`dotnet bench: no PostgreSQL rows: ${(error as Error).message.split('\n')[0]}`);
     }
@@ -323,7 +341,7 @@ export async function runDotnetBench(): Promise<DotnetBenchRow[]> {
     }
   } finally {
     for (const target of targets) await target.stop().catch(() => {});
-    await postgres?.stop().catch(() => {});
+    await database?.stop().catch(() => {});
   }
   try {
     const ntlmDir = mkdtempSync(join(tmpdir(), 'bench-dotnet-ntlm-'));
@@ -359,13 +377,14 @@ function printTable(rows: DotnetBenchRow[], rss: Map<string, number>, opens: str
     rows.find((r) => r.server === server && r.client === client && r.operation === operation && r.channels === channels)
       ?.callsPerSecond;
   console.log(
-    '| server | client | operation | channels | calls/s | MB/s | p50 | p99 | vs CoreWCF (SQLite) | vs canned Heartbeat |',
+    '| server | client | operation | channels | calls/s | MB/s | p50 | p99 | vs CoreWCF (same database) | vs canned Heartbeat |',
   );
   console.log('|---|---|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) {
     const ratio = (peer: number | undefined) =>
       row.callsPerSecond && peer ? `${(row.callsPerSecond / peer).toFixed(2)}×` : '–';
-    const corewcf = rate('CoreWCF host (SQLite)', row.client, row.operation, row.channels);
+    const peer = row.server.endsWith('(PostgreSQL)') ? 'CoreWCF host (PostgreSQL)' : 'CoreWCF host (SQLite)';
+    const corewcf = rate(peer, row.client, row.operation, row.channels);
     const canned =
       row.operation === 'Heartbeat'
         ? rate('canned responder (RelatesTo)', row.client, 'Heartbeat', row.channels)

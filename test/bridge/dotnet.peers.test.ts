@@ -29,6 +29,7 @@ import {
   WCF_CLIENT_SECTIONS,
 } from '../support/peers/dotnet.ts';
 import { startCoreWcfHost } from '../support/peers/dotnet-peers.ts';
+import { startPostgres } from '../support/peers/postgres.ts';
 import { startTestRealm, type TestRealm } from '../support/negotiate/krb5-realm.ts';
 import { describeFailures, type MonoRun } from '../support/peers/mono-e2e.ts';
 import { needPeers, PEERS, peerUnavailable } from '../support/peers.ts';
@@ -325,6 +326,29 @@ describe.skipIf(noDotnet)('CoreWCF host', () => {
         await scenario(host.endpoint, ['--backend', 'sqlite']);
       } finally {
         await host.stop();
+      }
+    },
+    TIMEOUT,
+  );
+
+  // The peer of the bench's PostgreSQL rows (bench/dotnet.ts): the host through Npgsql.
+  it.skipIf(needPeers('bridge dotnet CoreWCF host on PostgreSQL', PEERS.postgres))(
+    'the PostgreSQL scenario passes against the CoreWCF host on PostgreSQL (Npgsql)',
+    async (context) => {
+      const database = await startPostgres();
+      try {
+        const host = await orSkip(
+          context,
+          'CoreWCF host',
+          startCoreWcfHost({ maxMessageMB: SERVER_MAX_MB, postgresUrl: database.url }),
+        );
+        try {
+          await scenario(host.endpoint, ['--backend', 'postgres']);
+        } finally {
+          await host.stop();
+        }
+      } finally {
+        await database.stop();
       }
     },
     TIMEOUT,

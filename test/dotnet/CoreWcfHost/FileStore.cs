@@ -12,7 +12,6 @@ using System.Linq;
 using System.Security.Cryptography;
 using System.Text.RegularExpressions;
 using IDBService.Contracts;
-using Microsoft.Data.Sqlite;
 #if COREWCF
 using CoreWCF;
 #else
@@ -53,8 +52,8 @@ namespace IDBService.CoreWcfHost
             using (var exists = c.CreateCommand())
             {
                 exists.CommandText = "SELECT count(*) FROM idb_files WHERE id = @id";
-                exists.Parameters.AddWithValue("@id", file.FileId.ToString());
-                if ((long)exists.ExecuteScalar() == 0) return false;
+                Param(exists, "@id", file.FileId.ToString());
+                if (System.Convert.ToInt64(exists.ExecuteScalar(), CultureInfo.InvariantCulture) == 0) return false;
             }
             var content = file.Content ?? new byte[0];
             WriteAtomically(file.FileId, content);
@@ -67,7 +66,7 @@ namespace IDBService.CoreWcfHost
             using var c = Open();
             using var cmd = c.CreateCommand();
             cmd.CommandText = "SELECT name, content_type, length, sha256, created, modified FROM idb_files WHERE id = @id";
-            cmd.Parameters.AddWithValue("@id", fileId.ToString());
+            Param(cmd, "@id", fileId.ToString());
             using var r = cmd.ExecuteReader();
             if (!r.Read()) return null;
             var content = File.ReadAllBytes(PathOf(fileId));
@@ -93,7 +92,7 @@ namespace IDBService.CoreWcfHost
             using var cmd = c.CreateCommand();
             cmd.Transaction = t;
             cmd.CommandText = "DELETE FROM idb_files WHERE id = @id";
-            cmd.Parameters.AddWithValue("@id", fileId.ToString());
+            Param(cmd, "@id", fileId.ToString());
             if (cmd.ExecuteNonQuery() == 0) return false;
             Exec(c, t, "DELETE FROM idb_fields WHERE document_id IN (SELECT id FROM idb_documents WHERE file_id = @id)", ("@id", fileId.ToString()));
             Exec(c, t, "DELETE FROM idb_documents WHERE file_id = @id", ("@id", fileId.ToString()));
@@ -111,8 +110,8 @@ namespace IDBService.CoreWcfHost
             {
                 exists.Transaction = t;
                 exists.CommandText = "SELECT count(*) FROM idb_files WHERE id = @id";
-                exists.Parameters.AddWithValue("@id", index.FileId.ToString());
-                if ((long)exists.ExecuteScalar() == 0) throw Fault("FileNotFound", $"There is no file {index.FileId}.");
+                Param(exists, "@id", index.FileId.ToString());
+                if (System.Convert.ToInt64(exists.ExecuteScalar(), CultureInfo.InvariantCulture) == 0) throw Fault("FileNotFound", $"There is no file {index.FileId}.");
             }
             var id = index.DocumentId == Guid.Empty ? Guid.NewGuid() : index.DocumentId;
             Exec(c, t, "DELETE FROM idb_fields WHERE document_id = @id", ("@id", id.ToString()));
@@ -131,7 +130,7 @@ namespace IDBService.CoreWcfHost
             using (var cmd = c.CreateCommand())
             {
                 cmd.CommandText = "SELECT d.id, d.container, d.created, d.file_id, d.title, f.name, f.content_type, f.length FROM idb_documents d JOIN idb_files f ON f.id = d.file_id WHERE " + where + " = @v ORDER BY d.created, d.id";
-                cmd.Parameters.AddWithValue("@v", value.ToString());
+                Param(cmd, "@v", value.ToString());
                 using var r = cmd.ExecuteReader();
                 while (r.Read())
                 {
@@ -152,7 +151,7 @@ namespace IDBService.CoreWcfHost
             {
                 using var cmd = c.CreateCommand();
                 cmd.CommandText = "SELECT name, value FROM idb_fields WHERE document_id = @id ORDER BY ord";
-                cmd.Parameters.AddWithValue("@id", d.DocumentId.ToString());
+                Param(cmd, "@id", d.DocumentId.ToString());
                 using var r = cmd.ExecuteReader();
                 var fields = new List<IndexField>();
                 while (r.Read()) fields.Add(new IndexField { Name = r.IsDBNull(0) ? null : r.GetString(0), Value = r.IsDBNull(1) ? null : r.GetString(1) });

@@ -5,7 +5,8 @@
 // With --metadata-port N it also publishes its description as CoreWCF does (AddServiceModelMetadata,
 // ServiceMetadataBehavior.HttpGetEnabled) at http://127.0.0.1:N/IDBService?wsdl, the reference the bridge's WSDL is
 // compared with (test/idb/wsdl-dotnet-svcutil.peers.test.ts); without it, nothing listens on HTTP (the benchmark).
-// Usage: CoreWcfHost --port N --data <folder> [--max-message-mb N] [--metadata-port N]
+// With --postgres "<Npgsql connection string>" the database is PostgreSQL instead of idb.sqlite in the folder.
+// Usage: CoreWcfHost --port N --data <folder> [--max-message-mb N] [--metadata-port N] [--postgres <connection>]
 using System;
 using System.Globalization;
 using System.IO;
@@ -25,6 +26,7 @@ namespace IDBService.CoreWcfHost
         public static async Task<int> Main(string[] args)
         {
             int port = 8808, maxMB = 64, metadataPort = 0;
+            string postgres = null;
             string data = Path.Combine(Path.GetTempPath(), "corewcf-idb");
             for (int i = 0; i + 1 < args.Length; i += 2)
             {
@@ -34,11 +36,12 @@ namespace IDBService.CoreWcfHost
                     case "--data": data = args[i + 1]; break;
                     case "--max-message-mb": maxMB = int.Parse(args[i + 1], CultureInfo.InvariantCulture); break;
                     case "--metadata-port": metadataPort = int.Parse(args[i + 1], CultureInfo.InvariantCulture); break;
+                    case "--postgres": postgres = args[i + 1]; break;
                     default: Console.Error.WriteLine("unknown argument " + args[i]); return 2;
                 }
             }
             Directory.CreateDirectory(data);
-            var service = new IdbService(data);
+            var service = new IdbService(data, postgres);
 
             var builder = WebApplication.CreateBuilder();
             builder.Logging.SetMinimumLevel(LogLevel.Warning);

@@ -1,7 +1,11 @@
-// The 13 operations of IIDBService over Microsoft.Data.Sqlite and a folder, as the bridge serves them on SQLite
+// The 13 operations of IIDBService over Microsoft.Data.Sqlite (or Npgsql, given a PostgreSQL connection string) and
+// a folder, as the bridge serves them on SQLite
 // (docs/contract/iidbservice.md): typed DataTables by declared column type, parameters bound as the bridge binds them
 // on SQLite (DateTime and Guid as text), database requests as transactions on connections of their own, files in a
 // folder with their metadata and the documents' index in the database, SOAP 1.2 faults with the contract's subcodes.
+// On PostgreSQL (Npgsql, the ADO.NET provider a migrating team would take) the same code runs through ADO.NET's base
+// classes: values are bound as their .NET types and columns typed by the server's type names, so the bench's
+// database rows have a peer on the bridge's other backend (bench/dotnet.ts).
 // Every caller is a writer (SecurityMode.None). Compiled with COREWCF for the host; the same file compiles against
 // the System.ServiceModel client packages too (FaultException and FaultCode exist there), which is how it is
 // type-checked where the NuGet feed has no CoreWCF.
@@ -10,6 +14,7 @@ using System;
 using System.Collections.Concurrent;
 using System.Collections.Generic;
 using System.Data;
+using System.Data.Common;
 using System.Globalization;
 using System.IO;
 using System.Linq;
@@ -17,6 +22,7 @@ using System.Security.Cryptography;
 using System.Text.RegularExpressions;
 using IDBService.Contracts;
 using Microsoft.Data.Sqlite;
+using Npgsql;
 #if COREWCF
 using CoreWCF;
 #else
@@ -32,42 +38,59 @@ namespace IDBService.CoreWcfHost
     {
         const string Ns = "http://tempuri.org/";
         readonly string connectionString;
+        /// <summary>Set when the database is PostgreSQL: its pooled data source.</summary>
+        readonly NpgsqlDataSource postgres;
         readonly string filesDir;
         readonly ConcurrentDictionary<Guid, Request> requests = new ConcurrentDictionary<Guid, Request>();
 
         sealed class Request
         {
-            public SqliteConnection Connection;
-            public SqliteTransaction Transaction;
+            public DbConnection Connection;
+            public DbTransaction Transaction;
             public bool Failed;
             public readonly object Gate = new object();
         }
 
-        public IdbService(string dataDir)
+        /// <param name="postgresConnection">An Npgsql connection string; null for SQLite in `dataDir`.</param>
+        public IdbService(string dataDir, string postgresConnection = null)
         {
             filesDir = Path.Combine(dataDir, "files");
             Directory.CreateDirectory(filesDir);
-            connectionString = new SqliteConnectionStringBuilder { DataSource = Path.Combine(dataDir, "idb.sqlite"), Pooling = true, DefaultTimeout = 30 }.ToString();
+            if (postgresConnection != null) postgres = NpgsqlDataSource.Create(postgresConnection);
+            else connectionString = new SqliteConnectionStringBuilder { DataSource = Path.Combine(dataDir, "idb.sqlite"), Pooling = true, DefaultTimeout = 30 }.ToString();
             using var c = Open();
-            Exec(c, null, "PRAGMA journal_mode = WAL");
-            Exec(c, null, "CREATE TABLE IF NOT EXISTS idb_files (id TEXT PRIMARY KEY, name TEXT, content_type TEXT, length INTEGER, sha256 TEXT, created TEXT, modified TEXT)");
+            if (postgres == null) Exec(c, null, "PRAGMA journal_mode = WAL");
+            Exec(c, null, "CREATE TABLE IF NOT EXISTS idb_files (id TEXT PRIMARY KEY, name TEXT, content_type TEXT, length BIGINT, sha256 TEXT, created TEXT, modified TEXT)");
             Exec(c, null, "CREATE TABLE IF NOT EXISTS idb_documents (id TEXT PRIMARY KEY, container TEXT, file_id TEXT, title TEXT, created TEXT)");
             Exec(c, null, "CREATE TABLE IF NOT EXISTS idb_fields (document_id TEXT, ord INTEGER, name TEXT, value TEXT)");
         }
 
-        SqliteConnection Open()
+        DbConnection Open()
         {
+            if (postgres != null) return postgres.OpenConnection();
             var c = new SqliteConnection(connectionString);
             c.Open();
             return c;
         }
 
-        static void Exec(SqliteConnection c, SqliteTransaction t, string sql, params (string, object)[] ps)
+        /// <summary>A transaction that takes SQLite's write lock only when it first writes (BEGIN DEFERRED), as the
+        /// bridge's do; PostgreSQL's are that way anyway.</summary>
+        static DbTransaction Begin(DbConnection c) => c is SqliteConnection sqlite ? sqlite.BeginTransaction(deferred: true) : c.BeginTransaction();
+
+        static void Param(DbCommand cmd, string name, object value)
+        {
+            var p = cmd.CreateParameter();
+            p.ParameterName = name;
+            p.Value = value ?? System.DBNull.Value;
+            cmd.Parameters.Add(p);
+        }
+
+        static void Exec(DbConnection c, DbTransaction t, string sql, params (string, object)[] ps)
         {
             using var cmd = c.CreateCommand();
             cmd.Transaction = t;
             cmd.CommandText = sql;
-            foreach (var (n, v) in ps) cmd.Parameters.AddWithValue(n, v ?? System.DBNull.Value);
+            foreach (var (n, v) in ps) Param(cmd, n, v);
             cmd.ExecuteNonQuery();
         }
 
@@ -86,7 +109,7 @@ namespace IDBService.CoreWcfHost
             if (!string.IsNullOrEmpty(database)) throw Fault("UnknownDatabase", $"There is no database named '{database}'.");
             var c = Open();
             var id = Guid.NewGuid();
-            requests[id] = new Request { Connection = c, Transaction = c.BeginTransaction(deferred: true) };
+            requests[id] = new Request { Connection = c, Transaction = Begin(c) };
             return id;
         }
 
@@ -114,12 +137,12 @@ namespace IDBService.CoreWcfHost
 
         /// <summary>Runs `work` in the request's transaction, or in one of its own for Guid.Empty (committed
         // after).</summary>
-        T InTransaction<T>(Guid requestId, Func<SqliteConnection, SqliteTransaction, T> work)
+        T InTransaction<T>(Guid requestId, Func<DbConnection, DbTransaction, T> work)
         {
             if (requestId == Guid.Empty)
             {
                 using var c = Open();
-                using var t = c.BeginTransaction(deferred: true);
+                using var t = Begin(c);
                 var result = Guard(() => work(c, t));
                 t.Commit();
                 return result;
@@ -145,7 +168,7 @@ namespace IDBService.CoreWcfHost
             {
                 return work();
             }
-            catch (SqliteException e)
+            catch (DbException e)
             {
                 throw Fault("SqlError", e.Message);
             }
@@ -155,20 +178,26 @@ namespace IDBService.CoreWcfHost
             }
         }
 
-        static SqliteCommand Command(SqliteConnection c, SqliteTransaction t, string sql, QueryParameter[] parameters)
+        static DbCommand Command(DbConnection c, DbTransaction t, string sql, QueryParameter[] parameters)
         {
             var cmd = c.CreateCommand();
             cmd.Transaction = t;
             cmd.CommandText = sql;
             // Markers are @name in the SQL; a parameter may be named with or without the @, in any case.
             var markers = Regex.Matches(sql, @"@([A-Za-z_][A-Za-z0-9_]*)").Select(m => m.Groups[1].Value).Distinct().ToList();
+            var bound = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
             foreach (var p in parameters ?? new QueryParameter[0])
             {
                 var name = (p?.Name ?? "").TrimStart('@');
                 var marker = markers.FirstOrDefault(m => string.Equals(m, name, StringComparison.OrdinalIgnoreCase));
                 if (marker == null) continue; // unused parameters are allowed
-                cmd.Parameters.AddWithValue("@" + marker, Bind(p.Value));
+                Param(cmd, "@" + marker, c is SqliteConnection ? Bind(p.Value) : p.Value);
+                bound.Add(marker);
             }
+            // Microsoft.Data.Sqlite refuses a marker without a value itself (Guard); Npgsql would leave it in the text.
+            var missing = markers.Where(m => !bound.Contains(m)).ToList();
+            if (c is not SqliteConnection && missing.Count > 0)
+                throw Fault("InvalidArgument", "Must add values for the following parameters: " + string.Join(", ", missing.Select(m => "@" + m)));
             return cmd;
         }
 
@@ -201,9 +230,9 @@ namespace IDBService.CoreWcfHost
             (new[] { "real", "float4" }, typeof(float)),
             (new[] { "double", "double precision", "float", "float8" }, typeof(double)),
             (new[] { "boolean", "bool", "bit" }, typeof(bool)),
-            (new[] { "text", "varchar", "char", "nvarchar", "nchar", "clob", "character varying" }, typeof(string)),
+            (new[] { "text", "varchar", "char", "nvarchar", "nchar", "clob", "character varying", "character" }, typeof(string)),
             (new[] { "blob", "bytea", "varbinary", "binary" }, typeof(byte[])),
-            (new[] { "timestamp", "datetime", "date", "timestamptz", "datetime2" }, typeof(DateTime)),
+            (new[] { "timestamp", "datetime", "date", "timestamptz", "datetime2", "timestamp without time zone", "timestamp with time zone" }, typeof(DateTime)),
             (new[] { "uuid", "uniqueidentifier", "guid" }, typeof(Guid)),
         }.SelectMany(e => e.names.Select(n => (n, e.type))).ToDictionary(e => e.n, e => e.type);
 
@@ -219,8 +248,10 @@ namespace IDBService.CoreWcfHost
         /// <summary>sqlite3_column_decltype: Microsoft.Data.Sqlite's GetDataTypeName names an expression by its value's
         /// storage class (INTEGER, ...), which cannot be told from a declared INTEGER, so the statement is asked
         /// itself (through the reader's internal record: a test host may do that).</summary>
-        static string DeclaredType(SqliteDataReader reader, int i)
+        static string DeclaredType(DbDataReader reader, int i)
         {
+            // PostgreSQL names every column's type, an expression's too.
+            if (reader is not SqliteDataReader) return reader.GetDataTypeName(i);
             var record = RecordField?.GetValue(reader);
             var handle = record?.GetType().GetProperty("Handle", System.Reflection.BindingFlags.Public | System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Instance)?.GetValue(record) as SQLitePCL.sqlite3_stmt;
             if (handle == null) return reader.GetDataTypeName(i);
@@ -229,7 +260,7 @@ namespace IDBService.CoreWcfHost
 
         /// <summary>The declared type of each column mapped by the spec's table; an undeclared one (an expression)
         /// typed by its first non-null value; Int16 and Int32 widened when a value does not fit.</summary>
-        static Column[] Columns(SqliteDataReader reader, List<object[]> rows)
+        static Column[] Columns(DbDataReader reader, List<object[]> rows)
         {
             var columns = new Column[reader.FieldCount];
             for (int i = 0; i < reader.FieldCount; i++)
@@ -253,7 +284,7 @@ namespace IDBService.CoreWcfHost
                         if (type == typeof(int) && (v < int.MinValue || v > int.MaxValue)) type = typeof(long);
                     }
                 }
-                columns[i] = new Column { Name = reader.GetName(i), Type = type, Utc = name == "timestamptz" };
+                columns[i] = new Column { Name = reader.GetName(i), Type = type, Utc = name == "timestamptz" || name == "timestamp with time zone" };
             }
             return columns;
         }
@@ -275,7 +306,10 @@ namespace IDBService.CoreWcfHost
                 return decimal.Parse(text, NumberStyles.Float, CultureInfo.InvariantCulture);
             }
             if (t == typeof(byte[])) return raw as byte[] ?? System.Text.Encoding.UTF8.GetBytes(System.Convert.ToString(raw, CultureInfo.InvariantCulture));
-            if (t == typeof(Guid)) return raw is byte[] g ? new Guid(g) : Guid.Parse(System.Convert.ToString(raw, CultureInfo.InvariantCulture));
+            if (t == typeof(Guid)) return raw is Guid g0 ? g0 : raw is byte[] g ? new Guid(g) : Guid.Parse(System.Convert.ToString(raw, CultureInfo.InvariantCulture));
+            // Npgsql reads timestamps as DateTime: timestamptz in UTC, timestamp unspecified.
+            if (t == typeof(DateTime) && raw is DateTime dt) return c.Utc ? dt.ToUniversalTime() : DateTime.SpecifyKind(dt, DateTimeKind.Unspecified);
+            if (t == typeof(DateTime) && raw is DateOnly day) return day.ToDateTime(TimeOnly.MinValue, DateTimeKind.Unspecified);
             if (t == typeof(DateTime)) return ParseDateTime(System.Convert.ToString(raw, CultureInfo.InvariantCulture), c.Utc);
             return raw;
         }
@@ -298,7 +332,7 @@ namespace IDBService.CoreWcfHost
             return DateTime.SpecifyKind(local - offset, DateTimeKind.Utc);
         }
 
-        static (Column[] columns, List<object[]> rows) Query(SqliteCommand cmd)
+        static (Column[] columns, List<object[]> rows) Query(DbCommand cmd)
         {
             using var reader = cmd.ExecuteReader();
             var rows = new List<object[]>();

@@ -1,7 +1,7 @@
 /**
  * The .NET peers that need more than a build (support/peers/dotnet.ts):
- * the CoreWCF host of the contract (test/dotnet/CoreWcfHost: CoreWCF.NetTcp over Microsoft.Data.Sqlite and a
- * folder, SecurityMode.None) started as a process of its own, for the scenario and the benchmark. It rejects with
+ * the CoreWCF host of the contract (test/dotnet/CoreWcfHost: CoreWCF.NetTcp over Microsoft.Data.Sqlite, or Npgsql
+ * when given a PostgreSQL URL, and a folder, SecurityMode.None) started as a process of its own, for the scenario and the benchmark. It rejects with
  * DotnetUnavailableError when the NuGet feed does not serve its packages, so suites can say so. (The client
  * dotnet-svcutil generates is support/peers/dotnet-svcutil.ts.)
  */
@@ -19,9 +19,12 @@ export interface CoreWcfHost {
   stop(): Promise<void>;
 }
 
-/** Starts the CoreWCF host on a free port with a database and folder of its own; resolves once it listens. */
+/**
+ * Starts the CoreWCF host on a free port with a folder of its own and a SQLite database in it, or the PostgreSQL
+ * database `postgresUrl` names (postgres://user[:password]@host:port/database); resolves once it listens.
+ */
 export async function startCoreWcfHost(
-  options: { maxMessageMB?: number; readyTimeoutMs?: number; metadataPort?: number } = {},
+  options: { maxMessageMB?: number; readyTimeoutMs?: number; metadataPort?: number; postgresUrl?: string } = {},
 ): Promise<CoreWcfHost> {
   const { dll } = await buildDotnetProject('CoreWcfHost');
   const dir = await mkdtemp(join(tmpdir(), 'corewcf-host-'));
@@ -32,6 +35,7 @@ export async function startCoreWcfHost(
       dll,
       ...['--port', String(port), '--data', dir, '--max-message-mb', String(options.maxMessageMB ?? 64)],
       ...(options.metadataPort ? ['--metadata-port', String(options.metadataPort)] : []),
+      ...(options.postgresUrl ? ['--postgres', npgsqlConnectionString(options.postgresUrl)] : []),
     ],
     { env: dotnetEnv(), stdio: ['pipe', 'pipe', 'pipe'] },
   );
@@ -65,4 +69,18 @@ export async function startCoreWcfHost(
     });
   });
   return { endpoint: `net.tcp://localhost:${port}/IDBService`, port, pid: child.pid!, stop };
+}
+
+/** A postgres:// URL as Npgsql's keywords (Npgsql takes no URLs). */
+export function npgsqlConnectionString(url: string): string {
+  const u = new URL(url);
+  const keywords: [string, string][] = [
+    ['Host', u.hostname],
+    ['Port', u.port || '5432'],
+    ['Username', decodeURIComponent(u.username)],
+    ['Database', decodeURIComponent(u.pathname.slice(1)) || 'postgres'],
+  ];
+  if (u.password) keywords.push(['Password', decodeURIComponent(u.password)]);
+  // A value is quoted when it holds a separator or a quote; a quote inside is doubled.
+  return keywords.map(([k, v]) => `${k}=${/[;='"\s]/.test(v) ? `'${v.replaceAll("'", "''")}'` : v}`).join(';');
 }
