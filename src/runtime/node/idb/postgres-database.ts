@@ -4,7 +4,10 @@
  * Decisions:
  * - `begin` reserves a pool connection (`sql.reserve()`) and sends `BEGIN` there; 'read' sends `BEGIN READ ONLY`
  *   followed by `SELECT 1`, because `SET TRANSACTION READ WRITE` is only refused once a query has run in the
- *   transaction: the mode is frozen before client SQL gets a chance.
+ *   transaction: the mode is frozen before client SQL gets a chance. A call's own transaction (`runAlone`) does not
+ *   wait for BEGIN's answer before sending its statement: both go out in one write, and the statement's answer counts
+ *   only after BEGIN's (open). A `ReturnScalar` there is BEGIN with the statement's Parse and Describe, then its Bind
+ *   and Execute, then ROLLBACK (not awaited): two round trips awaited where it was three.
  * - Client SQL always goes with the extended query protocol (`simple: false`), even without parameters, so the server
  *   refuses more than one command (42601) and `COMMIT; INSERT …` can never escape the transaction. Unnamed statements
  *   (`prepare: false`): client SQL is rarely repeated, and a per-connection cache of it would only grow.
@@ -138,7 +141,13 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
     return oids.map((oid) => names.get(oid) ?? null);
   }
 
-  /** A reserved connection in a transaction; with `timeoutMs` its statement time-out is set in the same round trip. */
+  /**
+   * A reserved connection in a transaction; with `timeoutMs` its statement time-out is set in the same round trip.
+   * BEGIN is sent, not awaited: the transaction's first statement goes out right behind it in the same write
+   * (postgres.js pipelines a simple query), and waits for its answer before its own counts (`begun`). What could run
+   * outside the transaction that way: nothing, since our BEGIN text fails only when the connection does, and the
+   * statement behind it with it.
+   */
   async function open(access: 'read' | 'write', timeoutMs?: number): Promise<PostgresTransaction> {
     let conn: Reserved;
     try {
@@ -146,22 +155,25 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
     } catch (error) {
       throw toFault(error);
     }
-    try {
-      // Our own text: the simple protocol, one round trip.
-      const begin = access === 'read' ? 'BEGIN READ ONLY' : 'BEGIN';
-      await conn.unsafe(
-        timeoutMs === undefined ? `${begin}; SELECT 1` : `${begin}; SET LOCAL statement_timeout = ${timeoutMs}`,
-      );
-    } catch (error) {
-      conn.release();
-      throw toFault(error);
-    }
-    return new PostgresTransaction(conn, batchRows, declaredTypes, timeoutMs);
+    // Our own text: the simple protocol.
+    const begin = access === 'read' ? 'BEGIN READ ONLY' : 'BEGIN';
+    const begun: Promise<unknown> = conn
+      .unsafe(timeoutMs === undefined ? `${begin}; SELECT 1` : `${begin}; SET LOCAL statement_timeout = ${timeoutMs}`)
+      .execute();
+    return new PostgresTransaction(conn, batchRows, declaredTypes, timeoutMs, begun);
+  }
+
+  /** A database request's transaction: BEGIN answered before the request is (its failure is the request's). */
+  async function openRequest(access: 'read' | 'write'): Promise<PostgresTransaction> {
+    const transaction = await open(access);
+    await transaction.begun();
+    return transaction;
   }
 
   const database: Database = {
     dialect: 'postgres',
-    // BEGIN and the statement's time-out in one round trip (a call's statement was four round trips, now three).
+    // BEGIN and the statement's time-out sent with the statement (a call's statement was four round trips, then three,
+    // now two and a ROLLBACK or COMMIT).
     runAlone: (access, text, values, limits) =>
       runInOwnTransaction(
         { begin: () => open(access, Math.max(1, Math.ceil(limits.timeoutMs))) },
@@ -170,7 +182,7 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
         values,
         limits,
       ),
-    begin: (access) => open(access),
+    begin: (access) => openRequest(access),
     async close() {
       await sql.end({ timeout: 5 });
     },
@@ -193,8 +205,26 @@ class PostgresTransaction implements DatabaseTransaction {
     private readonly batchRows: number,
     private readonly declaredTypes: (conn: Reserved, oids: number[]) => Promise<(string | null)[]>,
     /** The statement_timeout already set for this transaction, if any. */
-    private timeoutMs?: number,
-  ) {}
+    private timeoutMs: number | undefined,
+    /** BEGIN, sent and not yet answered (see open). */
+    private beginning: Promise<unknown> | undefined,
+  ) {
+    // Answered later, or never looked at when the transaction is rolled back first: not an unhandled rejection.
+    beginning?.catch(() => {});
+  }
+
+  /** Resolves once BEGIN has been answered; a failed BEGIN ends the transaction and releases its connection. */
+  async begun(): Promise<void> {
+    const beginning = this.beginning;
+    if (beginning === undefined) return;
+    this.beginning = undefined;
+    try {
+      await beginning;
+    } catch (error) {
+      await this.finish();
+      throw toFault(error);
+    }
+  }
 
   run(sql: string, values: readonly SqlValue[], limits: StatementLimits): Promise<StatementResult> {
     return this.serialize(() => this.runNow(sql, values, limits));
@@ -277,7 +307,7 @@ class PostgresTransaction implements DatabaseTransaction {
         .raw();
       this.running = query as unknown as postgres.PendingQuery<postgres.Row[]>;
       let batchColumns: postgres.ColumnList<string> | undefined;
-      const result = await query.cursor(this.batchRows, (batch) => {
+      const reading = query.cursor(this.batchRows, (batch) => {
         if (raw.length + batch.length > maxRows) {
           overCap = true;
           // Thrown out of the callback: postgres.js sends Sync and rejects; the portal is dropped.
@@ -291,6 +321,12 @@ class PostgresTransaction implements DatabaseTransaction {
         batchColumns ??= described.statement?.columns ?? described.columns;
         for (const row of batch) raw.push(row as (Buffer | null)[]);
       });
+      // Sent now, behind a BEGIN still on its way (open), whose answer comes first and decides.
+      (reading as unknown as { execute(): unknown }).execute();
+      const begun = this.begun();
+      begun.catch(() => reading.catch(() => {}));
+      await begun;
+      const result = await reading;
       const described = batchColumns ?? result.statement?.columns ?? result.columns ?? [];
       const declared = await this.declaredTypes(
         this.conn,
