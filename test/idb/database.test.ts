@@ -201,6 +201,23 @@ describe('SQLite Database: an INSERT of given rows runs on the event loop, unles
       expect((await db.runAlone('read', 'SELECT n FROM log', [], LIMITS)).rows).toEqual([[16_000_000]]);
       // Run on the loop, the INSERT (a few hundred milliseconds) would keep it busy all along.
       expect(triggered.busy).toBeLessThan(0.5);
+
+      // Within one request: plain INSERTs while there is no trigger (the check is made once), then the request
+      // creates one itself, and its next INSERT must not run on the loop either.
+      await db.runAlone('write', 'DROP TRIGGER slow', [], LIMITS);
+      const request = await db.begin('write');
+      for (let a = 10; a <= 12; a++) await request.run(insert, [{ type: 'long', value: BigInt(a) }, null], LIMITS);
+      await request.run(
+        'CREATE TRIGGER slow AFTER INSERT ON t BEGIN INSERT INTO log SELECT count(*) FROM big a, big b WHERE a.x + b.x > 0; END',
+        [],
+        LIMITS,
+      );
+      const inRequest = await loopBusy(() =>
+        request.run(insert, [{ type: 'long', value: 13n }, null], { timeoutMs: 30_000, maxRows: 10 }),
+      );
+      await request.commit();
+      expect((await db.runAlone('read', 'SELECT count(*) FROM log', [], LIMITS)).rows).toEqual([[2]]);
+      expect(inRequest.busy).toBeLessThan(0.5);
       await db.close();
     });
   });
