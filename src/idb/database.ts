@@ -76,6 +76,12 @@ export class DatabaseFault extends Error {
 export interface StatementLimits {
   timeoutMs: number;
   maxRows: number;
+  /**
+   * ReturnScalar's statements: only the first row is read, as ADO.NET's ExecuteScalar reads it, and `maxRows` does
+   * not apply. A write with RETURNING still writes every row (SQLite and PostgreSQL complete it on its first row; SQL
+   * Server's rows after the first are read and dropped). rowsAffected is then -1.
+   */
+  firstRowOnly?: boolean;
 }
 
 /** One connection holding one open transaction: a database request's unit of work. */

@@ -86,6 +86,8 @@ export async function openIdbService(deps: IdbServiceDeps): Promise<IdbService> 
 class Service implements IdbService {
   private readonly requests: DatabaseRequests;
   private readonly limits: StatementLimits;
+  /** ReturnScalar's: its first row only (see StatementLimits). */
+  private readonly scalarLimits: StatementLimits;
   private readonly handlers: Handlers;
 
   constructor(
@@ -93,6 +95,7 @@ class Service implements IdbService {
     private readonly main: Database,
   ) {
     this.limits = { timeoutMs: deps.limits.statementTimeoutMs, maxRows: deps.limits.maxRows };
+    this.scalarLimits = { ...this.limits, firstRowOnly: true };
     this.requests = new DatabaseRequests({
       idleMs: deps.limits.requestIdleMs,
       maxPerIdentity: deps.limits.maxRequestsPerIdentity,
@@ -106,7 +109,7 @@ class Service implements IdbService {
       CloseDatabaseRequest: (caller, { requestId, commit }) =>
         this.requests.close(guid(requestId, 'requestId'), caller, commit),
       ReturnDatatable: (caller, args) => this.sql(caller, args, dataTableOf),
-      ReturnScalar: (caller, args) => this.sql(caller, args, scalarOf),
+      ReturnScalar: (caller, args) => this.sql(caller, args, scalarOf, this.scalarLimits),
       ExecuteNonQuery: (caller, args) => this.sql(caller, args, (r) => r.rowsAffected),
       NewFile: (_, { file }) => files.newFile(file),
       UpdateFile: (_, { file }) => files.updateFile(file),
@@ -160,7 +163,12 @@ class Service implements IdbService {
   }
 
   /** Client SQL: in the caller's database request, or in a transaction of its own on the default database. */
-  private async sql<T>(caller: Caller, args: SqlArgs, answer: (result: StatementResult) => T): Promise<T> {
+  private async sql<T>(
+    caller: Caller,
+    args: SqlArgs,
+    answer: (result: StatementResult) => T,
+    limits = this.limits,
+  ): Promise<T> {
     if (typeof args.sql !== 'string' || args.sql.trim() === '')
       throw new IdbFault('InvalidArgument', 'The SQL text is empty.');
     const parameters: SqlParameter<SqlValue>[] = (args.parameters ?? []).map((p) => {
@@ -168,21 +176,24 @@ class Service implements IdbService {
       return { name: p.Name, value: p.Value };
     });
     const run = async (transaction: DatabaseTransaction, database: Database) =>
-      answer(await transaction.run(...this.bind(database, args.sql!, parameters)));
+      answer(await transaction.run(...this.bind(database, args.sql!, parameters, limits)));
     const requestId = guid(args.requestId, 'requestId');
     if (requestId !== EMPTY_GUID) return this.requests.use(requestId, caller, run);
     const writer = this.deps.roles.rolesOf(caller).has('writer');
-    return answer(await this.main.runAlone(writer ? 'write' : 'read', ...this.bind(this.main, args.sql, parameters)));
+    return answer(
+      await this.main.runAlone(writer ? 'write' : 'read', ...this.bind(this.main, args.sql, parameters, limits)),
+    );
   }
 
   private bind(
     database: Database,
     sql: string,
     parameters: readonly SqlParameter<SqlValue>[],
+    limits = this.limits,
   ): [string, SqlValue[], StatementLimits, string[] | undefined] {
     const bound = bindParameters(sql, parameters, database.dialect);
     if (!bound.ok) throw new IdbFault(bound.fault, bound.message);
-    return [bound.sql, bound.values, this.limits, bound.names];
+    return [bound.sql, bound.values, limits, bound.names];
   }
 }
 

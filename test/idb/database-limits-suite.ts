@@ -82,6 +82,31 @@ export function databaseLimitsSuite(b: Backend, ctx: SuiteContext): void {
     expect(await count("name = 'many'")).toBe(b.count(0));
   });
 
+  it('reads only the first row for firstRowOnly (ReturnScalar), past the row cap, and still writes every RETURNING row', async () => {
+    const first = { timeoutMs: 5000, maxRows: 10, firstRowOnly: true };
+    // On its own (a reader's path on SQLite) and in a transaction; far more rows than the cap.
+    const alone = await ctx.db.runAlone('read', `SELECT x FROM ${b.series(7, 5000)}`, [], first);
+    expect(alone.rows).toEqual([[7]]);
+    expect(alone.columns.map((c) => c.name)).toEqual(['x']);
+    await inTransaction('read', async (t) => {
+      expect((await t.run(`SELECT x FROM ${b.series(3, 5000)}`, [], first)).rows).toEqual([[3]]);
+      // The transaction goes on: nothing was left half-read.
+      expect((await t.run(`SELECT x FROM ${b.series(1, 2)}`, [], LIMITS)).rows).toHaveLength(2);
+      expect((await t.run(`SELECT x FROM ${b.series(1, 2)} WHERE x > 5`, [], first)).rows).toEqual([]);
+    });
+    const w = await ctx.db.begin('write');
+    const written = await w.run(
+      tsql
+        ? `INSERT INTO items OUTPUT INSERTED.id SELECT x, 'first' FROM ${b.series(200, 230)}`
+        : `INSERT INTO items SELECT x, 'first' FROM ${b.series(200, 230)} RETURNING id`,
+      [],
+      first,
+    );
+    expect(written.rows).toHaveLength(1);
+    await w.commit();
+    expect(await count("name = 'first'")).toBe(b.count(31));
+  });
+
   it('runs transactions side by side: a slow one blocks neither another nor the event loop', async () => {
     const slow = await ctx.db.begin('read');
     const fast = await ctx.db.begin('read');

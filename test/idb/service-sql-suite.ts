@@ -134,7 +134,7 @@ export function serviceSqlSuite(ctx: ServiceSuiteContext): void {
       expect(await scalar('SELECT id FROM items WHERE id < 0', {}, reader)).toBeNull();
     });
 
-    it('faults QuotaExceeded above the row cap instead of truncating', async () => {
+    it('faults QuotaExceeded above the row cap instead of truncating (ReturnScalar reads one row)', async () => {
       const capped = await service(ctx.backend, { maxRows: 50 });
       try {
         const series = (n: number) =>
@@ -143,6 +143,8 @@ export function serviceSqlSuite(ctx: ServiceSuiteContext): void {
           'diffgr:id="Table50"',
         );
         await fault(capped.call('ReturnDatatable', reader, sql(EMPTY_GUID, series(51))), 'QuotaExceeded');
+        // ReturnScalar reads its first row only, as ADO.NET's ExecuteScalar: the cap does not concern it.
+        expect(Number((await capped.call('ReturnScalar', reader, sql(EMPTY_GUID, series(5000))))?.value)).toBe(1);
       } finally {
         await capped.close();
       }

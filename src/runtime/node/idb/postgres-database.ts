@@ -14,7 +14,8 @@
  * - Time-out: `SET LOCAL statement_timeout` before a statement whose limit differs from the one already set in this
  *   transaction (SET LOCAL ends with the transaction, so nothing leaks into the pool). 57014 is Timeout.
  * - Row cap: rows are read through a portal in batches (postgres.js `cursor`); at maxRows + 1 the portal is abandoned
- *   and QuotaExceeded raised without any rows, so at most one batch beyond the cap is ever in memory.
+ *   and QuotaExceeded raised without any rows, so at most one batch beyond the cap is ever in memory. With
+ *   `firstRowOnly` (ReturnScalar) the batch is one row and the portal is closed after it.
  * - Every fault marks the transaction aborted (see the port); the object then refuses run and commit until rollback.
  *   A rollback while a statement runs cancels it first, so an abandoned request never waits for its own time-out.
  * - Values are read from the server's text form (postgres.js `raw()`, see parseCell): bool a boolean, int2/int4/oid
@@ -307,19 +308,23 @@ class PostgresTransaction implements DatabaseTransaction {
         .raw();
       this.running = query as unknown as postgres.PendingQuery<postgres.Row[]>;
       let batchColumns: postgres.ColumnList<string> | undefined;
-      const reading = query.cursor(this.batchRows, (batch) => {
+      const firstRowOnly = limits.firstRowOnly === true;
+      const reading = query.cursor(firstRowOnly ? 1 : this.batchRows, (batch) => {
+        if (firstRowOnly) {
+          // The portal is closed after its first row (CLOSE: Close and Sync); a write's RETURNING rows are all
+          // written by then (PostgreSQL completes such a portal on its first Execute).
+          if (raw.length === 0) raw.push(...(batch as unknown as (Buffer | null)[][]).slice(0, 1));
+          batchColumns ??= columnsOfBatch(batch);
+          return this.conn.CLOSE;
+        }
         if (raw.length + batch.length > maxRows) {
           overCap = true;
           // Thrown out of the callback: postgres.js sends Sync and rejects; the portal is dropped.
           throw new RowCapReached();
         }
-        // The columns ride on the batches: once a result spans a whole batch, the final result no longer has them.
-        const described = batch as unknown as {
-          statement?: { columns: postgres.ColumnList<string> };
-          columns?: postgres.ColumnList<string>;
-        };
-        batchColumns ??= described.statement?.columns ?? described.columns;
+        batchColumns ??= columnsOfBatch(batch);
         for (const row of batch) raw.push(row as (Buffer | null)[]);
+        return undefined;
       });
       // Sent now, behind a BEGIN still on its way (open), whose answer comes first and decides.
       (reading as unknown as { execute(): unknown }).execute();
@@ -334,7 +339,7 @@ class PostgresTransaction implements DatabaseTransaction {
       );
       const columns: ResultColumn[] = described.map((c, i) => ({ name: c.name, declaredType: declared[i] ?? null }));
       const rows = raw.map((row) => described.map((c, i) => parseCell(c.type, row[i] ?? null)));
-      return { columns, rows, rowsAffected: rowsAffected(result.command, result.count) };
+      return { columns, rows, rowsAffected: firstRowOnly ? -1 : rowsAffected(result.command, result.count) };
     } catch (error) {
       this.state = this.state === 'ended' ? 'ended' : 'aborted';
       if (overCap) throw new DatabaseFault('QuotaExceeded', `The result has more than ${maxRows} rows.`, true);
@@ -346,6 +351,15 @@ class PostgresTransaction implements DatabaseTransaction {
 }
 
 class RowCapReached extends Error {}
+
+/** The columns ride on the batches: once a result spans a whole batch, the final result no longer has them. */
+function columnsOfBatch(batch: unknown): postgres.ColumnList<string> | undefined {
+  const described = batch as {
+    statement?: { columns: postgres.ColumnList<string> };
+    columns?: postgres.ColumnList<string>;
+  };
+  return described.statement?.columns ?? described.columns;
+}
 
 /** Parameter type OIDs per .NET type (see SqlValue); 0 leaves the type to the server, as for a literal. */
 const PARAMETER_TYPES: Readonly<Record<ClrValueType, number>> = {

@@ -28,6 +28,8 @@ export interface Statement {
   values: BindValue[];
   timeoutMs: number;
   maxRows: number;
+  /** Its first row only, the row cap not applied (StatementLimits.firstRowOnly). */
+  firstRowOnly?: boolean;
 }
 
 /** A statement's result: `cells` row after row, `columns.length` cells each. */
@@ -293,6 +295,8 @@ export async function runStatement(
     try {
       let yielded = performance.now();
       for (let record = await rows.next(); !record.done; record = native.iteratorNextSync(rows)) {
+        // A write's RETURNING rows are all written by its first step: closing after it ends nothing early.
+        if (request.firstRowOnly && count === 1) return { columns, cells, rowsAffected: -1 };
         if (++count > request.maxRows) throw tooManyRows(request);
         for (const value of record.value as unknown[]) cells.push(toCell(value));
         if (performance.now() - yielded > YIELD_EVERY_MS) {
@@ -305,7 +309,7 @@ export async function runStatement(
       rows.close();
     }
     // RETURNING gives one row per row written, which is what changes() counts.
-    return { columns, cells, rowsAffected: dml ? count : -1 };
+    return { columns, cells, rowsAffected: dml && !request.firstRowOnly ? count : -1 };
   } finally {
     started(undefined);
   }
@@ -334,6 +338,13 @@ export function runWithin(native: Native, db: NativeDatabase, request: Statement
     const { changes } = native.statementRunSync(stmt, params);
     cache?.give(request.sql, kept);
     return { columns: [], cells: [], rowsAffected: dml ? changes : -1 };
+  }
+  if (request.firstRowOnly) {
+    // One step and a reset (libsql's get): no row iterator made and kept (~8 µs of a ~10 µs statement).
+    const record = native.statementGetSync(stmt.raw(true).safeIntegers(true), params) as unknown[] | undefined;
+    const first = { columns: columns ?? columnsOf(stmt), cells: record?.map(toCell) ?? [], rowsAffected: -1 };
+    cache?.give(request.sql, kept);
+    return first;
   }
   const cells: DataCell[] = [];
   const rows = keep(db, native.statementIterateSync(stmt.raw(true).safeIntegers(true), params));

@@ -24,7 +24,8 @@
  *   libsql's asynchronous path. Once rows flow they are read synchronously and the interrupt is seen within 20 ms,
  *   or, inside one slow step, at the statement's own time-out. The run then fails with Timeout, as on PostgreSQL.
  * - Row cap: rows are counted as they are read; at maxRows + 1 the statement is dropped and QuotaExceeded
- *   raised without rows.
+ *   raised without rows. With `firstRowOnly` (ReturnScalar) the statement takes one step and is reset: on the event
+ *   loop that is libsql's `get`, which makes no row iterator.
  * - rowsAffected: SQLite's change count for INSERT, UPDATE, DELETE and REPLACE (also after `WITH …`), the number of
  *   rows returned when such a statement has RETURNING (one per row written), else -1. The verb is read from the text.
  * - Values: INTEGER a number when it is a safe integer, else a bigint; REAL a number (±Infinity included); TEXT a
@@ -211,6 +212,7 @@ function statement(sql: string, values: readonly SqlValue[], limits: StatementLi
     values: values.map(bindValue),
     timeoutMs: Math.max(1, Math.ceil(limits.timeoutMs)),
     maxRows: Math.max(0, Math.floor(limits.maxRows)),
+    ...(limits.firstRowOnly ? { firstRowOnly: true } : {}),
   };
 }
 

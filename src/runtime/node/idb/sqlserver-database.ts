@@ -19,7 +19,8 @@
  * - ExecuteNonQuery counts rows as SqlClient does: the DONE counts of every statement but SELECT, -1 when there is
  *   none (SET NOCOUNT ON, DDL, only SELECTs).
  * - Time-out: tedious' request time-out sends an attention; the transaction is marked aborted (Timeout). Row cap: at
- *   maxRows + 1 rows the request is cancelled and QuotaExceeded raised without rows. A rollback while a statement
+ *   maxRows + 1 rows the request is cancelled and QuotaExceeded raised without rows; with `firstRowOnly`
+ *   (ReturnScalar) the batch runs to its end and the rows after the first are dropped, as ExecuteScalar does. A rollback while a statement
  *   runs cancels it first. Every fault marks the transaction aborted; only rollback is left.
  * - A connection whose rollback failed or whose socket ended is closed, not pooled. If the bridge dies, the server
  *   sees the socket close and rolls the open transaction back: nothing half-done is ever committed.
@@ -238,7 +239,7 @@ class SqlServerTransaction implements DatabaseTransaction {
           else reject(toFault(error));
           return;
         }
-        resolve({ columns: columns ?? [], rows, rowsAffected: affected });
+        resolve({ columns: columns ?? [], rows, rowsAffected: limits.firstRowOnly ? -1 : affected });
       });
       request.setTimeout(Math.max(1, Math.ceil(limits.timeoutMs)));
       request.on('columnMetadata', (meta) => {
@@ -250,6 +251,8 @@ class SqlServerTransaction implements DatabaseTransaction {
       });
       request.on('row', (cells) => {
         if (resultSets !== 1 || overCap) return;
+        // ExecuteScalar's way: the batch runs to its end, the rows after the first are read and dropped.
+        if (limits.firstRowOnly && rows.length === 1) return;
         if (rows.length >= maxRows) {
           overCap = true;
           rows.length = 0;
