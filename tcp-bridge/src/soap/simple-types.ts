@@ -18,7 +18,7 @@ import {
   textToString,
   type XmlText,
 } from '../binary-xml/index.ts';
-import type { ClrValue, ClrValueType } from '#idb';
+import { type ClrValue, type ClrValueType, concatBytes } from '#idb';
 import { SER_NS, XSD_NS } from './names.ts';
 import { invalid, xsBoolean } from './tree.ts';
 import {
@@ -87,14 +87,7 @@ function readBytes(records: readonly XmlText[]): Uint8Array {
     if (record.type === 'Bytes8' || record.type === 'Bytes16' || record.type === 'Bytes32') chunks.push(record.value);
     else if (record.type !== 'Empty') return parsed('base64Binary', records, parseBase64);
   }
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  return concatBytes(chunks);
 }
 
 export const SIMPLE_TYPES: { readonly [T in ClrValueType]: SimpleType<T> } = {
