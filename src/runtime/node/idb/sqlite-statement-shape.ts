@@ -27,12 +27,18 @@ const NEXT = [
   [1, 7, 5, 5, 5, 5, 5, 5],
 ];
 
+export interface StatementShape {
+  readonly started: boolean;
+  readonly trailing: boolean;
+  readonly verb: string;
+}
+
 /**
  * How SQLite reads the text: whether it holds a statement at all, whether anything but semicolons and comments
  * follows the first one (prepare would silently drop it), and the first statement's verb (`INSERT`, `SELECT`, …;
  * for `WITH …` the word after the common table expressions). Leading semicolons are skipped, as SQLite does.
  */
-export function statementShape(sql: string): { started: boolean; trailing: boolean; verb: string } {
+function shapeOf(sql: string): StatementShape {
   let state = 0;
   let ended = false;
   let started = false;
@@ -89,6 +95,8 @@ export function statementShape(sql: string): { started: boolean; trailing: boole
 }
 
 /** The index after `close`, searched from `from`; the text's end when it is missing (unterminated). */
+export const statementShape: (sql: string) => StatementShape = remembered(shapeOf);
+
 function endOf(sql: string, close: string, from: number): number {
   const at = sql.indexOf(close, from);
   return at < 0 ? sql.length : at + close.length;
@@ -112,7 +120,7 @@ function isIdChar(code: number): boolean {
  * subquery), no SELECT, REPLACE, ON CONFLICT or RETURNING. Its work is then bounded by its text (B-tree inserts,
  * index entries and foreign key lookups of the rows written) unless a trigger fires, which the caller checks.
  */
-export function isPlainInsert(sql: string): boolean {
+function plainInsert(sql: string): boolean {
   const tokens = significantTokens(sql);
   if (tokens === undefined) return false;
   let at = 0;
@@ -151,6 +159,29 @@ export function isPlainInsert(sql: string): boolean {
 const KEYWORD_STOPS = new Set(['VALUES', 'SELECT', 'DEFAULT']);
 
 /** The text's tokens other than spaces and comments: words, quoted strings and names whole, other characters one each. */
+export const isPlainInsert: (sql: string) => boolean = remembered(plainInsert);
+
+/**
+ * A function of the text alone, its answers kept for the last KEPT_TEXTS texts of at most KEPT_CHARS characters: a
+ * client sends the same few statements again and again, and reading one again was a tenth of a cheap call's work.
+ */
+function remembered<T>(read: (sql: string) => T): (sql: string) => T {
+  const known = new Map<string, T>();
+  return (sql) => {
+    if (sql.length > KEPT_CHARS) return read(sql);
+    let answer = known.get(sql);
+    if (answer === undefined) {
+      answer = read(sql);
+      // The oldest text makes room (a Map iterates in insertion order).
+      if (known.size >= KEPT_TEXTS) known.delete(known.keys().next().value as string);
+      known.set(sql, answer);
+    }
+    return answer;
+  };
+}
+const KEPT_TEXTS = 256;
+const KEPT_CHARS = 4096;
+
 function significantTokens(sql: string): string[] | undefined {
   const tokens: string[] = [];
   let i = 0;
