@@ -13,6 +13,8 @@
  *   node --cpu-prof dist/percall/percall.mjs --op ReturnScalar --calls 20000 --encode 2
  *
  * `--check` decodes every reply with the client codec and fails on anything but the expected result.
+ * `--op ReturnDatatable --rows N` (default 2000) reads N rows of the .NET bench's table (test/dotnet/WcfClient/Bench.cs:
+ * six columns, seeded here the same way; `--check` then counts the diffgram's rows).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +26,7 @@ import { element, stringText, textToString, uuidText, type XmlElement } from '..
 import { NetTcpClientSession } from '../tcp-bridge/src/client/session.ts';
 import { readBridgeConfig } from '../tcp-bridge/src/config.ts';
 import { BridgeConnection } from '../tcp-bridge/src/connection.ts';
+import { anonymousCaller } from '../tcp-bridge/src/connection-queue.ts';
 import { soapDispatch } from '../tcp-bridge/src/dispatch.ts';
 import { NO_OBSERVER, type ByteStream } from '../tcp-bridge/src/streams.ts';
 import { bridgeFolderEnv } from '../test/support/nettcp/bridge-folder.ts';
@@ -40,9 +43,12 @@ const { values } = parseArgs({
     calls: { type: 'string', default: '1000' },
     encode: { type: 'string', default: '4000' },
     check: { type: 'boolean', default: false },
+    rows: { type: 'string', default: '2000' },
   },
 });
-const op = values.op === 'ReturnScalar' ? 'ReturnScalar' : 'Heartbeat';
+const OPERATIONS = ['Heartbeat', 'ReturnScalar', 'ReturnDatatable'] as const;
+const op = OPERATIONS.find((o) => o === values.op) ?? 'Heartbeat';
+const rows = Number(values.rows);
 const calls = Number(values.calls);
 /** Requests encoded beforehand; past them the ones after the first are sent again (for profiles of the server alone). */
 const encoded = Math.max(2, Number(values.encode));
@@ -58,7 +64,25 @@ const CALLS = {
     ],
     result: '42',
   },
+  ReturnDatatable: {
+    children: [
+      element('', 'requestId', [], [uuidText(EMPTY_GUID)]),
+      element(
+        '',
+        'sql',
+        [],
+        [stringText(`SELECT id, name, amount, created, flag, note FROM bench_rows ORDER BY id LIMIT ${rows}`)],
+      ),
+      parametersElement([]),
+    ],
+    result: `${rows} rows`,
+  },
 };
+/** The .NET bench's table and rows (Bench.cs `Seed`). */
+const SEED = [
+  'CREATE TABLE bench_rows (id INTEGER PRIMARY KEY, name VARCHAR(40), amount DOUBLE PRECISION, created TIMESTAMP, flag BOOLEAN, note TEXT)',
+  `INSERT INTO bench_rows (id, name, amount, created, flag, note) WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ${Math.max(rows, 1)}) SELECT i, 'row ' || i, i * 1.25, '2024-03-01 10:00:00', i % 2 = 0, 'a note of some length for row ' || i FROM c`,
+];
 
 const folder = mkdtempSync(join(tmpdir(), 'bridge-percall-'));
 writeFileSync(join(folder, 'roles.json'), JSON.stringify({ writer: ['anonymous'] }));
@@ -69,6 +93,9 @@ const logger = jsonLogger('info', (line) => {
   logged += line.length;
 });
 const service = await openNodeIdbService(config, logger);
+if (op === 'ReturnDatatable')
+  for (const sql of SEED)
+    await service.call('ExecuteNonQuery', anonymousCaller('percall'), { requestId: EMPTY_GUID, sql, parameters: [] });
 const dispatch = soapDispatch(service, {
   serviceNamespace: config.endpoint.serviceNamespace,
   logger,
@@ -158,11 +185,21 @@ function check(bytes: Uint8Array): void {
     const envelope = event.document.children[0] as XmlElement;
     const body = envelope.children.find((c): c is XmlElement => c.kind === 'element' && c.localName === 'Body')!;
     const result = (body.children[0] as XmlElement).children[0] as XmlElement;
-    const text = result.children.map((c) => (c.kind === 'text' ? textToString(c) : '')).join('');
+    const text =
+      op === 'ReturnDatatable'
+        ? `${countRows(result)} rows`
+        : result.children.map((c) => (c.kind === 'text' ? textToString(c) : '')).join('');
     if (result.localName !== `${op}Result` || text !== CALLS[op].result)
       throw new Error(`reply ${checked}: <${result.localName}>${text}</${result.localName}>`);
     checked++;
   }
+}
+
+/** The rows of a DataTable reply: the elements of the diffgram's DocumentElement. */
+function countRows(result: XmlElement): number {
+  const diffgram = result.children.find((c): c is XmlElement => c.kind === 'element' && c.localName === 'diffgram');
+  const document = diffgram?.children.find((c): c is XmlElement => c.kind === 'element');
+  return document?.children.filter((c) => c.kind === 'element').length ?? 0;
 }
 
 connection.receive(preamble);
