@@ -14,7 +14,8 @@
  *
  * `--check` decodes every reply with the client codec and fails on anything but the expected result.
  * `--op ReturnDatatable --rows N` (default 2000) reads N rows of the .NET bench's table (test/dotnet/WcfClient/Bench.cs:
- * six columns, seeded here the same way; `--check` then counts the diffgram's rows).
+ * six columns, seeded here the same way; `--check` then counts the diffgram's rows). `--op ExecuteNonQuery` is the
+ * .NET bench's INSERT inside one database request, opened before the calls (left open: the run ends with an abort).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,15 +47,15 @@ const { values } = parseArgs({
     rows: { type: 'string', default: '2000' },
   },
 });
-const OPERATIONS = ['Heartbeat', 'ReturnScalar', 'ReturnDatatable'] as const;
+const OPERATIONS = ['Heartbeat', 'ReturnScalar', 'ReturnDatatable', 'ExecuteNonQuery'] as const;
 const op = OPERATIONS.find((o) => o === values.op) ?? 'Heartbeat';
 const rows = Number(values.rows);
 const calls = Number(values.calls);
 /** Requests encoded beforehand; past them the ones after the first are sent again (for profiles of the server alone). */
 const encoded = Math.max(2, Number(values.encode));
 
-/** The request's body children and the reply's expected result text. */
-const CALLS = {
+/** The request's body children and the reply's expected result text (`request`: ExecuteNonQuery's database request). */
+const callOf = (request: string) => ({
   Heartbeat: { children: [], result: 'true' },
   ReturnScalar: {
     children: [
@@ -77,7 +78,15 @@ const CALLS = {
     ],
     result: `${rows} rows`,
   },
-};
+  ExecuteNonQuery: {
+    children: [
+      element('', 'requestId', [], [uuidText(request)]),
+      element('', 'sql', [], [stringText("INSERT INTO bench_writes (channel, note) VALUES (@c, 'x')")]),
+      parametersElement([{ name: '@c', value: { type: 'int', value: 0 } }]),
+    ],
+    result: '1',
+  },
+});
 /** The .NET bench's table and rows (Bench.cs `Seed`). */
 const SEED = [
   'CREATE TABLE bench_rows (id INTEGER PRIMARY KEY, name VARCHAR(40), amount DOUBLE PRECISION, created TIMESTAMP, flag BOOLEAN, note TEXT)',
@@ -93,9 +102,16 @@ const logger = jsonLogger('info', (line) => {
   logged += line.length;
 });
 const service = await openNodeIdbService(config, logger);
+const caller = anonymousCaller('percall');
 if (op === 'ReturnDatatable')
-  for (const sql of SEED)
-    await service.call('ExecuteNonQuery', anonymousCaller('percall'), { requestId: EMPTY_GUID, sql, parameters: [] });
+  for (const sql of SEED) await service.call('ExecuteNonQuery', caller, { requestId: EMPTY_GUID, sql, parameters: [] });
+let request = EMPTY_GUID;
+if (op === 'ExecuteNonQuery') {
+  const sql = 'CREATE TABLE bench_writes (channel INTEGER, note TEXT)';
+  await service.call('ExecuteNonQuery', caller, { requestId: EMPTY_GUID, sql, parameters: [] });
+  request = await service.call('CreateDatabaseRequest', caller, { database: null });
+}
+const CALLS = callOf(request);
 const dispatch = soapDispatch(service, {
   serviceNamespace: config.endpoint.serviceNamespace,
   logger,
