@@ -102,6 +102,25 @@ describe('SQLite Database: a read on its own', () => {
       await db.close();
     });
   });
+  it('takes no second step for a first row only: a second row that fails is never computed', async () => {
+    await inTempDir(async (dir) => {
+      const db = await createSqliteDatabase({ path: join(dir, 'db.sqlite') });
+      // The first row is 1; computing the second fails (integer overflow), as a slow one would take its time.
+      const sql = 'SELECT 1 UNION ALL SELECT abs(-9223372036854775807 - 1)';
+      const first = { timeoutMs: 30_000, maxRows: 10, firstRowOnly: true };
+      expect(await fault(db.runAlone('read', sql, [], { timeoutMs: 30_000, maxRows: 10 }))).toMatchObject({
+        fault: 'SqlError',
+        message: expect.stringMatching(/overflow/),
+      });
+      // Alone (one step on the event loop) and in a request (the first step off the loop, the next ones on it).
+      expect((await db.runAlone('read', sql, [], first)).rows).toEqual([[1]]);
+      const request = await db.begin('read');
+      expect((await request.run(sql, [], first)).rows).toEqual([[1]]);
+      await request.rollback();
+      await db.close();
+    });
+  });
+
   it('lets no statement of a connection be collected while that connection runs a statement off the loop', async () => {
     // libsql frees a statement or its rows under the connection's lock, on the thread that collects it: during a
     // statement on libsql's thread, that would hold the event loop until the statement ends.

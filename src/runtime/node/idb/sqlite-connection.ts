@@ -295,10 +295,11 @@ export async function runStatement(
     try {
       let yielded = performance.now();
       for (let record = await rows.next(); !record.done; record = native.iteratorNextSync(rows)) {
-        // A write's RETURNING rows are all written by its first step: closing after it ends nothing early.
-        if (request.firstRowOnly && count === 1) return { columns, cells, rowsAffected: -1 };
-        if (++count > request.maxRows) throw tooManyRows(request);
+        if (++count > request.maxRows && !request.firstRowOnly) throw tooManyRows(request);
         for (const value of record.value as unknown[]) cells.push(toCell(value));
+        // No second step, which could be a slow one on this thread: a write's RETURNING rows are all written by the
+        // first, so closing after it ends nothing early.
+        if (request.firstRowOnly) break;
         if (performance.now() - yielded > YIELD_EVERY_MS) {
           await new Promise((resolve) => setImmediate(resolve));
           if (state.cancelled) throw new StatementError('SQLITE_INTERRUPT', 'interrupted');
