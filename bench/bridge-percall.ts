@@ -54,36 +54,31 @@ const calls = Number(values.calls);
 /** Requests encoded beforehand; past them the ones after the first are sent again (for profiles of the server alone). */
 const encoded = Math.max(2, Number(values.encode));
 
+/** A client SQL call's body children: its database request, its text and its parameters. */
+const sqlCall = (requestId: string, sql: string, parameters: Parameters<typeof parametersElement>[0] = []) => [
+  element('', 'requestId', [], [uuidText(requestId)]),
+  element('', 'sql', [], [stringText(sql)]),
+  parametersElement(parameters),
+];
+
 /** The request's body children and the reply's expected result text (`request`: ExecuteNonQuery's database request). */
 const callOf = (request: string) => ({
   Heartbeat: { children: [], result: 'true' },
   ReturnScalar: {
-    children: [
-      element('', 'requestId', [], [uuidText(EMPTY_GUID)]),
-      element('', 'sql', [], [stringText('SELECT @v')]),
-      parametersElement([{ name: '@v', value: { type: 'int', value: 42 } }]),
-    ],
+    children: sqlCall(EMPTY_GUID, 'SELECT @v', [{ name: '@v', value: { type: 'int', value: 42 } }]),
     result: '42',
   },
   ReturnDatatable: {
-    children: [
-      element('', 'requestId', [], [uuidText(EMPTY_GUID)]),
-      element(
-        '',
-        'sql',
-        [],
-        [stringText(`SELECT id, name, amount, created, flag, note FROM bench_rows ORDER BY id LIMIT ${rows}`)],
-      ),
-      parametersElement([]),
-    ],
+    children: sqlCall(
+      EMPTY_GUID,
+      `SELECT id, name, amount, created, flag, note FROM bench_rows ORDER BY id LIMIT ${rows}`,
+    ),
     result: `${rows} rows`,
   },
   ExecuteNonQuery: {
-    children: [
-      element('', 'requestId', [], [uuidText(request)]),
-      element('', 'sql', [], [stringText("INSERT INTO bench_writes (channel, note) VALUES (@c, 'x')")]),
-      parametersElement([{ name: '@c', value: { type: 'int', value: 0 } }]),
-    ],
+    children: sqlCall(request, "INSERT INTO bench_writes (channel, note) VALUES (@c, 'x')", [
+      { name: '@c', value: { type: 'int', value: 0 } },
+    ]),
     result: '1',
   },
 });

@@ -37,7 +37,10 @@ export interface StatementShape {
  * How SQLite reads the text: whether it holds a statement at all, whether anything but semicolons and comments
  * follows the first one (prepare would silently drop it), and the first statement's verb (`INSERT`, `SELECT`, …;
  * for `WITH …` the word after the common table expressions). Leading semicolons are skipped, as SQLite does.
+ * Remembered per text (`remembered`).
  */
+export const statementShape: (sql: string) => StatementShape = remembered(shapeOf);
+
 function shapeOf(sql: string): StatementShape {
   let state = 0;
   let ended = false;
@@ -95,8 +98,6 @@ function shapeOf(sql: string): StatementShape {
 }
 
 /** The index after `close`, searched from `from`; the text's end when it is missing (unterminated). */
-export const statementShape: (sql: string) => StatementShape = remembered(shapeOf);
-
 function endOf(sql: string, close: string, from: number): number {
   const at = sql.indexOf(close, from);
   return at < 0 ? sql.length : at + close.length;
@@ -119,7 +120,10 @@ function isIdChar(code: number): boolean {
  * a literal, a parameter or an operator on those; no parenthesis inside a row (so no function call and no
  * subquery), no SELECT, REPLACE, ON CONFLICT or RETURNING. Its work is then bounded by its text (B-tree inserts,
  * index entries and foreign key lookups of the rows written) unless a trigger fires, which the caller checks.
+ * Remembered per text (`remembered`).
  */
+export const isPlainInsert: (sql: string) => boolean = remembered(plainInsert);
+
 function plainInsert(sql: string): boolean {
   const tokens = significantTokens(sql);
   if (tokens === undefined) return false;
@@ -158,9 +162,6 @@ function plainInsert(sql: string): boolean {
 
 const KEYWORD_STOPS = new Set(['VALUES', 'SELECT', 'DEFAULT']);
 
-/** The text's tokens other than spaces and comments: words, quoted strings and names whole, other characters one each. */
-export const isPlainInsert: (sql: string) => boolean = remembered(plainInsert);
-
 /**
  * A function of the text alone, its answers kept for the last KEPT_TEXTS texts of at most KEPT_CHARS characters: a
  * client sends the same few statements again and again, and reading one again was a tenth of a cheap call's work.
@@ -182,6 +183,7 @@ function remembered<T>(read: (sql: string) => T): (sql: string) => T {
 const KEPT_TEXTS = 256;
 const KEPT_CHARS = 4096;
 
+/** The text's tokens other than spaces and comments: words, quoted strings and names whole, other characters one each. */
 function significantTokens(sql: string): string[] | undefined {
   const tokens: string[] = [];
   let i = 0;

@@ -20,8 +20,9 @@
  *   none (SET NOCOUNT ON, DDL, only SELECTs).
  * - Time-out: tedious' request time-out sends an attention; the transaction is marked aborted (Timeout). Row cap: at
  *   maxRows + 1 rows the request is cancelled and QuotaExceeded raised without rows; with `firstRowOnly`
- *   (ReturnScalar) the batch runs to its end and the rows after the first are dropped, as ExecuteScalar does. A rollback while a statement
- *   runs cancels it first. Every fault marks the transaction aborted; only rollback is left.
+ *   (ReturnScalar) the batch runs to its end and the rows after the first are dropped, as ExecuteScalar does. A
+ *   rollback while a statement runs cancels it first. Every fault marks the transaction aborted; only rollback is
+ *   left.
  * - A connection whose rollback failed or whose socket ended is closed, not pooled. If the bridge dies, the server
  *   sees the socket close and rolls the open transaction back: nothing half-done is ever committed.
  */
