@@ -3,7 +3,7 @@
  * shapes, the values an `object` member carries, the faults, and who may call what. Transport-free: the SOAP layer of
  * the tcp-bridge decodes into these types and encodes them back; the WSDL (wsdl.ts) describes the same operations.
  */
-import type { XmlTape } from './xml-events.ts';
+import type { XmlEventSource } from './xml-events.ts';
 
 /** The operations in the contract's order; also the names of their actions. */
 export const OPERATIONS = [
@@ -119,7 +119,7 @@ export interface FileIndexData {
 export interface DataTableResult {
   readonly xml: string;
   /** The same XML as events, when they were kept: the bridge writes binary XML from them without reading the text. */
-  readonly events?: XmlTape;
+  readonly events?: XmlEventSource;
 }
 
 /** Arguments and results per operation, named as in the contract. */

@@ -1,6 +1,6 @@
 /**
- * The DataTable of a ReturnDatatable as XML (src/idb/datatable.ts has the model and the cells' formatting): recorded
- * once as events, then written as the contract's text or replayed by the bridge into binary XML.
+ * The DataTable of a ReturnDatatable as XML (src/idb/datatable.ts has the model and the cells' formatting): checked
+ * and formatted once, then written as the contract's text or replayed by the bridge into binary XML.
  */
 import {
   checkText,
@@ -13,7 +13,7 @@ import {
   type WriteDataTableOptions,
   XSD_TYPE,
 } from './datatable.ts';
-import { XmlTape, type XmlSink } from './xml-events.ts';
+import { NO_ATTRIBUTES, type XmlEventSource, XmlTape, type XmlSink } from './xml-events.ts';
 import { encodeLocalName } from './xml-names.ts';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema';
@@ -37,14 +37,14 @@ export function writeDataTable(
 }
 
 /**
- * writeDataTable's XML as events (xml-events.ts), every name and value checked and formatted while recording, so a
- * table that cannot be written fails here and not in whichever writer replays it.
+ * writeDataTable's XML as events (xml-events.ts), every name and value checked and formatted here, so a table that
+ * cannot be written fails here and not in whichever writer replays it.
  */
 export function recordDataTable(
   columns: readonly DataColumn[],
   rows: Iterable<readonly DataCell[]>,
   options: WriteDataTableOptions = {},
-): XmlTape {
+): XmlEventSource {
   const tableName = options.tableName ?? 'Table';
   if (tableName === '')
     throw new DataTableError('invalid-name', 'Cannot serialize the DataTable. DataTable name is not set.');
@@ -92,27 +92,22 @@ export function recordDataTable(
   });
   for (let i = 0; i < 7; i++) out.end();
 
-  // An empty table's diffgram is an empty element: .NET writes no DocumentElement when there is no row.
-  out.start('diffgr:diffgram', ['xmlns:msdata', MSDATA, 'xmlns:diffgr', DIFFGR]);
-  let index = 0;
+  // The rows are kept as their cells' texts and replayed from them (DataTableRows): recording each row's events
+  // (~45 entries a row) was a third of a 2 000-row table's writing, and most of its garbage.
+  const texts: (string | undefined)[] = [];
+  let count = 0;
   // A column's last cell and its text: values repeat down a column (dates, flags, states), and formatting a
   // DateTime was the dearest step of a 2 000-row table after reading it.
   const lastCells: unknown[] = columns.map(() => undefined);
   const lastTexts: string[] = columns.map(() => '');
   for (const row of rows) {
-    if (index === 0) out.start('DocumentElement', ['xmlns', '']);
-    // diffgr:id is the table name (not encoded: it is an attribute value) and the 1-based row id.
-    out.start(table, [
-      'diffgr:id',
-      `${tableName}${index + 1}`,
-      'msdata:rowOrder',
-      String(index),
-      'diffgr:hasChanges',
-      'inserted',
-    ]);
+    count++;
     for (let i = 0; i < columns.length; i++) {
       const cell = row[i];
-      if (cell == null) continue;
+      if (cell == null) {
+        texts.push(undefined);
+        continue;
+      }
       const c = columns[i]!;
       let text: string;
       try {
@@ -125,23 +120,65 @@ export function recordDataTable(
         }
       } catch (e) {
         if (e instanceof DataTableError)
-          throw new DataTableError(e.kind, `Row ${index + 1}, column '${c.name}': ${e.message}`);
+          throw new DataTableError(e.kind, `Row ${count}, column '${c.name}': ${e.message}`);
         throw e;
       }
-      out.start(names[i]!, []);
-      out.text(text);
-      out.end();
+      texts.push(text);
     }
-    out.end();
-    index++;
   }
-  if (index > 0) out.end();
-  out.end();
-  return out;
+  return new DataTableEvents(out, { tableName, table, names, texts, count });
+}
+
+interface DataTableRows {
+  /** The table's name as given (diffgr:id's prefix) and as an element name (encodeLocalName). */
+  tableName: string;
+  table: string;
+  /** The columns' element names. */
+  names: readonly string[];
+  /** Each row's cells' texts, row after row, `names.length` each; undefined for a null cell (no element). */
+  texts: readonly (string | undefined)[];
+  count: number;
+}
+
+/** A DataTable's events: its schema as recorded, then its diffgram written out of the rows' texts on each replay. */
+class DataTableEvents implements XmlEventSource {
+  constructor(
+    private readonly schema: XmlTape,
+    private readonly rows: DataTableRows,
+  ) {}
+
+  replay(sink: XmlSink): void {
+    this.schema.replay(sink);
+    const { tableName, table, names, texts, count } = this.rows;
+    // An empty table's diffgram is an empty element: .NET writes no DocumentElement when there is no row.
+    sink.start('diffgr:diffgram', ['xmlns:msdata', MSDATA, 'xmlns:diffgr', DIFFGR]);
+    if (count > 0) sink.start('DocumentElement', ['xmlns', '']);
+    for (let index = 0, at = 0; index < count; index++) {
+      // diffgr:id is the table name (not encoded: it is an attribute value) and the 1-based row id.
+      sink.start(table, [
+        'diffgr:id',
+        `${tableName}${index + 1}`,
+        'msdata:rowOrder',
+        String(index),
+        'diffgr:hasChanges',
+        'inserted',
+      ]);
+      for (let i = 0; i < names.length; i++, at++) {
+        const text = texts[at];
+        if (text === undefined) continue;
+        sink.start(names[i]!, NO_ATTRIBUTES);
+        sink.text(text);
+        sink.end();
+      }
+      sink.end();
+    }
+    if (count > 0) sink.end();
+    sink.end();
+  }
 }
 
 /** Recorded XML as text: an element without content as `<name ... />`, one with (even empty text) closed by name. */
-export function xmlText(tape: XmlTape): string {
+export function xmlText(tape: XmlEventSource): string {
   let out = '';
   let open = false; // a start tag waits for its `>`
   const names: string[] = [];

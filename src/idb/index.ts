@@ -14,6 +14,6 @@ export * from './contract.ts';
 export * from './contract-shapes.ts';
 export { GUID_PATTERN, parseGuid } from './guid.ts';
 export type { IdbService } from './service.ts';
-export type { XmlSink, XmlTape } from './xml-events.ts';
+export type { XmlEventSource, XmlSink, XmlTape } from './xml-events.ts';
 export type { AccountDirectory, Role, Roles } from './roles.ts';
 export { wsdlDefinitions, type WsdlElement, type WsdlNode, type WsdlOptions } from './wsdl.ts';

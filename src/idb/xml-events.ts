@@ -13,13 +13,19 @@ export interface XmlSink {
   end(): void;
 }
 
-const NO_ATTRIBUTES: readonly string[] = Object.freeze([]);
+/** What can be replayed into a sink, as often as needed (an XmlTape, a DataTable's events). */
+export interface XmlEventSource {
+  replay(sink: XmlSink): void;
+}
+
+/** The attributes of an element that has none. */
+export const NO_ATTRIBUTES: readonly string[] = Object.freeze([]);
 const START = 0;
 const TEXT = 1;
 const END = 2;
 
 /** Events kept in one flat array (an object per event would be most of the garbage of a large table). */
-export class XmlTape implements XmlSink {
+export class XmlTape implements XmlSink, XmlEventSource {
   private readonly events: (number | string)[] = [];
 
   start(name: string, attributes: readonly string[]): void {

@@ -5,7 +5,7 @@ import { recordDataTable, xmlText } from '../../../src/idb/datatable-writer.ts';
 import { element, encodeDocument, type XmlContent, xmlns } from '../../../tcp-bridge/src/binary-xml/index.ts';
 import { WriterSession } from '../../../tcp-bridge/src/binary-xml/dictionary.ts';
 import { dataTableContent } from '../../../tcp-bridge/src/soap/datatable-xml.ts';
-import type { XmlTape } from '../../../src/idb/xml-events.ts';
+import type { XmlEventSource } from '../../../src/idb/xml-events.ts';
 
 const columns: DataColumn[] = [
   { name: 'id', type: 'Int32' },
@@ -37,7 +37,8 @@ function bytes(content: XmlContent[]): Uint8Array {
   const result = element('', 'ReturnDatatableResult', [xmlns('', 'http://tempuri.org/')], content);
   return encodeDocument({ children: [result] }, { session: new WriterSession() });
 }
-const fromEvents = (events: XmlTape): Uint8Array => bytes([{ kind: 'events', replay: (sink) => events.replay(sink) }]);
+const fromEvents = (events: XmlEventSource): Uint8Array =>
+  bytes([{ kind: 'events', replay: (sink) => events.replay(sink) }]);
 
 describe('a DataTable written from its events', () => {
   it('is the bytes of the nodes dataTableContent reads from the text of the same table', () => {
