@@ -8,7 +8,11 @@ export function jsonLogger(level: LogLevel, writeLine: (line: string) => void, n
   return {
     log(at, message, fields) {
       if (ORDER[at] < ORDER[level]) return;
-      writeLine(JSON.stringify({ time: time(), level: at, msg: message, ...fields }));
+      // The fields' JSON spliced in after time, level and msg, not spread into a new object: the bridge writes a
+      // line per call. The time (ISO) and the level need no escaping.
+      const head = `{"time":"${time()}","level":"${at}","msg":${JSON.stringify(message)}`;
+      const rest = fields === undefined ? '{}' : JSON.stringify(fields);
+      writeLine(rest === '{}' ? `${head}}` : `${head},${rest.slice(1)}`);
     },
   };
 }
