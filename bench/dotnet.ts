@@ -4,7 +4,7 @@
  * ChannelFactory channel per thread calling the synchronous proxy in a loop): Heartbeat (1 and 8 channels, also
  * against a canned responder and with bench/nettcp-client.ts), ReturnScalar `SELECT @v`, ReturnDatatable (100 rows x
  * 4 columns, 2 000 rows x 6), GetFile (1 MiB, 16 MiB) and ExecuteNonQuery inside a database request; calls/s, p50,
- * p99, MB/s for files and each server's peak RSS; the database rows again with the bridge and the CoreWCF host on
+ * p99, MB/s for files, each server's CPU per call and peak RSS; the database rows again with the bridge and the CoreWCF host on
  * PostgreSQL (the host through Npgsql, in a database of its own on the same server). Each row's ratio is against
  * CoreWCF on the same database. Plus channel opens per second over NTLM (open, Heartbeat, close:
  * with .NET's pool each open is a new preamble, upgrade and logon on the pooled socket).
@@ -15,6 +15,9 @@
  * - The canned responder answers every envelope with a Heartbeat reply carrying RelatesTo
  *   (bench/canned-responder.ts --relates): a .NET client waits for a reply that relates to its request, so it needs
  *   that much; it still has no service, database or dispatch. It answers Heartbeat rows only.
+ * - Server CPU per call: the server process's CPU time (every thread, /proc) over the row, warm-up included, per call
+ *   it answered. The client shares the two cores: a .NET client spins while it waits for a reply, so calls/s also
+ *   measures how long each server keeps it waiting, and this column is each server's own cost.
  * Short runs (SECONDS per row, BENCH_DOTNET_SECONDS to change it). BENCH_DOTNET_ROUNDS rounds (default 1, as
  * `npm run bench` gives up after 570 s in all; about 2.5 min a round) run the servers alternately and keep each
  * row's best round: on a shared machine, `BENCH_DOTNET_ROUNDS=2 npx tsx bench/dotnet.ts` alone.
@@ -28,11 +31,14 @@ import { startCoreWcfHost } from '../test/support/peers/dotnet-peers.ts';
 import { startPostgres, type RunningPostgres } from '../test/support/peers/postgres.ts';
 import { BenchChannel } from './negotiate-client.ts';
 import { runLoad } from './nettcp-load.ts';
-import { killAllChildren, procMemMB, startBridgeProcess, startCannedResponder } from './server.ts';
+import { killAllChildren, procCpuMicros, procMemMB, startBridgeProcess, startCannedResponder } from './server.ts';
 import { isMainModule } from './main-module.ts';
 
 const SECONDS = Number(process.env.BENCH_DOTNET_SECONDS) || 3;
 const ROUNDS = Number(process.env.BENCH_DOTNET_ROUNDS) || 1;
+/** Before each row's measured seconds: the .NET client's warm-up, and the TypeScript client's. */
+const DOTNET_WARMUP_SECONDS = 1;
+const TS_WARMUP_CALLS = 50;
 const MiB = 1024 * 1024;
 
 type Operation = 'Heartbeat' | 'ReturnScalar' | 'ReturnDatatable' | 'GetFile' | 'ExecuteNonQuery';
@@ -73,6 +79,8 @@ interface Target {
   missing?: string;
   operations: readonly Operation[];
   rssMB?: () => number;
+  /** The server process's CPU time so far (procCpuMicros). */
+  cpuMicros?: () => number;
   stop(): Promise<void>;
 }
 
@@ -86,6 +94,8 @@ export interface DotnetBenchRow {
   callsPerSecond?: number;
   p50Ms?: number;
   p99Ms?: number;
+  /** The server's CPU time over the row (warm-up included) per call made in it, in µs. */
+  serverCpuPerCallMicros?: number;
   error?: string;
 }
 
@@ -111,6 +121,7 @@ async function bridge(
     port: running.port,
     operations,
     rssMB: () => procMemMB(running.pid, 'VmHWM'),
+    cpuMicros: () => procCpuMicros(running.pid),
     stop: running.stop,
   };
 }
@@ -125,6 +136,7 @@ async function coreWcf(postgresUrl?: string): Promise<Target> {
       endpoint: host.endpoint,
       operations,
       rssMB: () => procMemMB(host.pid, 'VmHWM'),
+      cpuMicros: () => procCpuMicros(host.pid),
       stop: host.stop,
     };
   } catch (error) {
@@ -170,7 +182,7 @@ async function dotnetRow(dll: string, endpoint: string, c: Case): Promise<Partia
       '--seconds',
       String(SECONDS),
       '--warmup',
-      '1',
+      String(DOTNET_WARMUP_SECONDS),
       ...sizes,
     ],
     { timeoutMs: 120_000 },
@@ -202,7 +214,7 @@ async function typescriptRow(endpoint: string, c: Case): Promise<Partial<DotnetB
     channels: c.channels,
     durationMs: SECONDS * 1000,
     operation: 'Heartbeat',
-    warmupCalls: 50,
+    warmupCalls: TS_WARMUP_CALLS,
   });
   return {
     callsPerSecond: r.callsPerSecond,
@@ -322,6 +334,7 @@ export async function runDotnetBench(): Promise<DotnetBenchRow[]> {
               row.error = `not run: ${target.missing}`;
             } else {
               log(`dotnet bench: ${target.name} ${row.operation} × ${c.channels} (${client})`);
+              const cpuBefore = target.cpuMicros?.() ?? Number.NaN;
               try {
                 Object.assign(
                   row,
@@ -329,6 +342,13 @@ export async function runDotnetBench(): Promise<DotnetBenchRow[]> {
                     ? await dotnetRow(dll, target.endpoint, c)
                     : await typescriptRow(target.endpoint, c),
                 );
+                // The calls the server answered in the row: its measured seconds at the rate measured, and the
+                // warm-up (the .NET client's second at about that rate, the TypeScript client's fixed count).
+                const calls =
+                  (row.callsPerSecond ?? 0) * (SECONDS + (client === '.NET WCF' ? DOTNET_WARMUP_SECONDS : 0)) +
+                  (client === 'TypeScript' ? TS_WARMUP_CALLS : 0);
+                const cpu = (target.cpuMicros?.() ?? Number.NaN) - cpuBefore;
+                if (calls > 0 && Number.isFinite(cpu)) row.serverCpuPerCallMicros = cpu / calls;
               } catch (error) {
                 row.error = (error as Error).message.split('\n')[0];
               }
@@ -377,9 +397,9 @@ function printTable(rows: DotnetBenchRow[], rss: Map<string, number>, opens: str
     rows.find((r) => r.server === server && r.client === client && r.operation === operation && r.channels === channels)
       ?.callsPerSecond;
   console.log(
-    '| server | client | operation | channels | calls/s | MB/s | p50 | p99 | vs CoreWCF (same database) | vs canned Heartbeat |',
+    '| server | client | operation | channels | calls/s | MB/s | p50 | p99 | server CPU/call | vs CoreWCF (same database) | vs canned Heartbeat |',
   );
-  console.log('|---|---|---|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) {
     const ratio = (peer: number | undefined) =>
       row.callsPerSecond && peer ? `${(row.callsPerSecond / peer).toFixed(2)}×` : '–';
@@ -391,8 +411,9 @@ function printTable(rows: DotnetBenchRow[], rss: Map<string, number>, opens: str
         : undefined;
     const mbs = row.megabytesPerSecond === undefined ? '–' : row.megabytesPerSecond.toFixed(0);
     const ms = (v: number | undefined) => (v === undefined ? '–' : `${v.toFixed(2)} ms`);
+    const cpu = row.serverCpuPerCallMicros === undefined ? '–' : `${row.serverCpuPerCallMicros.toFixed(0)} µs`;
     console.log(
-      `| ${row.server} | ${row.client} | ${row.operation} | ${row.channels} | ${row.callsPerSecond === undefined ? '–' : Math.round(row.callsPerSecond)} | ${mbs} | ${ms(row.p50Ms)} | ${ms(row.p99Ms)} | ${ratio(corewcf)} | ${ratio(canned)} |${row.error ? ` ${row.error}` : ''}`,
+      `| ${row.server} | ${row.client} | ${row.operation} | ${row.channels} | ${row.callsPerSecond === undefined ? '–' : Math.round(row.callsPerSecond)} | ${mbs} | ${ms(row.p50Ms)} | ${ms(row.p99Ms)} | ${cpu} | ${ratio(corewcf)} | ${ratio(canned)} |${row.error ? ` ${row.error}` : ''}`,
     );
   }
   console.log('');

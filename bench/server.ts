@@ -128,12 +128,28 @@ export function procMemMB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   }
 }
 
+/**
+ * The CPU time (user and system, every thread) a process has used so far, in µs; NaN once it is gone. Read before and
+ * after a row, it is the server's CPU for that row (clock ticks: 10 ms each, fine over a row of seconds).
+ */
+export function procCpuMicros(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * (1e6 / CLOCK_TICKS_PER_SECOND);
+  } catch {
+    return NaN;
+  }
+}
+/** USER_HZ, 100 on every Linux architecture the bench runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
 export interface CannedResponder {
   name: string;
   endpoint: string;
   /** It answers Heartbeat only. */
   operations: readonly ['Heartbeat'];
   rssMB(): number;
+  cpuMicros(): number;
   stop(): Promise<void>;
 }
 
@@ -157,6 +173,7 @@ export async function startCannedResponder(options: { relates?: boolean } = {}):
     endpoint: `net.tcp://localhost:${port}/IDBService`,
     operations: ['Heartbeat'],
     rssMB: () => procMemMB(child.pid!, 'VmHWM'),
+    cpuMicros: () => procCpuMicros(child.pid!),
     async stop() {
       child.stdin!.end();
       await new Promise((r) => child.once('exit', r));
