@@ -246,6 +246,36 @@ export function databaseTypesSuite(b: Backend, ctx: SuiteContext): void {
     ]);
   });
 
+  it.runIf(b.name === 'postgres')(
+    'binds a DateTime as the client wrote it, whatever the time zone of the process: 100 ns digits rounded to microseconds by PostgreSQL',
+    async () => {
+      // postgres.js's own serializer made a JS Date of the text: a wall-clock time moved by the process's zone
+      // (10:00 stored as 09:00 under Europe/Zurich), digits past the millisecond dropped.
+      const zone = process.env.TZ;
+      process.env.TZ = 'Europe/Zurich';
+      try {
+        const values: SqlValue[] = [
+          { type: 'dateTime', value: '2024-02-29T23:59:59.1234567' },
+          { type: 'dateTime', value: '2024-07-01T10:00:00' },
+          { type: 'dateTime', value: '2024-03-01T10:00:00.5+01:00' },
+          { type: 'dateTime', value: '0001-01-01T00:00:00' },
+        ];
+        const result = await inTransaction('write', async (t) => {
+          await t.run('CREATE TABLE stamps (n int, at timestamp, tz timestamptz, d date)', [], LIMITS);
+          await t.run('INSERT INTO stamps VALUES (1, $1, $3, $2), (2, $2, $1, $4)', values, LIMITS);
+          return t.run('SELECT at, tz, d FROM stamps ORDER BY n', [], LIMITS);
+        });
+        expect(result.rows).toEqual([
+          ['2024-02-29 23:59:59.123457', '2024-03-01 09:00:00.5+00', '2024-07-01'],
+          ['2024-07-01 10:00:00', '2024-02-29 23:59:59.123457+00', '0001-01-01'],
+        ]);
+      } finally {
+        if (zone === undefined) delete process.env.TZ;
+        else process.env.TZ = zone;
+      }
+    },
+  );
+
   it.runIf(onSqlite)(
     'binds parameters from bindParameters: null, booleans, non-ASCII text, bigint and a 1 MiB blob',
     async () => {

@@ -112,11 +112,25 @@ function parseCell(type: number, raw: Buffer | null): DataCell {
   }
 }
 
+/**
+ * date, timestamp and timestamptz parameters as the client wrote them (PostgreSQL reads ISO 8601, and rounds the
+ * 100 ns digits of .NET to microseconds). postgres.js's own serializer for these types makes a JS Date of the text:
+ * that reads a wall-clock time in the bridge's time zone (10:00 was stored as 09:00 under Europe/Zurich) and keeps
+ * milliseconds only. Its parse half is never used: client rows are read raw, and our own queries read no dates.
+ */
+const DATE_TIME_TEXT: postgres.PostgresType<unknown> = {
+  to: 1184,
+  from: [1082, 1114, 1184],
+  serialize: (value) => (value instanceof Date ? value.toISOString() : String(value)),
+  parse: (text: string) => text,
+};
+
 export function createPostgresDatabase(options: PostgresDatabaseOptions): Database {
   const sql: Sql = postgres(options.url, {
     max: options.maxConnections ?? 10,
     // fetch_types stays on: with it off, postgres.js 3.4.9 never resolves a reserve() that opens a new connection.
     prepare: false,
+    types: { dateTimeText: DATE_TIME_TEXT } as Record<string, postgres.PostgresType<unknown>>,
     onnotice: () => {},
     connection: {
       application_name: 'idb-service',
