@@ -247,6 +247,37 @@ export function databaseTypesSuite(b: Backend, ctx: SuiteContext): void {
   });
 
   it.runIf(b.name === 'postgres')(
+    'binds a string as the literal would, whatever type the server infers for it; typed booleans and bytes as before',
+    async () => {
+      // postgres.js ran an untyped string through the inferred type's serializer: 'true' for a bool was written
+      // as false, JSON text became a JSON string, a bytea literal the bytes of its text.
+      const text = (value: string): SqlValue => ({ type: 'string', value });
+      const result = await inTransaction('write', async (t) => {
+        await t.run('CREATE TABLE inferred (f boolean, j jsonb, y bytea, g boolean, z bytea)', [], LIMITS);
+        await t.run(
+          'INSERT INTO inferred VALUES ($1, $2, $3, $4, $5), ($6, $7, $8, NULL, NULL)',
+          [
+            text('true'),
+            text('{"a": [1, "x"]}'),
+            text('\\x00ff'),
+            { type: 'boolean', value: true },
+            { type: 'base64Binary', value: Uint8Array.of(1, 2) },
+            text('f'),
+            text('"just a string"'),
+            text('\\x'),
+          ],
+          LIMITS,
+        );
+        return t.run('SELECT f, j, y, g, z, $1::bool AS p FROM inferred ORDER BY f DESC', [text('yes')], LIMITS);
+      });
+      expect(result.rows).toEqual([
+        [true, '{"a": [1, "x"]}', Uint8Array.of(0, 255), true, Uint8Array.of(1, 2), true],
+        [false, '"just a string"', new Uint8Array(0), null, null, true],
+      ]);
+    },
+  );
+
+  it.runIf(b.name === 'postgres')(
     'binds a DateTime as the client wrote it, whatever the time zone of the process: 100 ns digits rounded to microseconds by PostgreSQL',
     async () => {
       // postgres.js's own serializer made a JS Date of the text: a wall-clock time moved by the process's zone

@@ -113,16 +113,41 @@ function parseCell(type: number, raw: Buffer | null): DataCell {
 }
 
 /**
- * date, timestamp and timestamptz parameters as the client wrote them (PostgreSQL reads ISO 8601, and rounds the
- * 100 ns digits of .NET to microseconds). postgres.js's own serializer for these types makes a JS Date of the text:
- * that reads a wall-clock time in the bridge's time zone (10:00 was stored as 09:00 under Europe/Zurich) and keeps
- * milliseconds only. Its parse half is never used: client rows are read raw, and our own queries read no dates.
+ * How parameters are written for the types postgres.js would otherwise convert them into. A client's string is
+ * untyped, so the server infers its type from the statement, and postgres.js then ran it through that type's
+ * serializer: `'true'` for a bool became `f` (a string is not `true`), `'{"a": 1}'` for a jsonb became a JSON string
+ * and `'\x00ff'` for a bytea the bytes of its text. A string now goes as written, as the literal would; our own typed
+ * values (a boolean, bytes) keep their form. A DateTime goes as the client wrote it too (PostgreSQL reads ISO 8601,
+ * and rounds .NET's seventh digit to microseconds): the date serializer made a JS Date of the text, which read a
+ * wall-clock time in the bridge's time zone (10:00 was stored as 09:00 under Europe/Zurich) and kept milliseconds
+ * only. The parse halves are never used: client rows are read raw, and our own queries read none of these types.
  */
-const DATE_TIME_TEXT: postgres.PostgresType<unknown> = {
-  to: 1184,
-  from: [1082, 1114, 1184],
-  serialize: (value) => (value instanceof Date ? value.toISOString() : String(value)),
-  parse: (text: string) => text,
+const AS_WRITTEN: Record<string, postgres.PostgresType<unknown>> = {
+  boolean: {
+    to: 16,
+    from: [16],
+    serialize: (value) => (typeof value === 'string' ? value : value === true ? 't' : 'f'),
+    parse: (text: string) => text,
+  },
+  bytea: {
+    to: 17,
+    from: [17],
+    serialize: (value) =>
+      typeof value === 'string' ? value : `\\x${Buffer.from(value as Uint8Array).toString('hex')}`,
+    parse: (text: string) => text,
+  },
+  json: {
+    to: 114,
+    from: [114, 3802],
+    serialize: (value) => (typeof value === 'string' ? value : JSON.stringify(value)),
+    parse: (text: string) => text,
+  },
+  dateTime: {
+    to: 1184,
+    from: [1082, 1114, 1184],
+    serialize: (value) => (value instanceof Date ? value.toISOString() : String(value)),
+    parse: (text: string) => text,
+  },
 };
 
 export function createPostgresDatabase(options: PostgresDatabaseOptions): Database {
@@ -130,7 +155,7 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
     max: options.maxConnections ?? 10,
     // fetch_types stays on: with it off, postgres.js 3.4.9 never resolves a reserve() that opens a new connection.
     prepare: false,
-    types: { dateTimeText: DATE_TIME_TEXT } as Record<string, postgres.PostgresType<unknown>>,
+    types: AS_WRITTEN,
     onnotice: () => {},
     connection: {
       application_name: 'idb-service',
