@@ -1,8 +1,8 @@
 /**
- * XML as a list of events (start with attributes, text, end), recorded once and replayed into any writer: the
- * DataTable of a ReturnDatatable (datatable.ts) is written as text for the contract's `xml`, and by the bridge
- * straight into binary XML nodes. Measured (a 2 000-row table through the bridge): writing the text and parsing it
- * back into nodes took a third of the bridge's time for the call, and most of its garbage.
+ * XML as events (start with attributes, text, end), replayed into any writer: the DataTable of a ReturnDatatable
+ * (datatable-writer.ts) is written as text for the contract's `xml`, and by the bridge straight into binary XML.
+ * Measured (a 2 000-row table through the bridge): writing the text and parsing it back into nodes took a third of
+ * the bridge's time for the call, and most of its garbage. XmlTape records any events to replay them.
  *
  * Names are qualified names as written (`xs:element`, `xmlns:msdata`); values are unescaped.
  */

@@ -24,10 +24,10 @@ export interface XmlDocument {
 export type XmlContent = XmlElement | XmlText | XmlComment | XmlArray | XmlEvents;
 
 /**
- * Elements recorded as events (src/idb/xml-events.ts's XmlTape is one), written by the writer as it replays them,
- * with no node made per element: a 2 000-row DataTable is ~40 000 of them. Names are qualified names as written
- * (`xs:element`); attributes are name, value, … with namespace declarations among them; every prefix must be
- * declared; text is written as stringText chooses, an empty one not at all.
+ * Elements as replayed events (src/idb/xml-events.ts: a DataTable's, an XmlTape), written by the writer as it
+ * replays them, with no node made per element: a 2 000-row DataTable is ~40 000 of them. Names are qualified names
+ * as written (`xs:element`); attributes are name, value, … with namespace declarations among them; every prefix must
+ * be declared; text is written as stringText chooses, an empty one not at all.
  */
 export interface XmlEvents {
   kind: 'events';
@@ -159,19 +159,23 @@ export function splitName(qname: string): [prefix: string, localName: string] {
 
 /** A string as WriteText(string) writes it: "" Empty, "0" Zero, "1" One, else UTF-8 Chars (or UTF-16 when shorter). */
 export function stringText(value: string): XmlText {
-  if (value === '') return { kind: 'text', type: 'Empty' };
-  if (value === '0') return { kind: 'text', type: 'Zero' };
-  if (value === '1') return { kind: 'text', type: 'One' };
-  const bytes8 = utf8Length(value);
+  const type = stringTextType(value, utf8Length(value));
+  return type === 'Empty' || type === 'Zero' || type === 'One' ? { kind: 'text', type } : { kind: 'text', type, value };
+}
+
+/** The record type stringText gives `value`, whose UTF-8 length `bytes8` (utf8Length) the caller has. */
+export function stringTextType(
+  value: string,
+  bytes8: number,
+): 'Empty' | 'Zero' | 'One' | 'Chars8' | 'Chars16' | 'Chars32' | 'UnicodeChars8' | 'UnicodeChars16' | 'UnicodeChars32' {
+  if (value === '') return 'Empty';
+  if (value === '0') return 'Zero';
+  if (value === '1') return 'One';
   if (bytes8 / 2 > value.length) {
     const bytes = value.length * 2;
-    return {
-      kind: 'text',
-      type: bytes < 0x100 ? 'UnicodeChars8' : bytes < 0x10000 ? 'UnicodeChars16' : 'UnicodeChars32',
-      value,
-    };
+    return bytes < 0x100 ? 'UnicodeChars8' : bytes < 0x10000 ? 'UnicodeChars16' : 'UnicodeChars32';
   }
-  return { kind: 'text', type: bytes8 < 0x100 ? 'Chars8' : bytes8 < 0x10000 ? 'Chars16' : 'Chars32', value };
+  return bytes8 < 0x100 ? 'Chars8' : bytes8 < 0x10000 ? 'Chars16' : 'Chars32';
 }
 
 /** An integer in the smallest record that holds it (Zero, One, Int8, Int16, Int32, Int64, UInt64). */

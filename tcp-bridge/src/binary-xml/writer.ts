@@ -22,7 +22,7 @@ import type {
   XmlEvents,
   XmlText,
 } from './nodes.ts';
-import { splitName, stringText, xmlns } from './nodes.ts';
+import { splitName, stringText, stringTextType, xmlns } from './nodes.ts';
 import {
   ARRAY_ITEMS,
   ATTRIBUTE_RECORDS,
@@ -274,26 +274,23 @@ class Writer {
    * 2 000-row table.
    */
   private stringRecord(value: string, end: boolean): void {
-    const out = this.out;
+    const length = utf8Length(value);
+    const type = stringTextType(value, length);
     const withEnd = end ? 1 : 0;
-    if (value === '') out.u8(TEXT_RECORDS.Empty + withEnd);
-    else if (value === '0') out.u8(TEXT_RECORDS.Zero + withEnd);
-    else if (value === '1') out.u8(TEXT_RECORDS.One + withEnd);
-    else {
-      const length = utf8Length(value);
-      // Shorter as UTF-16 (mostly CJK text): the general path's UnicodeChars record.
-      if (length / 2 > value.length) this.text(stringText(value), end);
-      else if (length < 0x100)
-        out
-          .u8(TEXT_RECORDS.Chars8 + withEnd)
-          .u8(length)
-          .utf8(value, length);
-      else if (length < 0x10000)
-        out
-          .u8(TEXT_RECORDS.Chars16 + withEnd)
-          .uint16(length)
-          .utf8(value, length);
-      else this.sizedUtf8(out.u8(TEXT_RECORDS.Chars32 + withEnd), 'Chars32', value);
+    switch (type) {
+      case 'Empty':
+      case 'Zero':
+      case 'One':
+        this.out.u8(TEXT_RECORDS[type] + withEnd);
+        return;
+      case 'Chars8':
+      case 'Chars16':
+      case 'Chars32':
+        this.sizedUtf8(this.out.u8(TEXT_RECORDS[type] + withEnd), type, value, length);
+        return;
+      default:
+        // Shorter as UTF-16 (mostly CJK text): the general path.
+        this.text(stringText(value), end);
     }
   }
 
@@ -409,8 +406,7 @@ class Writer {
   }
 
   /** Chars text: its UTF-8 encoded straight into the output (no intermediate copy). */
-  private sizedUtf8(out: ByteWriter, type: string, value: string): void {
-    const length = utf8Length(value);
+  private sizedUtf8(out: ByteWriter, type: string, value: string, length = utf8Length(value)): void {
     this.size(out, type, length);
     out.utf8(value, length);
   }
