@@ -38,7 +38,7 @@ export const postgres: Backend = {
   async open() {
     const pg = await startPostgres();
     // Small batches, so results here span several (a result of a whole batch once lost its columns).
-    const db = createPostgresDatabase({ url: pg.url, maxConnections: 4, batchRows: 10 });
+    const db = createPostgresDatabase({ url: pg.url, maxConnections: 4 });
     return {
       db,
       async stop() {

@@ -107,6 +107,35 @@ export function databaseLimitsSuite(b: Backend, ctx: SuiteContext): void {
     expect(await count("name = 'first'")).toBe(b.count(31));
   });
 
+  it.runIf(b.name === 'postgres')('stops a firstRowOnly statement at its first row', async () => {
+    // A reserved connection's postgres.js CLOSE was undefined, which asked for the next row instead: every row was
+    // read, one round trip each. The sequence shows how many rows the server produced.
+    await inTransaction('write', async (t) => {
+      await t.run('CREATE TEMP SEQUENCE first_row_only', [], LIMITS);
+      const first = { timeoutMs: 5000, maxRows: 10, firstRowOnly: true };
+      expect((await t.run(`SELECT nextval('first_row_only') FROM ${b.series(1, 50)}`, [], first)).rows).toEqual([[1n]]);
+      expect((await t.run('SELECT last_value FROM first_row_only', [], LIMITS)).rows).toEqual([[1n]]);
+    });
+  });
+
+  it.runIf(b.name === 'postgres')(
+    'cancels a statement past the row cap without the cancel reaching the next statement on its connection',
+    async () => {
+      // One row over the cap: the statement is done before its cancel request can land, which must not then cancel
+      // what the connection runs next (here, on a pool of 4, the next transactions' statements).
+      for (let i = 0; i < 40; i++) {
+        const t = await ctx.db.begin('read');
+        const over = await fault(t.run(`SELECT x FROM ${b.series(1, 11)}`, [], { timeoutMs: 5000, maxRows: 10 }));
+        expect(over.fault).toBe('QuotaExceeded');
+        await t.rollback();
+        for (let j = 0; j < 4; j++)
+          expect((await ctx.db.runAlone('read', `SELECT count(*) FROM ${b.series(1, 3000)}`, [], LIMITS)).rows).toEqual(
+            [[3000n]],
+          );
+      }
+    },
+  );
+
   it('runs transactions side by side: a slow one blocks neither another nor the event loop', async () => {
     const slow = await ctx.db.begin('read');
     const fast = await ctx.db.begin('read');

@@ -6,16 +6,19 @@
  *   followed by `SELECT 1`, because `SET TRANSACTION READ WRITE` is only refused once a query has run in the
  *   transaction: the mode is frozen before client SQL gets a chance. A call's own transaction (`runAlone`) does not
  *   wait for BEGIN's answer before sending its statement: both go out in one write, and the statement's answer counts
- *   only after BEGIN's (open). A `ReturnScalar` there is BEGIN with the statement's Parse and Describe, then its Bind
- *   and Execute, then ROLLBACK (not awaited): two round trips awaited where it was three.
+ *   only after BEGIN's (open). A statement without parameters then costs one round trip with BEGIN (Parse to Sync in
+ *   the same write); with parameters one more, since postgres.js describes the statement first to learn their types.
+ *   A reader's ROLLBACK is not awaited.
  * - Client SQL always goes with the extended query protocol (`simple: false`), even without parameters, so the server
  *   refuses more than one command (42601) and `COMMIT; INSERT …` can never escape the transaction. Unnamed statements
  *   (`prepare: false`): client SQL is rarely repeated, and a per-connection cache of it would only grow.
  * - Time-out: `SET LOCAL statement_timeout` before a statement whose limit differs from the one already set in this
  *   transaction (SET LOCAL ends with the transaction, so nothing leaks into the pool). 57014 is Timeout.
- * - Row cap: rows are read through a portal in batches (postgres.js `cursor`); at maxRows + 1 the portal is abandoned
- *   and QuotaExceeded raised without any rows, so at most one batch beyond the cap is ever in memory. With
- *   `firstRowOnly` (ReturnScalar) the batch is one row and the portal is closed after it.
+ * - Row cap: rows are taken as they arrive (postgres.js `forEach`), the statement's Bind, Execute and Sync in one write;
+ *   past maxRows they are dropped, the statement is cancelled and QuotaExceeded raised without any rows, so at most
+ *   maxRows rows are ever kept. (A portal read in batches, postgres.js `cursor`, bounded the rows the server sent as
+ *   well, but cost one round trip more a statement: its Sync waited for the last batch.) With `firstRowOnly`
+ *   (ReturnScalar) the statement is a portal read one row at a time and closed after its first.
  * - Every fault marks the transaction aborted (see the port); the object then refuses run and commit until rollback.
  *   A rollback while a statement runs cancels it first, so an abandoned request never waits for its own time-out.
  * - Values are read from the server's text form (postgres.js `raw()`, see parseCell): bool a boolean, int2/int4/oid
@@ -46,8 +49,6 @@ export interface PostgresDatabaseOptions {
   url: string;
   /** Pool size: how many database requests can hold a connection at once (default 10). */
   maxConnections?: number;
-  /** Rows fetched per round trip while reading a result (default 1000). */
-  batchRows?: number;
 }
 
 type Sql = postgres.Sql<Record<string, unknown>>;
@@ -166,7 +167,6 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
     },
   });
   const names = new Map<number, string>(TYPE_NAMES);
-  const batchRows = Math.max(1, options.batchRows ?? 1000);
 
   /** The declared type names of result columns: built-ins from the table, others looked up once (format_type). */
   async function declaredTypes(conn: Reserved, oids: number[]): Promise<(string | null)[]> {
@@ -200,7 +200,7 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
     const begun: Promise<unknown> = conn
       .unsafe(timeoutMs === undefined ? `${begin}; SELECT 1` : `${begin}; SET LOCAL statement_timeout = ${timeoutMs}`)
       .execute();
-    return new PostgresTransaction(conn, batchRows, declaredTypes, timeoutMs, begun);
+    return new PostgresTransaction(conn, sql.CLOSE, declaredTypes, timeoutMs, begun);
   }
 
   /** A database request's transaction: BEGIN answered before the request is (its failure is the request's). */
@@ -239,10 +239,13 @@ class PostgresTransaction implements DatabaseTransaction {
   private queue: Promise<unknown> = Promise.resolve();
   private running: postgres.PendingQuery<postgres.Row[]> | undefined;
   private released = false;
+  /** A cancel request sent for a statement, until the server has taken it (see finish). */
+  private cancelling: Promise<void> | undefined;
 
   constructor(
     private readonly conn: Reserved,
-    private readonly batchRows: number,
+    /** postgres.js's CLOSE marker, which only the pool's sql carries (a reserved connection's has none). */
+    private readonly closePortal: unknown,
     private readonly declaredTypes: (conn: Reserved, oids: number[]) => Promise<(string | null)[]>,
     /** The statement_timeout already set for this transaction, if any. */
     private timeoutMs: number | undefined,
@@ -296,7 +299,7 @@ class PostgresTransaction implements DatabaseTransaction {
   async rollback(): Promise<void> {
     if (this.state === 'ended') return;
     this.state = 'ended';
-    this.running?.cancel();
+    if (this.running !== undefined) this.cancelling = cancelStatement(this.running);
     await this.queue.catch(() => {});
     await this.finish();
   }
@@ -307,6 +310,9 @@ class PostgresTransaction implements DatabaseTransaction {
     this.released = true;
     this.state = 'ended';
     try {
+      // A cancel request travels on a connection of its own and may land after its statement is done, on whatever
+      // the connection runs next: nothing more is sent here until the server has taken it.
+      await this.cancelling;
       await this.conn.unsafe('ROLLBACK');
     } catch {
       // A broken connection has no transaction left; postgres.js replaces it in the pool.
@@ -347,30 +353,35 @@ class PostgresTransaction implements DatabaseTransaction {
         .raw();
       this.running = query as unknown as postgres.PendingQuery<postgres.Row[]>;
       let batchColumns: postgres.ColumnList<string> | undefined;
-      const firstRowOnly = limits.firstRowOnly === true;
-      const reading = query.cursor(firstRowOnly ? 1 : this.batchRows, (batch) => {
-        if (firstRowOnly) {
-          // The portal is closed after its first row (CLOSE: Close and Sync); a write's RETURNING rows are all
-          // written by then (PostgreSQL completes such a portal on its first Execute).
+      let reading: Promise<postgres.RowList<postgres.Row[]>>;
+      if (limits.firstRowOnly === true) {
+        // A portal read one row at a time, closed after its first (Close and Sync); a write's RETURNING rows are all
+        // written by then (PostgreSQL completes such a portal on its first Execute).
+        reading = query.cursor(1, (batch) => {
           if (raw.length === 0) raw.push(...(batch as unknown as (Buffer | null)[][]).slice(0, 1));
           batchColumns ??= columnsOfBatch(batch);
-          return this.conn.CLOSE;
-        }
-        if (raw.length + batch.length > maxRows) {
-          overCap = true;
-          // Thrown out of the callback: postgres.js sends Sync and rejects; the portal is dropped.
-          throw new RowCapReached();
-        }
-        batchColumns ??= columnsOfBatch(batch);
-        for (const row of batch) raw.push(row as (Buffer | null)[]);
-        return undefined;
-      });
+          // Anything else (a reserved connection's `CLOSE` is undefined) fetched the next row, one round trip a row.
+          return this.closePortal;
+        }) as unknown as Promise<postgres.RowList<postgres.Row[]>>;
+      } else {
+        // Rows as they arrive, the statement's Execute and Sync in one write: a cursor costs a round trip more (its
+        // Sync waits for the last batch). Past the cap, rows are dropped, never kept, and the statement is cancelled;
+        // its answer, whichever comes, is QuotaExceeded.
+        reading = query.forEach((row) => {
+          if (raw.length < maxRows) raw.push(row as unknown as (Buffer | null)[]);
+          else if (!overCap) {
+            overCap = true;
+            this.cancelling = cancelStatement(query);
+          }
+        }) as unknown as Promise<postgres.RowList<postgres.Row[]>>;
+      }
       // Sent now, behind a BEGIN still on its way (open), whose answer comes first and decides.
       (reading as unknown as { execute(): unknown }).execute();
       const begun = this.begun();
       begun.catch(() => reading.catch(() => {}));
       await begun;
       const result = await reading;
+      if (overCap) throw new RowCapReached();
       const described = batchColumns ?? result.statement?.columns ?? result.columns ?? [];
       const declared = await this.declaredTypes(
         this.conn,
@@ -378,7 +389,11 @@ class PostgresTransaction implements DatabaseTransaction {
       );
       const columns: ResultColumn[] = described.map((c, i) => ({ name: c.name, declaredType: declared[i] ?? null }));
       const rows = raw.map((row) => described.map((c, i) => parseCell(c.type, row[i] ?? null)));
-      return { columns, rows, rowsAffected: firstRowOnly ? -1 : rowsAffected(result.command, result.count) };
+      return {
+        columns,
+        rows,
+        rowsAffected: limits.firstRowOnly === true ? -1 : rowsAffected(result.command, result.count),
+      };
     } catch (error) {
       this.state = this.state === 'ended' ? 'ended' : 'aborted';
       if (overCap) throw new DatabaseFault('QuotaExceeded', `The result has more than ${maxRows} rows.`, true);
@@ -390,6 +405,37 @@ class PostgresTransaction implements DatabaseTransaction {
 }
 
 class RowCapReached extends Error {}
+
+/**
+ * Cancels a running statement; resolves once the server has taken the request, never rejects. The server signals the
+ * statement's backend before it closes the request's connection, and a signal that finds the backend waiting for a
+ * command is dropped: what is sent on the connection after this resolves cannot be cancelled by it. postgres.js's
+ * `cancel()` drops that promise; the canceller it calls returns it (postgres.js 3.4 internals, the version pinned).
+ */
+function cancelStatement(query: unknown): Promise<void> {
+  const pending = query as { canceller?: ((query: unknown) => Promise<unknown>) | null; cancel(): unknown };
+  const canceller = pending.canceller;
+  if (typeof canceller !== 'function') {
+    pending.cancel();
+    return Promise.resolve();
+  }
+  pending.canceller = null;
+  // Bounded: a statement still queued behind another is cancelled only once it starts, which a broken connection
+  // never lets happen.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    canceller(query).then(
+      () => {},
+      () => {},
+    ),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, CANCEL_WAIT_MS);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** The longest finish waits for a cancel request to be taken (it takes a few milliseconds). */
+const CANCEL_WAIT_MS = 5000;
 
 /** The columns ride on the batches: once a result spans a whole batch, the final result no longer has them. */
 function columnsOfBatch(batch: unknown): postgres.ColumnList<string> | undefined {
