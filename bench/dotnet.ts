@@ -25,7 +25,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import postgres from 'postgres';
+import pg from 'pg';
 import { buildDotnetProject, dotnetAvailable, DOTNET_MISSING, runDotnet } from '../test/support/peers/dotnet.ts';
 import { startCoreWcfHost } from '../test/support/peers/dotnet-peers.ts';
 import { startPostgres, type RunningPostgres } from '../test/support/peers/postgres.ts';
@@ -153,11 +153,12 @@ async function coreWcf(postgresUrl?: string): Promise<Target> {
 
 /** A database created beside `url`'s (the peers' tables must not meet), as a URL of its own. */
 async function databaseOfItsOwn(url: string, name: string): Promise<string> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
   try {
-    await sql.unsafe(`CREATE DATABASE ${name}`);
+    await client.query(`CREATE DATABASE ${name}`);
   } finally {
-    await sql.end();
+    await client.end();
   }
   const own = new URL(url);
   own.pathname = `/${name}`;

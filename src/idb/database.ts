@@ -1,7 +1,7 @@
 /**
  * The port through which the IIDBService database operations run client SQL (docs/contract/iidbservice.md: database
  * requests, ReturnDatatable / ReturnScalar / ExecuteNonQuery, "Rules users rely on"). Adapters: PostgreSQL through
- * postgres.js (src/runtime/node/idb/postgres-database.ts); an embedded SQLite file through libsql (its threads run what waits)
+ * node-postgres (src/runtime/node/idb/postgres-database.ts); an embedded SQLite file through libsql (its threads run what waits)
  * (src/runtime/node/idb/sqlite-database.ts). src/runtime/node/idb/open-database.ts picks one from a URL.
  *
  * Decisions:

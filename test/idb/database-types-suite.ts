@@ -249,7 +249,7 @@ export function databaseTypesSuite(b: Backend, ctx: SuiteContext): void {
   it.runIf(b.name === 'postgres')(
     'binds a string as the literal would, whatever type the server infers for it; typed booleans and bytes as before',
     async () => {
-      // postgres.js ran an untyped string through the inferred type's serializer: 'true' for a bool was written
+      // postgres.js (the driver before pg) ran an untyped string through the inferred type's serializer: 'true' for a bool was written
       // as false, JSON text became a JSON string, a bytea literal the bytes of its text.
       const text = (value: string): SqlValue => ({ type: 'string', value });
       const result = await inTransaction('write', async (t) => {
@@ -280,7 +280,7 @@ export function databaseTypesSuite(b: Backend, ctx: SuiteContext): void {
   it.runIf(b.name === 'postgres')(
     'binds a DateTime as the client wrote it, whatever the time zone of the process: 100 ns digits rounded to microseconds by PostgreSQL',
     async () => {
-      // postgres.js's own serializer made a JS Date of the text: a wall-clock time moved by the process's zone
+      // postgres.js's own serializer (the driver before pg) made a JS Date of the text: a wall-clock time moved by the process's zone
       // (10:00 stored as 09:00 under Europe/Zurich), digits past the millisecond dropped.
       const zone = process.env.TZ;
       process.env.TZ = 'Europe/Zurich';

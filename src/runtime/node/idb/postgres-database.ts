@@ -1,35 +1,39 @@
 /**
- * The Database port (src/idb/database.ts) on PostgreSQL through postgres.js.
+ * The Database port (src/idb/database.ts) on PostgreSQL through node-postgres (`pg`: its pool, its protocol
+ * serializer and parser), each statement sent as one pg Submittable (`PortalStatement`).
  *
  * Decisions:
- * - `begin` reserves a pool connection (`sql.reserve()`) and sends `BEGIN` there; 'read' sends `BEGIN READ ONLY`
- *   followed by `SELECT 1`, because `SET TRANSACTION READ WRITE` is only refused once a query has run in the
- *   transaction: the mode is frozen before client SQL gets a chance. A call's own transaction (`runAlone`) does not
- *   wait for BEGIN's answer before sending its statement: both go out in one write, and the statement's answer counts
- *   only after BEGIN's (open). A statement without parameters then costs one round trip with BEGIN (Parse to Sync in
- *   the same write); with parameters one more, since postgres.js describes the statement first to learn their types.
- *   A reader's ROLLBACK is not awaited.
- * - Client SQL always goes with the extended query protocol (`simple: false`), even without parameters, so the server
- *   refuses more than one command (42601) and `COMMIT; INSERT …` can never escape the transaction. Unnamed statements
- *   (`prepare: false`): client SQL is rarely repeated, and a per-connection cache of it would only grow.
- * - Time-out: `SET LOCAL statement_timeout` before a statement whose limit differs from the one already set in this
+ * - One write, one round trip a statement: Parse (with the parameters' types), Bind, Describe, Execute and Sync go out
+ *   together, as Npgsql sends them. The transaction's BEGIN and a statement time-out that changes ride in the same
+ *   write as extended-protocol statements of their own, ahead of it; a BEGIN there opens a transaction block that
+ *   outlives the Sync, as a simple BEGIN does. A call's own transaction (`runAlone`) is therefore one round trip and a
+ *   COMMIT (a writer's) or a ROLLBACK not awaited (a reader's). postgres.js, used before, spent a round trip more on
+ *   every statement with parameters (it has the server describe the statement to learn their types) and one more on
+ *   every statement it read through a cursor (its Sync waited for the last batch).
+ * - 'read' opens `BEGIN READ ONLY` and runs a statement before the client's, because `SET TRANSACTION READ WRITE` is
+ *   only refused once a query has run in the transaction: the mode is frozen before client SQL gets a chance.
+ * - Client SQL always goes with the extended query protocol, so the server refuses more than one command (42601) and
+ *   `COMMIT; INSERT …` can never escape the transaction. Unnamed statements: client SQL is rarely repeated, and a
+ *   per-connection cache of it would only grow.
+ * - Parameters are typed as the client sent them (see PARAMETER_TYPES), as text; a string goes untyped (OID 0), so the
+ *   server reads it as it would read the literal, whatever type it infers (`'true'` for a bool, JSON text for a jsonb,
+ *   `'\x00ff'` for a bytea); bytes go as bytea in binary. A DateTime goes as the client wrote it (PostgreSQL reads ISO
+ *   8601 and rounds .NET's seventh digit to microseconds), never through a JS Date.
+ * - Time-out: `SET LOCAL statement_timeout` ahead of a statement whose limit differs from the one already set in this
  *   transaction (SET LOCAL ends with the transaction, so nothing leaks into the pool). 57014 is Timeout.
- * - Row cap: rows are taken as they arrive (postgres.js `forEach`), the statement's Bind, Execute and Sync in one write;
- *   past maxRows they are dropped, the statement is cancelled and QuotaExceeded raised without any rows, so at most
- *   maxRows rows are ever kept. (A portal read in batches, postgres.js `cursor`, bounded the rows the server sent as
- *   well, but cost one round trip more a statement: its Sync waited for the last batch.) With `firstRowOnly`
- *   (ReturnScalar) the statement is a portal read one row at a time and closed after its first.
+ * - Row cap: the Execute asks for at most maxRows + 1 rows, so the server never sends more; one more than maxRows is
+ *   QuotaExceeded, without any rows. With `firstRowOnly` (ReturnScalar) it asks for one row. A suspended portal is
+ *   dropped by the transaction's next statement or its end.
  * - Every fault marks the transaction aborted (see the port); the object then refuses run and commit until rollback.
  *   A rollback while a statement runs cancels it first, so an abandoned request never waits for its own time-out.
- * - Values are read from the server's text form (postgres.js `raw()`, see parseCell): bool a boolean, int2/int4/oid
- *   and float4/float8 numbers, int8 a bigint, bytea a Uint8Array; everything else stays the server's text: numeric
- *   keeps its scale, date/timestamp/timestamptz are ISO (DateStyle ISO, session TimeZone UTC so timestamptz prints
- *   `+00`), uuid, json, time, interval and arrays are text. money is read as
- *   decimal text (lc_monetary C, symbol and grouping removed).
+ * - Values are read from the server's text form (see parseCell): bool a boolean, int2/int4/oid and float4/float8
+ *   numbers, int8 a bigint, bytea a Uint8Array; everything else stays the server's text: numeric keeps its scale,
+ *   date/timestamp/timestamptz are ISO (DateStyle ISO, session TimeZone UTC so timestamptz prints `+00`), uuid, json,
+ *   time, interval and arrays are text. money is read as decimal text (lc_monetary C, symbol and grouping removed).
  * - Declared types: the OIDs of the built-in types map to names clrTypeOfDeclared knows; any other OID (enums, user
  *   types, arrays) is looked up once per Database with `format_type` on the statement's own connection.
  */
-import postgres from 'postgres';
+import pg from 'pg';
 import type { ClrValueType } from '../../../idb/contract.ts';
 import {
   DatabaseFault,
@@ -50,9 +54,6 @@ export interface PostgresDatabaseOptions {
   /** Pool size: how many database requests can hold a connection at once (default 10). */
   maxConnections?: number;
 }
-
-type Sql = postgres.Sql<Record<string, unknown>>;
-type Reserved = postgres.ReservedSql<Record<string, unknown>>;
 
 /** Built-in type OIDs (pg_type.h) and the names reported as declared types. */
 const TYPE_NAMES: ReadonlyMap<number, string> = new Map([
@@ -86,134 +87,106 @@ const TYPE_NAMES: ReadonlyMap<number, string> = new Map([
 ]);
 
 /**
- * A cell from the server's text form of a value (postgres.js `raw()`: no driver parsers involved, so nothing a pool
- * option or type fetch changes). Types not named here (numeric, date/time, uuid, json, arrays, …) stay text.
+ * A cell from the server's text form of a value. Types not named here (numeric, date/time, uuid, json, arrays, …) stay
+ * text.
  */
-function parseCell(type: number, raw: Buffer | null): DataCell {
-  if (raw == null) return null;
+function parseCell(type: number, text: string | null): DataCell {
+  if (text === null) return null;
   switch (type) {
     case 16:
-      return raw[0] === 0x74; // 't'
+      return text === 't';
     case 17:
-      // `\x` then hex digits (bytea_output hex, the default since 9.0); a fresh Uint8Array, not a pooled Buffer.
-      return new Uint8Array(Buffer.from(raw.toString('latin1', 2), 'hex'));
+      // `\x` then hex digits (bytea_output hex, the default since 9.0).
+      return new Uint8Array(Buffer.from(text.slice(2), 'hex'));
     case 20:
-      return BigInt(raw.toString('latin1'));
+      return BigInt(text);
     case 21:
     case 23:
     case 26:
     case 700:
     case 701:
-      return Number(raw.toString('latin1')); // also NaN, Infinity, -Infinity
+      return Number(text); // also NaN, Infinity, -Infinity
     case 790:
       // lc_monetary C (set per connection) prints `$1,234.50` / `-$1,234.50`: the Decimal text is what is left.
-      return raw.toString('latin1').replace(/[$,]/g, '');
+      return text.replace(/[$,]/g, '');
     default:
-      return raw.toString('utf8');
+      return text;
   }
 }
 
-/**
- * How parameters are written for the types postgres.js would otherwise convert them into. A client's string is
- * untyped, so the server infers its type from the statement, and postgres.js then ran it through that type's
- * serializer: `'true'` for a bool became `f` (a string is not `true`), `'{"a": 1}'` for a jsonb became a JSON string
- * and `'\x00ff'` for a bytea the bytes of its text. A string now goes as written, as the literal would; our own typed
- * values (a boolean, bytes) keep their form. A DateTime goes as the client wrote it too (PostgreSQL reads ISO 8601,
- * and rounds .NET's seventh digit to microseconds): the date serializer made a JS Date of the text, which read a
- * wall-clock time in the bridge's time zone (10:00 was stored as 09:00 under Europe/Zurich) and kept milliseconds
- * only. The parse halves are never used: client rows are read raw, and our own queries read none of these types.
- */
-const AS_WRITTEN: Record<string, postgres.PostgresType<unknown>> = {
-  boolean: {
-    to: 16,
-    from: [16],
-    serialize: (value) => (typeof value === 'string' ? value : value === true ? 't' : 'f'),
-    parse: (text: string) => text,
-  },
-  bytea: {
-    to: 17,
-    from: [17],
-    serialize: (value) =>
-      typeof value === 'string' ? value : `\\x${Buffer.from(value as Uint8Array).toString('hex')}`,
-    parse: (text: string) => text,
-  },
-  json: {
-    to: 114,
-    from: [114, 3802],
-    serialize: (value) => (typeof value === 'string' ? value : JSON.stringify(value)),
-    parse: (text: string) => text,
-  },
-  dateTime: {
-    to: 1184,
-    from: [1082, 1114, 1184],
-    serialize: (value) => (value instanceof Date ? value.toISOString() : String(value)),
-    parse: (text: string) => text,
-  },
-};
+/** Session settings every connection starts with (the startup packet's `options`), which the cells rely on. */
+const SESSION_OPTIONS = ['DateStyle=ISO,YMD', 'TimeZone=UTC', 'lc_monetary=C', 'extra_float_digits=1']
+  .map((setting) => `-c ${setting}`)
+  .join(' ');
+
+/** How long a new connection may take (pg waits without end by default). */
+const CONNECT_TIMEOUT_MS = 30_000;
 
 export function createPostgresDatabase(options: PostgresDatabaseOptions): Database {
-  const sql: Sql = postgres(options.url, {
+  const config: pg.PoolConfig = {
+    connectionString: options.url,
     max: options.maxConnections ?? 10,
-    // fetch_types stays on: with it off, postgres.js 3.4.9 never resolves a reserve() that opens a new connection.
-    prepare: false,
-    types: AS_WRITTEN,
-    onnotice: () => {},
-    connection: {
-      application_name: 'idb-service',
-      DateStyle: 'ISO, YMD',
-      TimeZone: 'UTC',
-      lc_monetary: 'C',
-      extra_float_digits: '1',
-    },
-  });
+    application_name: 'idb-service',
+    options: SESSION_OPTIONS,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+  };
+  const pool = new pg.Pool(config);
+  // An idle connection that fails is dropped by the pool; without a listener its error would end the process.
+  pool.on('error', () => {});
   const names = new Map<number, string>(TYPE_NAMES);
 
   /** The declared type names of result columns: built-ins from the table, others looked up once (format_type). */
-  async function declaredTypes(conn: Reserved, oids: number[]): Promise<(string | null)[]> {
+  async function declaredTypes(client: pg.PoolClient, oids: number[]): Promise<(string | null)[]> {
     const missing = [...new Set(oids.filter((oid) => !names.has(oid)))];
     if (missing.length > 0) {
       // OIDs are unsigned integers from the protocol: safe as literals.
-      const rows = await conn.unsafe<{ oid: number; name: string }[]>(
-        `SELECT oid::int8 AS oid, format_type(oid, NULL) AS name FROM pg_type WHERE oid IN (${missing.join(',')})`,
-      );
-      for (const row of rows) names.set(Number(row.oid), row.name);
+      const result = await client.query<[string, string]>({
+        text: `SELECT oid::text, format_type(oid, NULL) FROM pg_type WHERE oid IN (${missing.join(',')})`,
+        rowMode: 'array',
+      });
+      for (const [oid, name] of result.rows) names.set(Number(oid), name);
     }
     return oids.map((oid) => names.get(oid) ?? null);
   }
 
-  /**
-   * A reserved connection in a transaction; with `timeoutMs` its statement time-out is set in the same round trip.
-   * BEGIN is sent, not awaited: the transaction's first statement goes out right behind it in the same write
-   * (postgres.js pipelines a simple query), and waits for its answer before its own counts (`begun`). What could run
-   * outside the transaction that way: nothing, since our BEGIN text fails only when the connection does, and the
-   * statement behind it with it.
-   */
-  async function open(access: 'read' | 'write', timeoutMs?: number): Promise<PostgresTransaction> {
-    let conn: Reserved;
+  async function connect(): Promise<pg.PoolClient> {
     try {
-      conn = await sql.reserve();
+      const client = await pool.connect();
+      // A connection that fails while in use: its statement fails (below); the error event must not end the process.
+      if (!guarded.has(client)) {
+        guarded.add(client);
+        client.on('error', () => {});
+      }
+      return client;
     } catch (error) {
       throw toFault(error);
     }
-    // Our own text: the simple protocol.
-    const begin = access === 'read' ? 'BEGIN READ ONLY' : 'BEGIN';
-    const begun: Promise<unknown> = conn
-      .unsafe(timeoutMs === undefined ? `${begin}; SELECT 1` : `${begin}; SET LOCAL statement_timeout = ${timeoutMs}`)
-      .execute();
-    return new PostgresTransaction(conn, sql.CLOSE, declaredTypes, timeoutMs, begun);
+  }
+
+  const cancel = (client: pg.PoolClient, statement: PortalStatement) => cancelStatement(config, client, statement);
+
+  /** A call's own transaction: its BEGIN and time-out go out with its statement (see PortalStatement). */
+  async function open(access: 'read' | 'write', timeoutMs: number): Promise<PostgresTransaction> {
+    const client = await connect();
+    const begin = [access === 'read' ? 'BEGIN READ ONLY' : 'BEGIN', `SET LOCAL statement_timeout = ${timeoutMs}`];
+    return new PostgresTransaction(client, declaredTypes, cancel, timeoutMs, begin);
   }
 
   /** A database request's transaction: BEGIN answered before the request is (its failure is the request's). */
   async function openRequest(access: 'read' | 'write'): Promise<PostgresTransaction> {
-    const transaction = await open(access);
-    await transaction.begun();
-    return transaction;
+    const client = await connect();
+    try {
+      // Our own text: the simple protocol, two commands (see 'read' above).
+      await client.query(access === 'read' ? 'BEGIN READ ONLY; SELECT 1' : 'BEGIN');
+    } catch (error) {
+      client.release(true);
+      throw toFault(error);
+    }
+    return new PostgresTransaction(client, declaredTypes, cancel, undefined, undefined);
   }
 
   const database: Database = {
     dialect: 'postgres',
-    // BEGIN and the statement's time-out sent with the statement (a call's statement was four round trips, then three,
-    // now two and a ROLLBACK or COMMIT).
     runAlone: (access, text, values, limits) =>
       runInOwnTransaction(
         { begin: () => open(access, Math.max(1, Math.ceil(limits.timeoutMs))) },
@@ -224,11 +197,14 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
       ),
     begin: (access) => openRequest(access),
     async close() {
-      await sql.end({ timeout: 5 });
+      await pool.end();
     },
   };
   return database;
 }
+
+/** Clients whose error event already has a listener (pool clients are reused). */
+const guarded = new WeakSet<pg.PoolClient>();
 
 const ABORTED = 'current transaction is aborted, commands ignored until end of transaction block';
 const ABORTED_COMMIT = 'The transaction was aborted by an earlier error and has been rolled back.';
@@ -237,37 +213,20 @@ class PostgresTransaction implements DatabaseTransaction {
   private state: 'open' | 'aborted' | 'ended' = 'open';
   /** Serializes calls: one statement at a time on the connection, and the time-out set for it. */
   private queue: Promise<unknown> = Promise.resolve();
-  private running: postgres.PendingQuery<postgres.Row[]> | undefined;
+  private running: PortalStatement | undefined;
   private released = false;
   /** A cancel request sent for a statement, until the server has taken it (see finish). */
   private cancelling: Promise<void> | undefined;
 
   constructor(
-    private readonly conn: Reserved,
-    /** postgres.js's CLOSE marker, which only the pool's sql carries (a reserved connection's has none). */
-    private readonly closePortal: unknown,
-    private readonly declaredTypes: (conn: Reserved, oids: number[]) => Promise<(string | null)[]>,
-    /** The statement_timeout already set for this transaction, if any. */
+    private readonly client: pg.PoolClient,
+    private readonly declaredTypes: (client: pg.PoolClient, oids: number[]) => Promise<(string | null)[]>,
+    private readonly cancel: (client: pg.PoolClient, statement: PortalStatement) => Promise<void>,
+    /** The statement_timeout already set (or about to be, by `begin`) in this transaction, if any. */
     private timeoutMs: number | undefined,
-    /** BEGIN, sent and not yet answered (see open). */
-    private beginning: Promise<unknown> | undefined,
-  ) {
-    // Answered later, or never looked at when the transaction is rolled back first: not an unhandled rejection.
-    beginning?.catch(() => {});
-  }
-
-  /** Resolves once BEGIN has been answered; a failed BEGIN ends the transaction and releases its connection. */
-  async begun(): Promise<void> {
-    const beginning = this.beginning;
-    if (beginning === undefined) return;
-    this.beginning = undefined;
-    try {
-      await beginning;
-    } catch (error) {
-      await this.finish();
-      throw toFault(error);
-    }
-  }
+    /** BEGIN and its settings, not sent yet: they go out ahead of the first statement, in its write. */
+    private begin: string[] | undefined,
+  ) {}
 
   run(sql: string, values: readonly SqlValue[], limits: StatementLimits): Promise<StatementResult> {
     return this.serialize(() => this.runNow(sql, values, limits));
@@ -281,17 +240,23 @@ class PostgresTransaction implements DatabaseTransaction {
         throw new DatabaseFault('SqlError', ended ? 'The transaction has already ended.' : ABORTED_COMMIT, true);
       }
       this.state = 'ended';
+      if (this.begin !== undefined) {
+        // Nothing was ever sent: there is nothing to commit.
+        this.release(false);
+        return;
+      }
       try {
-        const result = await this.conn.unsafe('COMMIT');
+        const result = await this.client.query('COMMIT');
         // A COMMIT of a transaction the server had already aborted answers ROLLBACK.
         if (result.command !== 'COMMIT')
           throw new DatabaseFault('SqlError', 'The transaction was rolled back by the database.', true);
+        this.release(false);
       } catch (error) {
-        await this.conn.unsafe('ROLLBACK').catch(() => {});
+        await this.client.query('ROLLBACK').then(
+          () => this.release(false),
+          () => this.release(true),
+        );
         throw toFault(error);
-      } finally {
-        this.released = true;
-        this.conn.release();
       }
     });
   }
@@ -299,7 +264,7 @@ class PostgresTransaction implements DatabaseTransaction {
   async rollback(): Promise<void> {
     if (this.state === 'ended') return;
     this.state = 'ended';
-    if (this.running !== undefined) this.cancelling = cancelStatement(this.running);
+    if (this.running !== undefined) this.cancelling = this.cancel(this.client, this.running);
     await this.queue.catch(() => {});
     await this.finish();
   }
@@ -307,18 +272,27 @@ class PostgresTransaction implements DatabaseTransaction {
   /** ROLLBACK and release, once; never throws. Not through the queue (commit calls it from inside). */
   private async finish(): Promise<void> {
     if (this.released) return;
-    this.released = true;
     this.state = 'ended';
-    try {
-      // A cancel request travels on a connection of its own and may land after its statement is done, on whatever
-      // the connection runs next: nothing more is sent here until the server has taken it.
-      await this.cancelling;
-      await this.conn.unsafe('ROLLBACK');
-    } catch {
-      // A broken connection has no transaction left; postgres.js replaces it in the pool.
-    } finally {
-      this.conn.release();
+    if (this.begin !== undefined) {
+      this.release(false);
+      return;
     }
+    // A cancel request travels on a connection of its own and may land after its statement is done, on whatever the
+    // connection runs next: nothing more is sent here until the server has taken it.
+    await this.cancelling;
+    try {
+      await this.client.query('ROLLBACK');
+      this.release(false);
+    } catch {
+      // A broken connection has no transaction left, and is not given back for reuse.
+      this.release(true);
+    }
+  }
+
+  private release(broken: boolean): void {
+    if (this.released) return;
+    this.released = true;
+    this.client.release(broken);
   }
 
   private serialize<T>(task: () => Promise<T>): Promise<T> {
@@ -336,67 +310,37 @@ class PostgresTransaction implements DatabaseTransaction {
     this.checkOpen();
     const timeoutMs = Math.max(1, Math.ceil(limits.timeoutMs));
     const maxRows = Math.max(0, Math.floor(limits.maxRows));
-    let overCap = false;
+    const firstRowOnly = limits.firstRowOnly === true;
+    const ahead = this.begin ?? [];
+    this.begin = undefined;
+    if (this.timeoutMs !== timeoutMs) {
+      ahead.push(`SET LOCAL statement_timeout = ${timeoutMs}`);
+      this.timeoutMs = timeoutMs;
+    }
+    const statement = new PortalStatement(
+      ahead,
+      text,
+      values.map(parameter),
+      firstRowOnly ? 1 : Math.min(maxRows + 1, MAX_EXECUTE_ROWS),
+    );
+    this.running = statement;
     try {
-      if (this.timeoutMs !== timeoutMs) {
-        await this.conn.unsafe(`SET LOCAL statement_timeout = ${timeoutMs}`);
-        this.timeoutMs = timeoutMs;
-      }
-      const raw: (Buffer | null)[][] = [];
-      const query = this.conn
-        .unsafe(
-          text,
-          values.map((v) => parameter(this.conn, v)) as postgres.ParameterOrJSON<never>[],
-          // `simple` is no typed option, but postgres.js honours it: false forces the extended protocol.
-          { prepare: false, simple: false } as postgres.UnsafeQueryOptions,
-        )
-        .raw();
-      this.running = query as unknown as postgres.PendingQuery<postgres.Row[]>;
-      let batchColumns: postgres.ColumnList<string> | undefined;
-      let reading: Promise<postgres.RowList<postgres.Row[]>>;
-      if (limits.firstRowOnly === true) {
-        // A portal read one row at a time, closed after its first (Close and Sync); a write's RETURNING rows are all
-        // written by then (PostgreSQL completes such a portal on its first Execute).
-        reading = query.cursor(1, (batch) => {
-          if (raw.length === 0) raw.push(...(batch as unknown as (Buffer | null)[][]).slice(0, 1));
-          batchColumns ??= columnsOfBatch(batch);
-          // Anything else (a reserved connection's `CLOSE` is undefined) fetched the next row, one round trip a row.
-          return this.closePortal;
-        }) as unknown as Promise<postgres.RowList<postgres.Row[]>>;
-      } else {
-        // Rows as they arrive, the statement's Execute and Sync in one write: a cursor costs a round trip more (its
-        // Sync waits for the last batch). Past the cap, rows are dropped, never kept, and the statement is cancelled;
-        // its answer, whichever comes, is QuotaExceeded.
-        reading = query.forEach((row) => {
-          if (raw.length < maxRows) raw.push(row as unknown as (Buffer | null)[]);
-          else if (!overCap) {
-            overCap = true;
-            this.cancelling = cancelStatement(query);
-          }
-        }) as unknown as Promise<postgres.RowList<postgres.Row[]>>;
-      }
-      // Sent now, behind a BEGIN still on its way (open), whose answer comes first and decides.
-      (reading as unknown as { execute(): unknown }).execute();
-      const begun = this.begun();
-      begun.catch(() => reading.catch(() => {}));
-      await begun;
-      const result = await reading;
-      if (overCap) throw new RowCapReached();
-      const described = batchColumns ?? result.statement?.columns ?? result.columns ?? [];
+      this.client.query(statement);
+      const answer = await statement.answer;
+      if (!firstRowOnly && answer.rows.length > maxRows)
+        throw new DatabaseFault('QuotaExceeded', `The result has more than ${maxRows} rows.`, true);
       const declared = await this.declaredTypes(
-        this.conn,
-        described.map((c) => c.type),
+        this.client,
+        answer.fields.map((f) => f.dataTypeID),
       );
-      const columns: ResultColumn[] = described.map((c, i) => ({ name: c.name, declaredType: declared[i] ?? null }));
-      const rows = raw.map((row) => described.map((c, i) => parseCell(c.type, row[i] ?? null)));
-      return {
-        columns,
-        rows,
-        rowsAffected: limits.firstRowOnly === true ? -1 : rowsAffected(result.command, result.count),
-      };
+      const columns: ResultColumn[] = answer.fields.map((f, i) => ({
+        name: f.name,
+        declaredType: declared[i] ?? null,
+      }));
+      const rows = answer.rows.map((row) => answer.fields.map((f, i) => parseCell(f.dataTypeID, row[i] ?? null)));
+      return { columns, rows, rowsAffected: firstRowOnly ? -1 : rowsAffected(answer.command) };
     } catch (error) {
       this.state = this.state === 'ended' ? 'ended' : 'aborted';
-      if (overCap) throw new DatabaseFault('QuotaExceeded', `The result has more than ${maxRows} rows.`, true);
       throw toFault(error);
     } finally {
       this.running = undefined;
@@ -404,47 +348,139 @@ class PostgresTransaction implements DatabaseTransaction {
   }
 }
 
-class RowCapReached extends Error {}
+/** The most rows one Execute can ask for (an int32); 0 would mean all of them. */
+const MAX_EXECUTE_ROWS = 0x7fffffff;
+
+interface Field {
+  name: string;
+  dataTypeID: number;
+}
+
+interface Answer {
+  fields: Field[];
+  rows: (string | null)[][];
+  /** The statement's command tag (`INSERT 0 3`); undefined when its portal was suspended at the row limit. */
+  command: string | undefined;
+}
+
+/** The messages of pg's Connection a PortalStatement sends. */
+interface Wire {
+  stream: { cork(): void; uncork(): void };
+  parse(message: { text: string; name: string; types: number[] }): void;
+  bind(message: { portal: string; statement: string; values: (string | Buffer | null)[] }): void;
+  describe(message: { type: 'P'; name: string }): void;
+  execute(message: { portal: string; rows: number }): void;
+  sync(): void;
+}
+
+/**
+ * One statement as a pg Submittable, in one write: the statements `ahead` of it (BEGIN, SET LOCAL: Parse, Bind and
+ * Execute each, no rows), then its Parse with the parameters' types, Bind, Describe of the portal, Execute of at most
+ * `rowLimit` rows, and Sync. The client hands it the messages of the answer in order; an error ends it (the server
+ * skips the rest up to the Sync, and the client gives the ReadyForQuery that follows to no statement).
+ */
+class PortalStatement {
+  readonly answer: Promise<Answer>;
+  private fields: Field[] = [];
+  private readonly rows: (string | null)[][] = [];
+  private command: string | undefined;
+  private completed = 0;
+  private settle!: { resolve: (answer: Answer) => void; reject: (error: unknown) => void };
+
+  constructor(
+    private readonly ahead: readonly string[],
+    private readonly text: string,
+    private readonly parameters: readonly Parameter[],
+    private readonly rowLimit: number,
+  ) {
+    this.answer = new Promise<Answer>((resolve, reject) => {
+      this.settle = { resolve, reject };
+    });
+  }
+
+  submit(connection: pg.Connection): void {
+    // pg's own messages (pg-protocol), typed here as pg sends them (its type declarations disagree).
+    const wire = connection as unknown as Wire;
+    wire.stream.cork();
+    try {
+      for (const text of this.ahead) {
+        wire.parse({ text, name: '', types: [] });
+        wire.bind({ portal: '', statement: '', values: [] });
+        wire.execute({ portal: '', rows: 0 });
+      }
+      wire.parse({ text: this.text, name: '', types: this.parameters.map((p) => p.type) });
+      wire.bind({ portal: '', statement: '', values: this.parameters.map((p) => p.value) });
+      wire.describe({ type: 'P', name: '' });
+      wire.execute({ portal: '', rows: this.rowLimit });
+      wire.sync();
+    } finally {
+      wire.stream.uncork();
+    }
+  }
+
+  handleRowDescription(message: { fields: Field[] }): void {
+    this.fields = message.fields;
+  }
+
+  handleDataRow(message: { fields: (string | null)[] }): void {
+    this.rows.push(message.fields);
+  }
+
+  handleCommandComplete(message: { text: string }): void {
+    // The statements ahead complete first, one CommandComplete each.
+    if (++this.completed > this.ahead.length) this.command = message.text;
+  }
+
+  handlePortalSuspended(): void {}
+
+  handleEmptyQuery(): void {}
+
+  /** `COPY … FROM STDIN`: there is no stream to read from (the statement fails); COPY TO STDOUT's data is dropped. */
+  handleCopyInResponse(connection: { sendCopyFail(message: string): void }): void {
+    connection.sendCopyFail('COPY FROM STDIN is not supported here.');
+  }
+
+  handleCopyData(): void {}
+
+  handleError(error: unknown): void {
+    this.settle.reject(error);
+  }
+
+  handleReadyForQuery(): void {
+    this.settle.resolve({ fields: this.fields, rows: this.rows, command: this.command });
+  }
+}
 
 /**
  * Cancels a running statement; resolves once the server has taken the request, never rejects. The server signals the
  * statement's backend before it closes the request's connection, and a signal that finds the backend waiting for a
- * command is dropped: what is sent on the connection after this resolves cannot be cancelled by it. postgres.js's
- * `cancel()` drops that promise; the canceller it calls returns it (postgres.js 3.4 internals, the version pinned).
+ * command is dropped (postgres.c, DoingCommandRead): what is sent on the connection after this resolves cannot be
+ * cancelled by it. Bounded, since a statement not yet sent is only taken off the queue.
  */
-function cancelStatement(query: unknown): Promise<void> {
-  const pending = query as { canceller?: ((query: unknown) => Promise<unknown>) | null; cancel(): unknown };
-  const canceller = pending.canceller;
-  if (typeof canceller !== 'function') {
-    pending.cancel();
+function cancelStatement(config: pg.PoolConfig, client: pg.PoolClient, statement: PortalStatement): Promise<void> {
+  // pg's Client.cancel, called on a client of its own: it connects and sends the request when the statement is the
+  // one running, and otherwise takes it off the queue.
+  const canceller = new pg.Client(config) as unknown as {
+    connection: NodeJS.EventEmitter;
+    cancel(client: unknown, query: unknown): void;
+  };
+  if ((client as unknown as { activeQuery: unknown }).activeQuery !== statement) {
+    // Still queued behind the answer to an earlier statement (or answered already, which this leaves as it was).
+    canceller.cancel(client, statement);
+    statement.handleError(Object.assign(new Error('canceling statement due to user request'), { code: '57014' }));
     return Promise.resolve();
   }
-  pending.canceller = null;
-  // Bounded: a statement still queued behind another is cancelled only once it starts, which a broken connection
-  // never lets happen.
   let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    canceller(query).then(
-      () => {},
-      () => {},
-    ),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, CANCEL_WAIT_MS);
-    }),
-  ]).finally(() => clearTimeout(timer));
+  return new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, CANCEL_WAIT_MS);
+    canceller.connection.once('end', () => resolve());
+    canceller.connection.on('error', () => resolve());
+    canceller.cancel(client, statement);
+  }).finally(() => clearTimeout(timer));
 }
 
 /** The longest finish waits for a cancel request to be taken (it takes a few milliseconds). */
 const CANCEL_WAIT_MS = 5000;
-
-/** The columns ride on the batches: once a result spans a whole batch, the final result no longer has them. */
-function columnsOfBatch(batch: unknown): postgres.ColumnList<string> | undefined {
-  const described = batch as {
-    statement?: { columns: postgres.ColumnList<string> };
-    columns?: postgres.ColumnList<string>;
-  };
-  return described.statement?.columns ?? described.columns;
-}
 
 /** Parameter type OIDs per .NET type (see SqlValue); 0 leaves the type to the server, as for a literal. */
 const PARAMETER_TYPES: Readonly<Record<ClrValueType, number>> = {
@@ -461,31 +497,40 @@ const PARAMETER_TYPES: Readonly<Record<ClrValueType, number>> = {
   guid: 2950,
 };
 
-function parameter(conn: Reserved, value: SqlValue): unknown {
-  if (value === null) return null;
+/** A parameter as Bind sends it: its type for Parse, its text (or bytea's bytes, in binary) or null. */
+interface Parameter {
+  type: number;
+  value: string | Buffer | null;
+}
+
+function parameter(value: SqlValue): Parameter {
+  if (value === null) return { type: 0, value: null };
   switch (value.type) {
     case 'string':
-      return value.value;
+      return { type: 0, value: value.value };
     case 'base64Binary':
-      return value.value; // postgres.js sends a Uint8Array as bytea
+      return { type: 17, value: Buffer.from(value.value.buffer, value.value.byteOffset, value.value.byteLength) };
     case 'boolean':
-      return conn.typed(value.value, 16);
+      return { type: 16, value: value.value ? 't' : 'f' };
     case 'dateTime':
       // With an offset or Z the value is an instant (timestamptz), else a wall-clock time (timestamp).
-      return conn.typed(value.value, /(?:Z|[+-]\d\d:?\d\d)$/i.test(value.value) ? 1184 : 1114);
+      return { type: /(?:Z|[+-]\d\d:?\d\d)$/i.test(value.value) ? 1184 : 1114, value: value.value };
     default:
       // As text: NaN and ±Infinity are spelled as PostgreSQL reads them, a bigint keeps every digit.
-      return conn.typed(String(value.value), PARAMETER_TYPES[value.type]);
+      return { type: PARAMETER_TYPES[value.type], value: String(value.value) };
   }
 }
 
-function rowsAffected(command: string | undefined, count: number | null | undefined): number {
-  switch (command) {
+/** Rows affected from a command tag (`INSERT 0 3`, `UPDATE 2`); -1 for other commands and a suspended portal. */
+function rowsAffected(command: string | undefined): number {
+  if (command === undefined) return -1;
+  const verb = command.slice(0, command.indexOf(' ') >>> 0);
+  switch (verb) {
     case 'INSERT':
     case 'UPDATE':
     case 'DELETE':
     case 'MERGE':
-      return typeof count === 'number' ? count : 0;
+      return Number(command.slice(command.lastIndexOf(' ') + 1)) || 0;
     default:
       return -1;
   }
