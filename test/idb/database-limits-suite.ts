@@ -118,6 +118,16 @@ export function databaseLimitsSuite(b: Backend, ctx: SuiteContext): void {
     });
   });
 
+  it.runIf(b.name === 'postgres')('refuses COPY FROM STDIN as SqlError, and the connection goes on', async () => {
+    // The server waits for data the service never has: the copy is failed, and answered once the server is past it.
+    for (let i = 0; i < 5; i++) {
+      const refused = await fault(ctx.db.runAlone('write', 'COPY items FROM STDIN', [], LIMITS));
+      expect(refused).toMatchObject({ fault: 'SqlError' });
+      expect(refused.message).toMatch(/COPY FROM STDIN is not supported/);
+    }
+    expect(await count()).toBeTypeOf('bigint');
+  });
+
   it.runIf(b.name === 'postgres')(
     'rolls back a running statement without its cancel reaching the next statement on its connection',
     async () => {

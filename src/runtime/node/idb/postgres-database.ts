@@ -385,6 +385,7 @@ class PortalStatement {
   private readonly rows: (string | null)[][] = [];
   private command: string | undefined;
   private completed = 0;
+  private copyRefused = false;
   private settle!: { resolve: (answer: Answer) => void; reject: (error: unknown) => void };
 
   constructor(
@@ -435,14 +436,25 @@ class PortalStatement {
 
   handleEmptyQuery(): void {}
 
-  /** `COPY … FROM STDIN`: there is no stream to read from (the statement fails); COPY TO STDOUT's data is dropped. */
-  handleCopyInResponse(connection: { sendCopyFail(message: string): void }): void {
+  /**
+   * `COPY … FROM STDIN`: there is no stream to read from, so the statement fails. The server ignores a Sync while it
+   * copies in (the batch's went by), and after the failure skips to the next: one more. COPY TO STDOUT's data is
+   * dropped.
+   */
+  handleCopyInResponse(connection: { sendCopyFail(message: string): void; sync(): void }): void {
+    this.copyRefused = true;
     connection.sendCopyFail('COPY FROM STDIN is not supported here.');
+    connection.sync();
   }
 
   handleCopyData(): void {}
 
   handleError(error: unknown): void {
+    // The server reports the refused copy as canceled (57014), which is not a time-out.
+    if (this.copyRefused)
+      error = Object.assign(new Error('COPY FROM STDIN is not supported: the service has no data to send.'), {
+        code: '0A000',
+      });
     this.settle.reject(error);
   }
 
