@@ -107,6 +107,44 @@ export function databaseLimitsSuite(b: Backend, ctx: SuiteContext): void {
     expect(await count("name = 'first'")).toBe(b.count(31));
   });
 
+  it("commits a writer's firstRowOnly statement run alone, and leaves nothing of one that fails", async () => {
+    const first = { timeoutMs: 5000, maxRows: 10, firstRowOnly: true };
+    const insert = (from: number, to: number) =>
+      tsql
+        ? `INSERT INTO items OUTPUT INSERTED.id SELECT x, 'alone' FROM ${b.series(from, to)}`
+        : `INSERT INTO items SELECT x, 'alone' FROM ${b.series(from, to)} RETURNING id`;
+    expect((await ctx.db.runAlone('write', insert(300, 330), [], first)).rows).toHaveLength(1);
+    expect(await count("name = 'alone'")).toBe(b.count(31));
+    // 330 is taken: the statement fails, and none of its other rows stays.
+    expect((await fault(ctx.db.runAlone('write', insert(330, 340), [], first))).fault).toBe('SqlError');
+    expect(await count("name = 'alone'")).toBe(b.count(31));
+    expect((await ctx.db.runAlone('write', insert(341, 341), [], first)).rows).toHaveLength(1);
+    expect(await count("name = 'alone'")).toBe(b.count(32));
+  });
+
+  it.runIf(b.name === 'postgres')(
+    "reports a writer's firstRowOnly statement whose COMMIT fails (a deferred foreign key) as SqlError",
+    async () => {
+      // PostgreSQL commits it in the statement's own write: the COMMIT's failure is the call's.
+      await inTransaction('write', async (t) => {
+        await t.run('CREATE TABLE parent_alone (id int PRIMARY KEY)', [], LIMITS);
+        await t.run(
+          'CREATE TABLE child_alone (parent_id int REFERENCES parent_alone (id) DEFERRABLE INITIALLY DEFERRED)',
+          [],
+          LIMITS,
+        );
+        await t.commit();
+      });
+      const first = { timeoutMs: 5000, maxRows: 10, firstRowOnly: true };
+      const failed = await fault(
+        ctx.db.runAlone('write', 'INSERT INTO child_alone VALUES (5) RETURNING parent_id', [], first),
+      );
+      expect(failed.fault).toBe('SqlError');
+      expect(failed.message).toMatch(/foreign key/);
+      expect((await ctx.db.runAlone('read', 'SELECT count(*) FROM child_alone', [], LIMITS)).rows).toEqual([[0n]]);
+    },
+  );
+
   it.runIf(b.name === 'postgres')('stops a firstRowOnly statement at its first row', async () => {
     // With postgres.js (the driver before pg) a reserved connection's CLOSE was undefined, which asked for the next
     // row instead: every row was read, one round trip each. The sequence shows how many rows the server produced.

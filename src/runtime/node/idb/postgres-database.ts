@@ -7,7 +7,8 @@
  *   together, as Npgsql sends them. The transaction's BEGIN and a statement time-out that changes ride in the same
  *   write as extended-protocol statements of their own, ahead of it; a BEGIN there opens a transaction block that
  *   outlives the Sync, as a simple BEGIN does. A call's own transaction (`runAlone`) is therefore one round trip and a
- *   COMMIT (a writer's) or a ROLLBACK not awaited (a reader's). postgres.js, used before, spent a round trip more on
+ *   COMMIT (a writer's) or a ROLLBACK not awaited (a reader's). A writer's ReturnScalar sends its COMMIT in the same
+ *   write (no row cap can refuse its answer once it ran; a failed statement makes the server skip it): one round trip. postgres.js, used before, spent a round trip more on
  *   every statement with parameters (it has the server describe the statement to learn their types) and one more on
  *   every statement it read through a cursor (its Sync waited for the last batch).
  * - 'read' opens `BEGIN READ ONLY` and runs a statement before the client's, because `SET TRANSACTION READ WRITE` is
@@ -187,14 +188,20 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
 
   const database: Database = {
     dialect: 'postgres',
-    runAlone: (access, text, values, limits) =>
-      runInOwnTransaction(
-        { begin: () => open(access, Math.max(1, Math.ceil(limits.timeoutMs))) },
-        access,
-        text,
-        values,
-        limits,
-      ),
+    async runAlone(access, text, values, limits) {
+      const timeoutMs = Math.max(1, Math.ceil(limits.timeoutMs));
+      if (access === 'write' && limits.firstRowOnly === true) {
+        // ReturnScalar: no row cap can refuse its answer once it has run, so its COMMIT goes in the same write.
+        const transaction = await open(access, timeoutMs);
+        try {
+          return await transaction.runAndCommit(text, values, limits);
+        } catch (error) {
+          await transaction.rollback();
+          throw error;
+        }
+      }
+      return runInOwnTransaction({ begin: () => open(access, timeoutMs) }, access, text, values, limits);
+    },
     begin: (access) => openRequest(access),
     async close() {
       await pool.end();
@@ -229,7 +236,12 @@ class PostgresTransaction implements DatabaseTransaction {
   ) {}
 
   run(sql: string, values: readonly SqlValue[], limits: StatementLimits): Promise<StatementResult> {
-    return this.serialize(() => this.runNow(sql, values, limits));
+    return this.serialize(() => this.runNow(sql, values, limits, false));
+  }
+
+  /** Runs the statement and commits in the same write: the transaction has ended when this resolves. */
+  runAndCommit(sql: string, values: readonly SqlValue[], limits: StatementLimits): Promise<StatementResult> {
+    return this.serialize(() => this.runNow(sql, values, limits, true));
   }
 
   commit(): Promise<void> {
@@ -306,7 +318,12 @@ class PostgresTransaction implements DatabaseTransaction {
     if (this.state === 'ended') throw new DatabaseFault('SqlError', 'The transaction has already ended.', true);
   }
 
-  private async runNow(text: string, values: readonly SqlValue[], limits: StatementLimits): Promise<StatementResult> {
+  private async runNow(
+    text: string,
+    values: readonly SqlValue[],
+    limits: StatementLimits,
+    commit: boolean,
+  ): Promise<StatementResult> {
     this.checkOpen();
     const timeoutMs = Math.max(1, Math.ceil(limits.timeoutMs));
     const maxRows = Math.max(0, Math.floor(limits.maxRows));
@@ -322,6 +339,7 @@ class PostgresTransaction implements DatabaseTransaction {
       text,
       values.map(parameter),
       firstRowOnly ? 1 : Math.min(maxRows + 1, MAX_EXECUTE_ROWS),
+      commit ? ['COMMIT'] : [],
     );
     this.running = statement;
     try {
@@ -338,6 +356,13 @@ class PostgresTransaction implements DatabaseTransaction {
         declaredType: declared[i] ?? null,
       }));
       const rows = answer.rows.map((row) => answer.fields.map((f, i) => parseCell(f.dataTypeID, row[i] ?? null)));
+      if (commit) {
+        // A COMMIT of a transaction the server had already aborted answers ROLLBACK.
+        if (answer.behind[0] !== 'COMMIT')
+          throw new DatabaseFault('SqlError', 'The transaction was rolled back by the database.', true);
+        this.state = 'ended';
+        this.release(false);
+      }
       return { columns, rows, rowsAffected: firstRowOnly ? -1 : rowsAffected(answer.command) };
     } catch (error) {
       this.state = this.state === 'ended' ? 'ended' : 'aborted';
@@ -361,6 +386,8 @@ interface Answer {
   rows: (string | null)[][];
   /** The statement's command tag (`INSERT 0 3`); undefined when its portal was suspended at the row limit. */
   command: string | undefined;
+  /** The command tags of the statements sent behind it (COMMIT). */
+  behind: string[];
 }
 
 /** The messages of pg's Connection a PortalStatement sends. */
@@ -376,7 +403,7 @@ interface Wire {
 /**
  * One statement as a pg Submittable, in one write: the statements `ahead` of it (BEGIN, SET LOCAL: Parse, Bind and
  * Execute each, no rows), then its Parse with the parameters' types, Bind, Describe of the portal, Execute of at most
- * `rowLimit` rows, and Sync. The client hands it the messages of the answer in order; an error ends it (the server
+ * `rowLimit` rows, the statements `behind` it (COMMIT) and Sync. The client hands it the messages of the answer in order; an error ends it (the server
  * skips the rest up to the Sync, and the client gives the ReadyForQuery that follows to no statement).
  */
 class PortalStatement {
@@ -384,7 +411,10 @@ class PortalStatement {
   private fields: Field[] = [];
   private readonly rows: (string | null)[][] = [];
   private command: string | undefined;
-  private completed = 0;
+  private readonly behindTags: string[] = [];
+  /** Which statement's answer comes next: those ahead (counted down), the statement itself, or those behind. */
+  private aheadLeft: number;
+  private statementDone = false;
   private copyRefused = false;
   private settle!: { resolve: (answer: Answer) => void; reject: (error: unknown) => void };
 
@@ -393,7 +423,9 @@ class PortalStatement {
     private readonly text: string,
     private readonly parameters: readonly Parameter[],
     private readonly rowLimit: number,
+    private readonly behind: readonly string[],
   ) {
+    this.aheadLeft = ahead.length;
     this.answer = new Promise<Answer>((resolve, reject) => {
       this.settle = { resolve, reject };
     });
@@ -413,6 +445,11 @@ class PortalStatement {
       wire.bind({ portal: '', statement: '', values: this.parameters.map((p) => p.value) });
       wire.describe({ type: 'P', name: '' });
       wire.execute({ portal: '', rows: this.rowLimit });
+      for (const text of this.behind) {
+        wire.parse({ text, name: '', types: [] });
+        wire.bind({ portal: '', statement: '', values: [] });
+        wire.execute({ portal: '', rows: 0 });
+      }
       wire.sync();
     } finally {
       wire.stream.uncork();
@@ -428,13 +465,21 @@ class PortalStatement {
   }
 
   handleCommandComplete(message: { text: string }): void {
-    // The statements ahead complete first, one CommandComplete each.
-    if (++this.completed > this.ahead.length) this.command = message.text;
+    // One CommandComplete for each statement ahead, then the statement's (unless suspended or empty), then behind's.
+    if (this.aheadLeft > 0) this.aheadLeft--;
+    else if (!this.statementDone) {
+      this.command = message.text;
+      this.statementDone = true;
+    } else this.behindTags.push(message.text);
   }
 
-  handlePortalSuspended(): void {}
+  handlePortalSuspended(): void {
+    this.statementDone = true;
+  }
 
-  handleEmptyQuery(): void {}
+  handleEmptyQuery(): void {
+    this.statementDone = true;
+  }
 
   /**
    * `COPY … FROM STDIN`: there is no stream to read from, so the statement fails. The server ignores a Sync while it
@@ -459,7 +504,7 @@ class PortalStatement {
   }
 
   handleReadyForQuery(): void {
-    this.settle.resolve({ fields: this.fields, rows: this.rows, command: this.command });
+    this.settle.resolve({ fields: this.fields, rows: this.rows, command: this.command, behind: this.behindTags });
   }
 }
 
