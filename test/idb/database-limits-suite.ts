@@ -120,12 +120,22 @@ export function databaseLimitsSuite(b: Backend, ctx: SuiteContext): void {
     expect(await count("name = 'alone'")).toBe(b.count(31));
     expect((await ctx.db.runAlone('write', insert(341, 341), [], first)).rows).toHaveLength(1);
     expect(await count("name = 'alone'")).toBe(b.count(32));
+    // Without firstRowOnly: under the row cap committed, over it refused and rolled back.
+    const capped = { timeoutMs: 5000, maxRows: 10 };
+    expect((await ctx.db.runAlone('write', insert(350, 359), [], capped)).rows).toHaveLength(10);
+    expect(await count("name = 'alone'")).toBe(b.count(42));
+    expect((await fault(ctx.db.runAlone('write', insert(360, 370), [], capped))).fault).toBe('QuotaExceeded');
+    expect(await count("name = 'alone'")).toBe(b.count(42));
+    // Statements that write nothing, one after the other on the pool's connections, then one that does.
+    for (let i = 0; i < 12; i++)
+      expect((await ctx.db.runAlone('write', `SELECT x FROM ${b.series(1, 3)}`, [], capped)).rows).toHaveLength(3);
+    expect((await ctx.db.runAlone('write', insert(371, 371), [], capped)).rows).toHaveLength(1);
+    expect(await count("name = 'alone'")).toBe(b.count(43));
   });
 
   it.runIf(b.name === 'postgres')(
-    "reports a writer's firstRowOnly statement whose COMMIT fails (a deferred foreign key) as SqlError",
+    "reports a writer's statement run alone whose COMMIT fails (a deferred foreign key) as SqlError",
     async () => {
-      // PostgreSQL commits it in the statement's own write: the COMMIT's failure is the call's.
       await inTransaction('write', async (t) => {
         await t.run('CREATE TABLE parent_alone (id int PRIMARY KEY)', [], LIMITS);
         await t.run(
@@ -135,12 +145,18 @@ export function databaseLimitsSuite(b: Backend, ctx: SuiteContext): void {
         );
         await t.commit();
       });
-      const first = { timeoutMs: 5000, maxRows: 10, firstRowOnly: true };
-      const failed = await fault(
-        ctx.db.runAlone('write', 'INSERT INTO child_alone VALUES (5) RETURNING parent_id', [], first),
-      );
-      expect(failed.fault).toBe('SqlError');
-      expect(failed.message).toMatch(/foreign key/);
+      // A ReturnScalar's COMMIT goes in its own write, another statement's is awaited after it.
+      for (const firstRowOnly of [true, false]) {
+        const failed = await fault(
+          ctx.db.runAlone('write', 'INSERT INTO child_alone VALUES (5) RETURNING parent_id', [], {
+            timeoutMs: 5000,
+            maxRows: 10,
+            firstRowOnly,
+          }),
+        );
+        expect(failed.fault).toBe('SqlError');
+        expect(failed.message).toMatch(/foreign key/);
+      }
       expect((await ctx.db.runAlone('read', 'SELECT count(*) FROM child_alone', [], LIMITS)).rows).toEqual([[0n]]);
     },
   );

@@ -6,11 +6,10 @@
  * - One write, one round trip a statement: Parse (with the parameters' types), Bind, Describe, Execute and Sync go out
  *   together, as Npgsql sends them. The transaction's BEGIN and a statement time-out that changes ride in the same
  *   write as extended-protocol statements of their own, ahead of it; a BEGIN there opens a transaction block that
- *   outlives the Sync, as a simple BEGIN does. A call's own transaction (`runAlone`) is therefore one round trip and a
- *   COMMIT (a writer's) or a ROLLBACK not awaited (a reader's). A writer's ReturnScalar sends its COMMIT in the same
- *   write (no row cap can refuse its answer once it ran; a failed statement makes the server skip it): one round trip. postgres.js, used before, spent a round trip more on
- *   every statement with parameters (it has the server describe the statement to learn their types) and one more on
- *   every statement it read through a cursor (its Sync waited for the last batch).
+ *   outlives the Sync, as a simple BEGIN does. A call's own transaction (`runAlone`) is therefore one round trip: a
+ *   reader's ROLLBACK, and the COMMIT of a writer's statement that wrote nothing, go out without the answer waiting for
+ *   them; a writer's ReturnScalar has its COMMIT in its own write; only another statement that wrote waits for its
+ *   COMMIT, a second round trip (see PostgresTransaction.runAlone).
  * - 'read' opens `BEGIN READ ONLY` and runs a statement before the client's, because `SET TRANSACTION READ WRITE` is
  *   only refused once a query has run in the transaction: the mode is frozen before client SQL gets a chance.
  * - Client SQL always goes with the extended query protocol, so the server refuses more than one command (42601) and
@@ -190,11 +189,10 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
     dialect: 'postgres',
     async runAlone(access, text, values, limits) {
       const timeoutMs = Math.max(1, Math.ceil(limits.timeoutMs));
-      if (access === 'write' && limits.firstRowOnly === true) {
-        // ReturnScalar: no row cap can refuse its answer once it has run, so its COMMIT goes in the same write.
+      if (access === 'write') {
         const transaction = await open(access, timeoutMs);
         try {
-          return await transaction.runAndCommit(text, values, limits);
+          return await transaction.runAlone(text, values, limits);
         } catch (error) {
           await transaction.rollback();
           throw error;
@@ -236,41 +234,68 @@ class PostgresTransaction implements DatabaseTransaction {
   ) {}
 
   run(sql: string, values: readonly SqlValue[], limits: StatementLimits): Promise<StatementResult> {
-    return this.serialize(() => this.runNow(sql, values, limits, false));
+    // The serialized promise itself, which the queue already watches: a caller may look at its failure late.
+    return this.serialize(async () => (await this.runNow(sql, values, limits, [])).result);
   }
 
-  /** Runs the statement and commits in the same write: the transaction has ended when this resolves. */
-  runAndCommit(sql: string, values: readonly SqlValue[], limits: StatementLimits): Promise<StatementResult> {
-    return this.serialize(() => this.runNow(sql, values, limits, true));
-  }
-
-  commit(): Promise<void> {
+  /**
+   * A writer's call in a transaction of its own (begin, run and commit), in as few round trips as its answer allows.
+   * A ReturnScalar sends its COMMIT in the statement's write: no row cap can refuse its answer once it ran, and after
+   * a failed statement the server skips the COMMIT. Any other statement could still be refused by the row cap, so it
+   * asks in the same write whether the transaction wrote anything (`txid_current_if_assigned`): if it did, the COMMIT
+   * is awaited as before; if not, no COMMIT can fail, and it goes out without the answer waiting for it.
+   */
+  runAlone(sql: string, values: readonly SqlValue[], limits: StatementLimits): Promise<StatementResult> {
     return this.serialize(async () => {
-      if (this.state !== 'open') {
-        const ended = this.state === 'ended';
-        await this.finish();
-        throw new DatabaseFault('SqlError', ended ? 'The transaction has already ended.' : ABORTED_COMMIT, true);
-      }
-      this.state = 'ended';
-      if (this.begin !== undefined) {
-        // Nothing was ever sent: there is nothing to commit.
-        this.release(false);
-        return;
-      }
-      try {
-        const result = await this.client.query('COMMIT');
+      const firstRowOnly = limits.firstRowOnly === true;
+      const { result, behind } = await this.runNow(sql, values, limits, [firstRowOnly ? 'COMMIT' : WROTE]);
+      if (firstRowOnly) {
         // A COMMIT of a transaction the server had already aborted answers ROLLBACK.
-        if (result.command !== 'COMMIT')
+        if (behind[0]?.tag !== 'COMMIT')
           throw new DatabaseFault('SqlError', 'The transaction was rolled back by the database.', true);
+        this.state = 'ended';
         this.release(false);
-      } catch (error) {
-        await this.client.query('ROLLBACK').then(
+      } else if (behind[0]?.value != null) await this.commitNow();
+      else {
+        this.state = 'ended';
+        void this.client.query('COMMIT').then(
           () => this.release(false),
           () => this.release(true),
         );
-        throw toFault(error);
       }
+      return result;
     });
+  }
+
+  commit(): Promise<void> {
+    return this.serialize(() => this.commitNow());
+  }
+
+  private async commitNow(): Promise<void> {
+    if (this.state !== 'open') {
+      const ended = this.state === 'ended';
+      await this.finish();
+      throw new DatabaseFault('SqlError', ended ? 'The transaction has already ended.' : ABORTED_COMMIT, true);
+    }
+    this.state = 'ended';
+    if (this.begin !== undefined) {
+      // Nothing was ever sent: there is nothing to commit.
+      this.release(false);
+      return;
+    }
+    try {
+      const result = await this.client.query('COMMIT');
+      // A COMMIT of a transaction the server had already aborted answers ROLLBACK.
+      if (result.command !== 'COMMIT')
+        throw new DatabaseFault('SqlError', 'The transaction was rolled back by the database.', true);
+      this.release(false);
+    } catch (error) {
+      await this.client.query('ROLLBACK').then(
+        () => this.release(false),
+        () => this.release(true),
+      );
+      throw toFault(error);
+    }
   }
 
   async rollback(): Promise<void> {
@@ -318,12 +343,13 @@ class PostgresTransaction implements DatabaseTransaction {
     if (this.state === 'ended') throw new DatabaseFault('SqlError', 'The transaction has already ended.', true);
   }
 
+  /** Runs a statement, and the statements `behind` it in the same write; their answers come back beside its result. */
   private async runNow(
     text: string,
     values: readonly SqlValue[],
     limits: StatementLimits,
-    commit: boolean,
-  ): Promise<StatementResult> {
+    behind: readonly string[],
+  ): Promise<{ result: StatementResult; behind: Answer['behind'] }> {
     this.checkOpen();
     const timeoutMs = Math.max(1, Math.ceil(limits.timeoutMs));
     const maxRows = Math.max(0, Math.floor(limits.maxRows));
@@ -339,7 +365,7 @@ class PostgresTransaction implements DatabaseTransaction {
       text,
       values.map(parameter),
       firstRowOnly ? 1 : Math.min(maxRows + 1, MAX_EXECUTE_ROWS),
-      commit ? ['COMMIT'] : [],
+      behind,
     );
     this.running = statement;
     try {
@@ -356,14 +382,10 @@ class PostgresTransaction implements DatabaseTransaction {
         declaredType: declared[i] ?? null,
       }));
       const rows = answer.rows.map((row) => answer.fields.map((f, i) => parseCell(f.dataTypeID, row[i] ?? null)));
-      if (commit) {
-        // A COMMIT of a transaction the server had already aborted answers ROLLBACK.
-        if (answer.behind[0] !== 'COMMIT')
-          throw new DatabaseFault('SqlError', 'The transaction was rolled back by the database.', true);
-        this.state = 'ended';
-        this.release(false);
-      }
-      return { columns, rows, rowsAffected: firstRowOnly ? -1 : rowsAffected(answer.command) };
+      return {
+        result: { columns, rows, rowsAffected: firstRowOnly ? -1 : rowsAffected(answer.command) },
+        behind: answer.behind,
+      };
     } catch (error) {
       this.state = this.state === 'ended' ? 'ended' : 'aborted';
       throw toFault(error);
@@ -386,9 +408,12 @@ interface Answer {
   rows: (string | null)[][];
   /** The statement's command tag (`INSERT 0 3`); undefined when its portal was suspended at the row limit. */
   command: string | undefined;
-  /** The command tags of the statements sent behind it (COMMIT). */
-  behind: string[];
+  /** The statements sent behind it, in order: each one's command tag and first value. */
+  behind: { tag: string; value: string | null }[];
 }
+
+/** Whether the transaction has written anything: a transaction id once it has (PostgreSQL 10 and later). */
+const WROTE = 'SELECT txid_current_if_assigned()';
 
 /** The messages of pg's Connection a PortalStatement sends. */
 interface Wire {
@@ -411,7 +436,9 @@ class PortalStatement {
   private fields: Field[] = [];
   private readonly rows: (string | null)[][] = [];
   private command: string | undefined;
-  private readonly behindTags: string[] = [];
+  private readonly behindAnswers: Answer['behind'] = [];
+  /** The first value of the statement behind whose answer comes next. */
+  private behindValue: string | null = null;
   /** Which statement's answer comes next: those ahead (counted down), the statement itself, or those behind. */
   private aheadLeft: number;
   private statementDone = false;
@@ -461,7 +488,8 @@ class PortalStatement {
   }
 
   handleDataRow(message: { fields: (string | null)[] }): void {
-    this.rows.push(message.fields);
+    if (this.statementDone) this.behindValue = message.fields[0] ?? null;
+    else this.rows.push(message.fields);
   }
 
   handleCommandComplete(message: { text: string }): void {
@@ -470,7 +498,10 @@ class PortalStatement {
     else if (!this.statementDone) {
       this.command = message.text;
       this.statementDone = true;
-    } else this.behindTags.push(message.text);
+    } else {
+      this.behindAnswers.push({ tag: message.text, value: this.behindValue });
+      this.behindValue = null;
+    }
   }
 
   handlePortalSuspended(): void {
@@ -504,7 +535,7 @@ class PortalStatement {
   }
 
   handleReadyForQuery(): void {
-    this.settle.resolve({ fields: this.fields, rows: this.rows, command: this.command, behind: this.behindTags });
+    this.settle.resolve({ fields: this.fields, rows: this.rows, command: this.command, behind: this.behindAnswers });
   }
 }
 
