@@ -163,15 +163,61 @@ export function databaseTransactionsSuite(b: Backend, ctx: SuiteContext): void {
     },
   );
 
+  it.runIf(b.name === 'postgres')(
+    "refuses transaction control in client SQL as AccessDenied, so a request's work stays its own",
+    async () => {
+      // The server ran them: a COMMIT in a request committed its work so far, and the statements after it each
+      // committed on their own, beyond the request's rollback.
+      const t = await ctx.db.begin('write');
+      await t.run("INSERT INTO items VALUES (21, 'before')", [], LIMITS);
+      const refused = await fault(t.run('COMMIT', [], LIMITS));
+      expect(refused).toMatchObject({ fault: 'AccessDenied', transactionAborted: true });
+      expect(refused.message).toMatch(/COMMIT is not allowed in client SQL/);
+      await t.rollback();
+      expect(await count('id = 21')).toBe(b.count(0));
+      const statements = [
+        'BEGIN',
+        'start transaction',
+        'END',
+        'ROLLBACK',
+        'abort',
+        'SAVEPOINT s',
+        'RELEASE SAVEPOINT s',
+        "PREPARE TRANSACTION 'x'",
+        '/* a /* nested */ comment */ COMMIT',
+        '-- a comment\n  commit work',
+      ];
+      for (const access of ['read', 'write'] as const)
+        for (const sql of statements) {
+          const denied = await inTransaction(access, (w) => fault(w.run(sql, [], LIMITS)));
+          expect(denied, `${access}: ${sql}`).toMatchObject({ fault: 'AccessDenied', transactionAborted: true });
+        }
+      // Statements that only look like it run.
+      await inTransaction('write', async (w) => {
+        expect((await w.run("SELECT 'COMMIT' AS commit", [], LIMITS)).rows).toEqual([['COMMIT']]);
+        await w.run('PREPARE p AS SELECT 1', [], LIMITS);
+        expect((await w.run('EXECUTE p', [], LIMITS)).rows).toEqual([[1]]);
+      });
+    },
+  );
+
   it('refuses several commands in one statement, so COMMIT cannot escape the transaction', async () => {
     const t = await ctx.db.begin('write');
     const refused = await fault(t.run("COMMIT; INSERT INTO items VALUES (20, 'escaped')", [], LIMITS));
-    expect(refused.fault).toBe('SqlError');
-    // T-SQL runs batches (SqlCommand does): the COMMIT ends only the inner of two transaction levels, and the
-    // adapter finds the level gone after the batch.
+    // PostgreSQL refuses it by its first verb before the server sees it (the test before this one); the server
+    // would refuse the two commands too. T-SQL runs batches (SqlCommand does): the COMMIT ends only the inner of two
+    // transaction levels, and the adapter finds the level gone after the batch.
+    expect(refused.fault).toBe(onSqlite || tsql ? 'SqlError' : 'AccessDenied');
     expect(refused.message).toMatch(
-      onSqlite ? /more than one statement/ : tsql ? /ended the request.s transaction/ : /multiple commands/,
+      onSqlite ? /more than one statement/ : tsql ? /ended the request.s transaction/ : /COMMIT is not allowed/,
     );
+    if (!onSqlite && !tsql) {
+      // Without the verb in front, the server's own refusal of a second command.
+      const second = await inTransaction('write', (w) =>
+        fault(w.run("SELECT 1; INSERT INTO items VALUES (20, 'escaped')", [], LIMITS)),
+      );
+      expect(second).toMatchObject({ fault: 'SqlError', message: expect.stringMatching(/multiple commands/) });
+    }
     expect(refused.transactionAborted).toBe(true);
     const commit = await fault(t.commit()); // an aborted transaction cannot be committed; it is rolled back
     expect(commit.message).toMatch(/rolled back/);

@@ -13,7 +13,8 @@
  * - 'read' opens `BEGIN READ ONLY` and runs a statement before the client's, because `SET TRANSACTION READ WRITE` is
  *   only refused once a query has run in the transaction: the mode is frozen before client SQL gets a chance.
  * - Client SQL always goes with the extended query protocol, so the server refuses more than one command (42601) and
- *   `COMMIT; INSERT …` can never escape the transaction. Unnamed statements: client SQL is rarely repeated, and a
+ *   `COMMIT; INSERT …` can never escape the transaction. A statement of transaction control on its own (BEGIN,
+ *   COMMIT, ROLLBACK, SAVEPOINT, …) is refused as AccessDenied before it is sent (see transactionControl). Unnamed statements: client SQL is rarely repeated, and a
  *   per-connection cache of it would only grow.
  * - Parameters are typed as the client sent them (see PARAMETER_TYPES), as text; a string goes untyped (OID 0), so the
  *   server reads it as it would read the literal, whatever type it infers (`'true'` for a bool, JSON text for a jsonb,
@@ -351,6 +352,15 @@ class PostgresTransaction implements DatabaseTransaction {
     behind: readonly string[],
   ): Promise<{ result: StatementResult; behind: Answer['behind'] }> {
     this.checkOpen();
+    const control = transactionControl(text);
+    if (control !== undefined) {
+      this.state = 'aborted';
+      throw new DatabaseFault(
+        'AccessDenied',
+        `${control} is not allowed in client SQL: the transaction is the service's (a database request's, or the call's own).`,
+        true,
+      );
+    }
     const timeoutMs = Math.max(1, Math.ceil(limits.timeoutMs));
     const maxRows = Math.max(0, Math.floor(limits.maxRows));
     const firstRowOnly = limits.firstRowOnly === true;
@@ -393,6 +403,48 @@ class PostgresTransaction implements DatabaseTransaction {
       this.running = undefined;
     }
   }
+}
+
+/** Statements that end the transaction or open another (PREPARE only as PREPARE TRANSACTION). */
+const TRANSACTION_CONTROL = new Set(['BEGIN', 'START', 'COMMIT', 'END', 'ROLLBACK', 'ABORT', 'SAVEPOINT', 'RELEASE']);
+
+/**
+ * The verb of a statement of transaction control, if the text is one. The server would run it: a client's COMMIT
+ * inside a database request committed the request's work so far, every later statement of the request then ran in a
+ * transaction of its own, and the request's rollback undid none of them. (Inside DO and CALL the server itself
+ * refuses to end a transaction block.) Leading white space and comments (line comments, nested block comments) are skipped.
+ */
+export function transactionControl(text: string): string | undefined {
+  const words = /^[A-Za-z_]+/;
+  let at = 0;
+  const skip = () => {
+    for (;;) {
+      while (at < text.length && /\s/.test(text[at]!)) at++;
+      if (text.startsWith('--', at)) {
+        const end = text.indexOf('\n', at);
+        at = end < 0 ? text.length : end + 1;
+      } else if (text.startsWith('/*', at)) {
+        let depth = 0;
+        while (at < text.length) {
+          if (text.startsWith('/*', at)) {
+            depth++;
+            at += 2;
+          } else if (text.startsWith('*/', at)) {
+            at += 2;
+            if (--depth === 0) break;
+          } else at++;
+        }
+      } else return;
+    }
+  };
+  skip();
+  const verb = words.exec(text.slice(at))?.[0]?.toUpperCase();
+  if (verb === undefined) return undefined;
+  if (TRANSACTION_CONTROL.has(verb)) return verb;
+  if (verb !== 'PREPARE') return undefined;
+  at += verb.length;
+  skip();
+  return words.exec(text.slice(at))?.[0]?.toUpperCase() === 'TRANSACTION' ? 'PREPARE TRANSACTION' : undefined;
 }
 
 /** The most rows one Execute can ask for (an int32); 0 would mean all of them. */
