@@ -37,7 +37,6 @@ export const postgres: Backend = {
   name: 'postgres',
   async open() {
     const pg = await startPostgres();
-    // Small batches, so results here span several (a result of a whole batch once lost its columns).
     const db = createPostgresDatabase({ url: pg.url, maxConnections: 4 });
     return {
       db,

@@ -4,6 +4,17 @@ import { type Backend, type SuiteContext, ENDLESS, fault, LIMITS, BUSY_TIMEOUT_M
 /** Limits and faults: time-outs, the row cap, transactions side by side, cancelling, waiting writers, failing commits. Part of `databaseSuite` (database-suite.ts), inside its describe. */
 export function databaseLimitsSuite(b: Backend, ctx: SuiteContext): void {
   const { inTransaction, count, onSqlite, tsql, noSleep } = ctx;
+  /** A parent table and a child whose foreign key is checked only at COMMIT. */
+  const deferredForeignKey = (parent: string, child: string) =>
+    inTransaction('write', async (t) => {
+      await t.run(`CREATE TABLE ${parent} (id INTEGER PRIMARY KEY)`, [], LIMITS);
+      await t.run(
+        `CREATE TABLE ${child} (parent_id int REFERENCES ${parent} (id) DEFERRABLE INITIALLY DEFERRED)`,
+        [],
+        LIMITS,
+      );
+      await t.commit();
+    });
 
   it('times a slow statement out and aborts its transaction', async () => {
     const t = await ctx.db.begin('read');
@@ -136,15 +147,7 @@ export function databaseLimitsSuite(b: Backend, ctx: SuiteContext): void {
   it.runIf(b.name === 'postgres')(
     "reports a writer's statement run alone whose COMMIT fails (a deferred foreign key) as SqlError",
     async () => {
-      await inTransaction('write', async (t) => {
-        await t.run('CREATE TABLE parent_alone (id int PRIMARY KEY)', [], LIMITS);
-        await t.run(
-          'CREATE TABLE child_alone (parent_id int REFERENCES parent_alone (id) DEFERRABLE INITIALLY DEFERRED)',
-          [],
-          LIMITS,
-        );
-        await t.commit();
-      });
+      await deferredForeignKey('parent_alone', 'child_alone');
       // A ReturnScalar's COMMIT goes in its own write, another statement's is awaited after it.
       for (const firstRowOnly of [true, false]) {
         const failed = await fault(
@@ -273,15 +276,7 @@ export function databaseLimitsSuite(b: Backend, ctx: SuiteContext): void {
   });
 
   it.runIf(onSqlite)('rolls back when COMMIT fails (a deferred foreign key) and reports SqlError', async () => {
-    await inTransaction('write', async (t) => {
-      await t.run('CREATE TABLE parent (id INTEGER PRIMARY KEY)', [], LIMITS);
-      await t.run(
-        'CREATE TABLE child (parent_id int REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)',
-        [],
-        LIMITS,
-      );
-      await t.commit();
-    });
+    await deferredForeignKey('parent', 'child');
     const t = await ctx.db.begin('write');
     await t.run('INSERT INTO child VALUES (5)', [], LIMITS);
     const failed = await fault(t.commit());

@@ -352,6 +352,7 @@ class PostgresTransaction implements DatabaseTransaction {
     behind: readonly string[],
   ): Promise<{ result: StatementResult; behind: Answer['behind'] }> {
     this.checkOpen();
+    // Refused before anything is sent, a BEGIN still waiting included.
     const control = transactionControl(text);
     if (control !== undefined) {
       this.state = 'aborted';
@@ -414,8 +415,7 @@ const TRANSACTION_CONTROL = new Set(['BEGIN', 'START', 'COMMIT', 'END', 'ROLLBAC
  * transaction of its own, and the request's rollback undid none of them. (Inside DO and CALL the server itself
  * refuses to end a transaction block.) Leading white space and comments (line comments, nested block comments) are skipped.
  */
-export function transactionControl(text: string): string | undefined {
-  const words = /^[A-Za-z_]+/;
+function transactionControl(text: string): string | undefined {
   let at = 0;
   const skip = () => {
     for (;;) {
@@ -437,15 +437,23 @@ export function transactionControl(text: string): string | undefined {
       } else return;
     }
   };
+  // The word at `at`, read in place (a statement's text can be megabytes).
+  const word = () => {
+    WORD.lastIndex = at;
+    const found = WORD.exec(text)?.[0];
+    at += found?.length ?? 0;
+    return found?.toUpperCase();
+  };
   skip();
-  const verb = words.exec(text.slice(at))?.[0]?.toUpperCase();
+  const verb = word();
   if (verb === undefined) return undefined;
   if (TRANSACTION_CONTROL.has(verb)) return verb;
   if (verb !== 'PREPARE') return undefined;
-  at += verb.length;
   skip();
-  return words.exec(text.slice(at))?.[0]?.toUpperCase() === 'TRANSACTION' ? 'PREPARE TRANSACTION' : undefined;
+  return word() === 'TRANSACTION' ? 'PREPARE TRANSACTION' : undefined;
 }
+
+const WORD = /[A-Za-z_]+/y;
 
 /** The most rows one Execute can ask for (an int32); 0 would mean all of them. */
 const MAX_EXECUTE_ROWS = 0x7fffffff;
@@ -513,22 +521,20 @@ class PortalStatement {
   submit(connection: pg.Connection): void {
     // pg's own messages (pg-protocol), typed here as pg sends them (its type declarations disagree).
     const wire = connection as unknown as Wire;
+    // Our own statements around the client's: no parameters, no rows described.
+    const plain = (text: string) => {
+      wire.parse({ text, name: '', types: [] });
+      wire.bind({ portal: '', statement: '', values: [] });
+      wire.execute({ portal: '', rows: 0 });
+    };
     wire.stream.cork();
     try {
-      for (const text of this.ahead) {
-        wire.parse({ text, name: '', types: [] });
-        wire.bind({ portal: '', statement: '', values: [] });
-        wire.execute({ portal: '', rows: 0 });
-      }
+      this.ahead.forEach(plain);
       wire.parse({ text: this.text, name: '', types: this.parameters.map((p) => p.type) });
       wire.bind({ portal: '', statement: '', values: this.parameters.map((p) => p.value) });
       wire.describe({ type: 'P', name: '' });
       wire.execute({ portal: '', rows: this.rowLimit });
-      for (const text of this.behind) {
-        wire.parse({ text, name: '', types: [] });
-        wire.bind({ portal: '', statement: '', values: [] });
-        wire.execute({ portal: '', rows: 0 });
-      }
+      this.behind.forEach(plain);
       wire.sync();
     } finally {
       wire.stream.uncork();
@@ -664,8 +670,7 @@ function parameter(value: SqlValue): Parameter {
 /** Rows affected from a command tag (`INSERT 0 3`, `UPDATE 2`); -1 for other commands and a suspended portal. */
 function rowsAffected(command: string | undefined): number {
   if (command === undefined) return -1;
-  const verb = command.slice(0, command.indexOf(' ') >>> 0);
-  switch (verb) {
+  switch (command.split(' ', 1)[0]) {
     case 'INSERT':
     case 'UPDATE':
     case 'DELETE':
