@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -8,6 +9,13 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.ts';
 import type { DatabaseTransaction } from '../../src/idb/database.ts';
 import { openDatabase } from '../../src/runtime/node/idb/open-database.ts';
+import {
+  close,
+  type Native,
+  openConnection,
+  own,
+  runsWithoutLoop,
+} from '../../src/runtime/node/idb/sqlite-connection.ts';
 import { createSqliteDatabase } from '../../src/runtime/node/idb/sqlite-database.ts';
 import { ENDLESS, LIMITS, databaseSuite, fault, inTempDir, sqlite } from './database-suite.ts';
 
@@ -74,6 +82,48 @@ describe('SQLite Database: close() and the pool of sessions', () => {
   });
 });
 
+describe('SQLite: which programs run without a loop (runsWithoutLoop)', () => {
+  it('tells lookups by key and expressions of parameters from scans, counts, lists, recursion and table functions', async () => {
+    await inTempDir(async (dir) => {
+      const native = createRequire(import.meta.url)('libsql-linux-x64-gnu') as Native;
+      const path = join(dir, 'db.sqlite');
+      const writer = openConnection(native, path, 'write', 1000);
+      own(
+        native,
+        writer,
+        'CREATE TABLE t (id INTEGER PRIMARY KEY, code TEXT UNIQUE, name TEXT, x INT); CREATE INDEX t_x ON t (x); ' +
+          'CREATE VIEW v AS SELECT id, name FROM t; CREATE TABLE s (a INT, b INT, PRIMARY KEY (a, b)) WITHOUT ROWID',
+      );
+      const reader = openConnection(native, path, 'read', 1000, 3);
+      const straight = [
+        'SELECT ?1',
+        'SELECT name FROM t WHERE id = ?1',
+        'SELECT name FROM t WHERE code = ?1',
+        'SELECT upper(name), x FROM t WHERE id = ?1 AND x > 3',
+        "SELECT coalesce(name, 'none') FROM v WHERE id = ?1",
+        'SELECT b FROM s WHERE a = ?1 AND b = ?2',
+      ];
+      const loops = [
+        'SELECT count(*) FROM t', // one Count opcode, but it counts the whole b-tree
+        'SELECT max(id) FROM t',
+        'SELECT name FROM t WHERE x = ?1', // an index that is not UNIQUE: a range
+        'SELECT b FROM s WHERE a = ?1',
+        'SELECT name FROM t WHERE id IN (?1, ?2)',
+        'SELECT (SELECT count(*) FROM t)',
+        'WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT n FROM c LIMIT 5',
+        'SELECT * FROM json_each(?1)',
+        'SELECT * FROM t',
+        'PRAGMA user_version', // refused by the authorizer: its EXPLAIN fails
+        'SELECT nonsense FROM',
+      ];
+      for (const sql of straight) expect([sql, runsWithoutLoop(native, reader, sql)]).toEqual([sql, true]);
+      for (const sql of loops) expect([sql, runsWithoutLoop(native, reader, sql)]).toEqual([sql, false]);
+      close(reader);
+      close(writer);
+    });
+  });
+});
+
 describe('SQLite Database: a read on its own', () => {
   it('runs on the event loop only within a small budget: past it, the read runs again off the loop, whole', async () => {
     await inTempDir(async (dir) => {
@@ -102,6 +152,51 @@ describe('SQLite Database: a read on its own', () => {
       await db.close();
     });
   });
+  it('runs a read without a loop without the budget, and gives the budget back when the schema turns it into a scan', async () => {
+    await inTempDir(async (dir) => {
+      const path = join(dir, 'db.sqlite');
+      const db = await createSqliteDatabase({ path });
+      const limits = { timeoutMs: 30_000, maxRows: 10, firstRowOnly: true };
+      await db.runAlone('write', 'CREATE TABLE big (id INTEGER PRIMARY KEY, code TEXT, n INT)', [], LIMITS);
+      await db.runAlone(
+        'write',
+        `INSERT INTO big (code, n) SELECT 'c' || x, x FROM ${sqlite.series(1, 400_000)}`,
+        [],
+        LIMITS,
+      );
+      await db.runAlone('write', 'CREATE UNIQUE INDEX big_code ON big (code)', [], LIMITS);
+      const lookup = 'SELECT n FROM big WHERE code = ?1';
+      const last = [{ type: 'string' as const, value: 'c400000' }];
+      // Judged the second time it runs within the budget, then run without it: a lookup by a UNIQUE index.
+      for (let i = 0; i < 4; i++) expect((await db.runAlone('read', lookup, last, limits)).rows).toEqual([[400_000]]);
+
+      // Dropped in a request: the same text now scans the table (tens of milliseconds), and must not hold the loop.
+      const request = await db.begin('write');
+      await request.run('DROP INDEX big_code', [], LIMITS);
+      await request.commit();
+      for (let i = 0; i < 3; i++) {
+        const scan = await loopBusy(() => db.runAlone('read', lookup, last, limits));
+        expect(scan.result.rows).toEqual([[400_000]]);
+        expect(scan.busy).toBeLessThan(0.5);
+      }
+
+      // Made straight again (another text: that one is remembered as slow for a while), then turned into a scan by
+      // another process (here: another Database on the file), which this one cannot know of: the first run scans on
+      // the loop, and gives the budget back for the next ones.
+      await db.runAlone('write', 'CREATE UNIQUE INDEX big_code ON big (code)', [], LIMITS);
+      const again = 'SELECT n AS m FROM big WHERE code = ?1';
+      for (let i = 0; i < 4; i++) expect((await db.runAlone('read', again, last, limits)).rows).toEqual([[400_000]]);
+      const other = await createSqliteDatabase({ path });
+      await other.runAlone('write', 'DROP INDEX big_code', [], LIMITS);
+      await other.close();
+      expect((await db.runAlone('read', again, last, limits)).rows).toEqual([[400_000]]);
+      const next = await loopBusy(() => db.runAlone('read', again, last, limits));
+      expect(next.result.rows).toEqual([[400_000]]);
+      expect(next.busy).toBeLessThan(0.5);
+      await db.close();
+    });
+  });
+
   it('takes no second step for a first row only: a second row that fails is never computed', async () => {
     await inTempDir(async (dir) => {
       const db = await createSqliteDatabase({ path: join(dir, 'db.sqlite') });

@@ -193,6 +193,57 @@ export function ownRows(native: Native, db: NativeDatabase, sql: string): unknow
   return out;
 }
 
+// The opcodes of a program without a loop (runsWithoutLoop). Each does work bounded by its operands: a seek is a walk
+// down one b-tree, a function call is bounded by its arguments (and no interrupt can stop one midway, so a time
+// budget does not bound it either). Not here, whatever their jumps: Count (it counts a whole b-tree), Rewind, Last,
+// Next, Prev, the sorter's, Gosub and Return, coroutines, virtual tables' (VFilter, VNext), OpenEphemeral.
+const STRAIGHT_OPCODES = new Set(
+  (
+    'Variable ResultRow Halt OpenRead Column Affinity TypeCheck DeferredSeek Rowid IdxRowid NullRow ' +
+    'Close ColumnsUsed Integer Int64 Real String8 String Null SoftNull Blob Copy SCopy IntCopy CollSeq ' +
+    'Function PureFunc Add Subtract Multiply Divide Remainder Concat BitAnd BitOr ShiftLeft ShiftRight ' +
+    'BitNot Not And Or Cast RealAffinity ZeroOrNull IsTrue Noop'
+  ).split(' '),
+);
+/** Opcodes whose P2 is where they may jump: allowed forward only, inside the body. */
+const JUMP_OPCODES = new Set(
+  (
+    'Goto If IfNot IsNull NotNull IfNullRow IsType MustBeInt Once Eq Ne Lt Le Gt Ge ElseEq SeekRowid ' +
+    'NotExists SeekGE SeekGT SeekLE SeekLT IdxGT IdxGE IdxLT IdxLE'
+  ).split(' '),
+);
+/** What the prologue after the body holds (Init jumps to it, it jumps back to the body's start): locks, constants. */
+const PROLOGUE_OPCODES = new Set('Transaction TableLock Integer Int64 Real String8 String Null Blob'.split(' '));
+
+/**
+ * Whether SQLite's program for `sql`, as `db` compiles it now (its EXPLAIN), runs without a loop: every jump goes
+ * forward, every opcode is one of STRAIGHT_OPCODES. Such a statement ends after a bounded number of steps, each
+ * bounded by its operands: a point lookup by key (`WHERE id = @id`, or a UNIQUE index's columns), expressions of
+ * parameters. SQLite checks for an interrupt only where a program loops, so a time budget could not interrupt such
+ * a program anywhere anyway (sqlite-readers.ts runs them without one). False for anything it cannot read, or whose
+ * EXPLAIN fails (the statement's own run reports why).
+ */
+export function runsWithoutLoop(native: Native, db: NativeDatabase, sql: string): boolean {
+  let program: unknown[][];
+  try {
+    program = ownRows(native, db, `EXPLAIN ${sql}`);
+  } catch {
+    return false;
+  }
+  const [init] = program;
+  if (init?.[1] !== 'Init') return false;
+  const prologue = Number(init[3]);
+  const last = program.length - 1;
+  for (let i = 1; i <= last; i++) {
+    const [address, opcode, , p2] = program[i] as [number, string, unknown, number];
+    if (address !== i) return false;
+    if (i < prologue) {
+      if (JUMP_OPCODES.has(opcode) ? !(p2 > i && p2 < prologue) : !STRAIGHT_OPCODES.has(opcode)) return false;
+    } else if (i === last ? !(opcode === 'Goto' && p2 === 1) : !PROLOGUE_OPCODES.has(opcode)) return false;
+  }
+  return prologue > 1 && prologue <= last;
+}
+
 /** Our own PRAGMA, with the authorizer lifted for it (once per connection: see CLIENT_SQL). */
 export function ownPragma(native: Native, db: NativeDatabase, sql: string): unknown[][] {
   db.authorizer(null);

@@ -163,7 +163,15 @@ export async function createSqliteDatabase(options: SqliteDatabaseOptions): Prom
         reply = await readers.read(request);
         if (access === 'write' && !reply.ok && reply.code.startsWith('SQLITE_READONLY')) reply = undefined;
       }
-      reply ??= await write(request);
+      if (reply === undefined) {
+        // DDL may change what a read's program does (sqlite-readers.ts keeps verdicts on them).
+        const changed = SCHEMA_VERBS.has(statementShape(sql).verb) ? readers.schemaChanging() : undefined;
+        try {
+          reply = await write(request);
+        } finally {
+          changed?.();
+        }
+      }
       if (reply.ok) return toResult(reply.result!);
       const cancelled = reply.code === 'LOST' || closing !== undefined ? 'the database was closed' : undefined;
       throw toFault(reply, { busyTimeoutMs, timeoutMs: request.timeoutMs, cancelled });
@@ -184,7 +192,7 @@ export async function createSqliteDatabase(options: SqliteDatabaseOptions): Prom
         end(session);
         throw toFault(reply, { busyTimeoutMs });
       }
-      return new SqliteTransaction(session, end, busyTimeoutMs);
+      return new SqliteTransaction(session, end, busyTimeoutMs, () => readers.schemaChanging());
     },
     close() {
       closing ??= (async () => {
@@ -204,6 +212,8 @@ const CLOSED = 'The database has been closed.';
 
 /** Verbs of statements that usually only read (the verb after `WITH …` is the statement's own). */
 const READS = new Set(['SELECT', 'VALUES']);
+/** Verbs of statements that change the schema (ATTACH, DETACH and PRAGMA are refused to client SQL). */
+const SCHEMA_VERBS = new Set(['CREATE', 'DROP', 'ALTER', 'ANALYZE', 'REINDEX', 'VACUUM']);
 
 /** A statement as a connection takes it: values bound as SQLite binds them, limits as whole numbers. */
 function statement(sql: string, values: readonly SqlValue[], limits: StatementLimits): Statement {
@@ -226,11 +236,14 @@ class SqliteTransaction implements DatabaseTransaction {
   private queue: Promise<unknown> = Promise.resolve();
   private running = false;
   private released = false;
+  /** Whether it ran DDL: its COMMIT is then announced to the readers (schemaChanging). */
+  private changesSchema = false;
 
   constructor(
     private readonly session: SqliteSession,
     private readonly release: (session: SqliteSession) => void,
     private readonly busyTimeoutMs: number,
+    private readonly schemaChanging: () => () => void,
   ) {}
 
   run(sql: string, values: readonly SqlValue[], limits: StatementLimits): Promise<StatementResult> {
@@ -247,7 +260,8 @@ class SqliteTransaction implements DatabaseTransaction {
       this.state = 'ended';
       this.released = true;
       // A failed COMMIT is rolled back by the session.
-      const reply = await this.session.call({ op: 'commit' });
+      const changed = this.changesSchema ? this.schemaChanging() : undefined;
+      const reply = await this.session.call({ op: 'commit' }).finally(() => changed?.());
       this.release(this.session);
       if (!reply.ok) throw toFault(reply, { busyTimeoutMs: this.busyTimeoutMs });
     });
@@ -286,6 +300,7 @@ class SqliteTransaction implements DatabaseTransaction {
       throw error;
     }
     const { timeoutMs } = request;
+    if (SCHEMA_VERBS.has(statementShape(sql).verb)) this.changesSchema = true;
     this.running = true;
     const reply = await this.session.call({ op: 'run', ...request });
     this.running = false;
