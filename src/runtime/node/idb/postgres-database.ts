@@ -214,6 +214,9 @@ const guarded = new WeakSet<pg.PoolClient>();
 
 const ABORTED = 'current transaction is aborted, commands ignored until end of transaction block';
 const ABORTED_COMMIT = 'The transaction was aborted by an earlier error and has been rolled back.';
+const ENDED = 'The transaction has already ended.';
+/** A COMMIT of a transaction the server had already aborted answers ROLLBACK. */
+const ROLLED_BACK = 'The transaction was rolled back by the database.';
 
 class PostgresTransaction implements DatabaseTransaction {
   private state: 'open' | 'aborted' | 'ended' = 'open';
@@ -251,18 +254,13 @@ class PostgresTransaction implements DatabaseTransaction {
       const firstRowOnly = limits.firstRowOnly === true;
       const { result, behind } = await this.runNow(sql, values, limits, [firstRowOnly ? 'COMMIT' : WROTE]);
       if (firstRowOnly) {
-        // A COMMIT of a transaction the server had already aborted answers ROLLBACK.
-        if (behind[0]?.tag !== 'COMMIT')
-          throw new DatabaseFault('SqlError', 'The transaction was rolled back by the database.', true);
+        if (behind[0]?.tag !== 'COMMIT') throw new DatabaseFault('SqlError', ROLLED_BACK, true);
         this.state = 'ended';
         this.release(false);
       } else if (behind[0]?.value != null) await this.commitNow();
       else {
         this.state = 'ended';
-        void this.client.query('COMMIT').then(
-          () => this.release(false),
-          () => this.release(true),
-        );
+        void this.endWith('COMMIT');
       }
       return result;
     });
@@ -276,7 +274,7 @@ class PostgresTransaction implements DatabaseTransaction {
     if (this.state !== 'open') {
       const ended = this.state === 'ended';
       await this.finish();
-      throw new DatabaseFault('SqlError', ended ? 'The transaction has already ended.' : ABORTED_COMMIT, true);
+      throw new DatabaseFault('SqlError', ended ? ENDED : ABORTED_COMMIT, true);
     }
     this.state = 'ended';
     if (this.begin !== undefined) {
@@ -286,15 +284,10 @@ class PostgresTransaction implements DatabaseTransaction {
     }
     try {
       const result = await this.client.query('COMMIT');
-      // A COMMIT of a transaction the server had already aborted answers ROLLBACK.
-      if (result.command !== 'COMMIT')
-        throw new DatabaseFault('SqlError', 'The transaction was rolled back by the database.', true);
+      if (result.command !== 'COMMIT') throw new DatabaseFault('SqlError', ROLLED_BACK, true);
       this.release(false);
     } catch (error) {
-      await this.client.query('ROLLBACK').then(
-        () => this.release(false),
-        () => this.release(true),
-      );
+      await this.endWith('ROLLBACK');
       throw toFault(error);
     }
   }
@@ -318,13 +311,18 @@ class PostgresTransaction implements DatabaseTransaction {
     // A cancel request travels on a connection of its own and may land after its statement is done, on whatever the
     // connection runs next: nothing more is sent here until the server has taken it.
     await this.cancelling;
-    try {
-      await this.client.query('ROLLBACK');
-      this.release(false);
-    } catch {
-      // A broken connection has no transaction left, and is not given back for reuse.
-      this.release(true);
-    }
+    await this.endWith('ROLLBACK');
+  }
+
+  /**
+   * Our own COMMIT or ROLLBACK, then the connection back to the pool; never rejects. A connection on which it failed
+   * is broken: it has no transaction left, and is not given back for reuse.
+   */
+  private endWith(command: 'COMMIT' | 'ROLLBACK'): Promise<void> {
+    return this.client.query(command).then(
+      () => this.release(false),
+      () => this.release(true),
+    );
   }
 
   private release(broken: boolean): void {
@@ -341,7 +339,7 @@ class PostgresTransaction implements DatabaseTransaction {
 
   private checkOpen(): void {
     if (this.state === 'aborted') throw new DatabaseFault('SqlError', ABORTED, true);
-    if (this.state === 'ended') throw new DatabaseFault('SqlError', 'The transaction has already ended.', true);
+    if (this.state === 'ended') throw new DatabaseFault('SqlError', ENDED, true);
   }
 
   /** Runs a statement, and the statements `behind` it in the same write; their answers come back beside its result. */

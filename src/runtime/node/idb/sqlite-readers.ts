@@ -101,7 +101,6 @@ export class SqliteReaders {
         this.running.add(state);
       } else if (mine !== undefined) this.running.delete(mine);
     };
-    let trusted = true;
     try {
       // In autocommit mode the statement is its own read transaction (one snapshot from its first step to its last
       // row): no BEGIN and ROLLBACK of ours needed. A time-out within the budget is the statement's own (and runs on
@@ -122,12 +121,7 @@ export class SqliteReaders {
     } catch (error) {
       return { ok: false, ...statementFailure(error) };
     } finally {
-      try {
-        if (db.inTransaction()) own(this.native, db, 'ROLLBACK');
-      } catch {
-        trusted = false;
-      }
-      this.release(db, trusted);
+      this.release(db, this.leftClean(db));
     }
   }
 
@@ -152,27 +146,27 @@ export class SqliteReaders {
     }
     // Judged again later (twice within the budget first): a pause of the process or the machine takes that long too.
     if (performance.now() - started > SYNC_BUDGET_MS) this.withoutLoop.delete(request.sql);
-    let trusted = true;
-    try {
-      if (db.inTransaction()) own(this.native, db, 'ROLLBACK');
-    } catch {
-      trusted = false;
-    }
-    if (!trusted || worn(db)) {
+    if (!this.leftClean(db) || worn(db)) {
       this.unbounded = undefined;
       close(db);
     }
     return outcome;
   }
 
+  /** Rolls back a read transaction left open; false when the connection can no longer be trusted. */
+  private leftClean(db: NativeDatabase): boolean {
+    try {
+      if (db.inTransaction()) own(this.native, db, 'ROLLBACK');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** A text that ran within the budget: the second time, whether its program has a loop (on `db`, as it is now). */
   private judge(db: NativeDatabase, sql: string): void {
     if (this.schemaChanges > 0 || sql.length > JUDGED_TEXT_MAX || this.withoutLoop.has(sql)) return;
-    if (!this.seen.delete(sql)) {
-      if (this.seen.size >= PROGRAMS_KEPT) this.seen.clear();
-      this.seen.add(sql);
-      return;
-    }
+    if (!secondTime(this.seen, sql, PROGRAMS_KEPT)) return;
     if (this.withoutLoop.size >= PROGRAMS_KEPT) this.withoutLoop.clear();
     this.withoutLoop.set(sql, runsWithoutLoop(this.native, db, sql));
   }
@@ -184,10 +178,7 @@ export class SqliteReaders {
   schemaChanging(): () => void {
     this.schemaChanges++;
     this.withoutLoop.clear();
-    let done = false;
     return () => {
-      if (done) return;
-      done = true;
       this.schemaChanges--;
       this.withoutLoop.clear();
     };
@@ -198,11 +189,7 @@ export class SqliteReaders {
    * collection) or of the machine (a busy core): the budget is time on the clock, not on the CPU.
    */
   private strike(sql: string): void {
-    if (!this.struck.delete(sql)) {
-      if (this.struck.size >= SLOW_KEPT) this.struck.clear();
-      this.struck.add(sql);
-      return;
-    }
+    if (!secondTime(this.struck, sql, SLOW_KEPT)) return;
     if (this.slow.size >= SLOW_KEPT) this.slow.clear();
     this.slow.set(sql, performance.now());
   }
@@ -258,4 +245,15 @@ export class SqliteReaders {
     close(db);
     if (this.open === 0) this.drained?.();
   }
+}
+
+/**
+ * Whether `text` is in `once` (taken out then): the second time in a row. Else it is put in, and `once` is emptied
+ * first when it holds `kept` texts already.
+ */
+function secondTime(once: Set<string>, text: string, kept: number): boolean {
+  if (once.delete(text)) return true;
+  if (once.size >= kept) once.clear();
+  once.add(text);
+  return false;
 }
