@@ -18,6 +18,11 @@
  * - Server CPU per call: the server process's CPU time (every thread, /proc) over the row, warm-up included, per call
  *   it answered. The client shares the two cores: a .NET client spins while it waits for a reply, so calls/s also
  *   measures how long each server keeps it waiting, and this column is each server's own cost.
+ * - Client CPU and context switches per call: the .NET client's own (getrusage, every thread) over its measured
+ *   seconds, per call measured; the TypeScript client's (this process) over the row as the server's. A WCF client
+ *   waiting for a reply spins on its thread pool, yielding the core (sched_yield, a switch each) before it sleeps: a
+ *   reply that comes after the spin began costs the client CPU on the cores the server shares, and these columns show
+ *   how much (docs/decisions/idb-sqlite-backend.md, "Where the rest goes").
  * Short runs (SECONDS per row, BENCH_DOTNET_SECONDS to change it). BENCH_DOTNET_ROUNDS rounds (default 1, as
  * `npm run bench` gives up after 570 s in all; about 2.5 min a round) run the servers alternately and keep each
  * row's best round: on a shared machine, `BENCH_DOTNET_ROUNDS=2 npx tsx bench/dotnet.ts` alone.
@@ -96,6 +101,9 @@ export interface DotnetBenchRow {
   p99Ms?: number;
   /** The server's CPU time over the row (warm-up included) per call made in it, in µs. */
   serverCpuPerCallMicros?: number;
+  /** The client process's CPU time per call, in µs, and its context switches per call (see the header). */
+  clientCpuPerCallMicros?: number;
+  clientSwitchesPerCall?: number;
   error?: string;
 }
 
@@ -196,9 +204,13 @@ async function dotnetRow(dll: string, endpoint: string, c: Case): Promise<Partia
       p99Ms: number;
       errors: number;
       firstError?: string;
+      cpuMicrosPerCall?: number;
+      switchesPerCall?: number;
     };
     return {
       callsPerSecond: r.perSecond,
+      ...(r.cpuMicrosPerCall === undefined ? {} : { clientCpuPerCallMicros: r.cpuMicrosPerCall }),
+      ...(r.switchesPerCall === undefined ? {} : { clientSwitchesPerCall: r.switchesPerCall }),
       ...(c.bytes === undefined ? {} : { megabytesPerSecond: (r.perSecond * c.bytes) / 1e6 }),
       p50Ms: r.p50Ms,
       p99Ms: r.p99Ms,
@@ -210,6 +222,8 @@ async function dotnetRow(dll: string, endpoint: string, c: Case): Promise<Partia
 }
 
 async function typescriptRow(endpoint: string, c: Case): Promise<Partial<DotnetBenchRow>> {
+  // The client runs in this process: its usage over the row, warm-up and opens included (as the server's CPU column).
+  const before = process.resourceUsage();
   const r = await runLoad({
     endpoint,
     channels: c.channels,
@@ -217,8 +231,17 @@ async function typescriptRow(endpoint: string, c: Case): Promise<Partial<DotnetB
     operation: 'Heartbeat',
     warmupCalls: TS_WARMUP_CALLS,
   });
+  const after = process.resourceUsage();
+  const calls = r.callsPerSecond * SECONDS + TS_WARMUP_CALLS;
+  const cpu = after.userCPUTime + after.systemCPUTime - before.userCPUTime - before.systemCPUTime;
+  const switches =
+    after.voluntaryContextSwitches +
+    after.involuntaryContextSwitches -
+    before.voluntaryContextSwitches -
+    before.involuntaryContextSwitches;
   return {
     callsPerSecond: r.callsPerSecond,
+    ...(calls > 0 ? { clientCpuPerCallMicros: cpu / calls, clientSwitchesPerCall: switches / calls } : {}),
     p50Ms: r.p50Ms,
     p99Ms: r.p99Ms,
     ...(r.errors > 0 ? { error: `${r.errors} errors: ${r.firstError}` } : {}),
@@ -398,9 +421,9 @@ function printTable(rows: DotnetBenchRow[], rss: Map<string, number>, opens: str
     rows.find((r) => r.server === server && r.client === client && r.operation === operation && r.channels === channels)
       ?.callsPerSecond;
   console.log(
-    '| server | client | operation | channels | calls/s | MB/s | p50 | p99 | server CPU/call | vs CoreWCF (same database) | vs canned Heartbeat |',
+    '| server | client | operation | channels | calls/s | MB/s | p50 | p99 | server CPU/call | client CPU/call | client switches/call | vs CoreWCF (same database) | vs canned Heartbeat |',
   );
-  console.log('|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) {
     const ratio = (peer: number | undefined) =>
       row.callsPerSecond && peer ? `${(row.callsPerSecond / peer).toFixed(2)}×` : '–';
@@ -412,9 +435,10 @@ function printTable(rows: DotnetBenchRow[], rss: Map<string, number>, opens: str
         : undefined;
     const mbs = row.megabytesPerSecond === undefined ? '–' : row.megabytesPerSecond.toFixed(0);
     const ms = (v: number | undefined) => (v === undefined ? '–' : `${v.toFixed(2)} ms`);
-    const cpu = row.serverCpuPerCallMicros === undefined ? '–' : `${row.serverCpuPerCallMicros.toFixed(0)} µs`;
+    const micros = (v: number | undefined) => (v === undefined ? '–' : `${v.toFixed(0)} µs`);
+    const switches = row.clientSwitchesPerCall === undefined ? '–' : row.clientSwitchesPerCall.toFixed(1);
     console.log(
-      `| ${row.server} | ${row.client} | ${row.operation} | ${row.channels} | ${row.callsPerSecond === undefined ? '–' : Math.round(row.callsPerSecond)} | ${mbs} | ${ms(row.p50Ms)} | ${ms(row.p99Ms)} | ${cpu} | ${ratio(corewcf)} | ${ratio(canned)} |${row.error ? ` ${row.error}` : ''}`,
+      `| ${row.server} | ${row.client} | ${row.operation} | ${row.channels} | ${row.callsPerSecond === undefined ? '–' : Math.round(row.callsPerSecond)} | ${mbs} | ${ms(row.p50Ms)} | ${ms(row.p99Ms)} | ${micros(row.serverCpuPerCallMicros)} | ${micros(row.clientCpuPerCallMicros)} | ${switches} | ${ratio(corewcf)} | ${ratio(canned)} |${row.error ? ` ${row.error}` : ''}`,
     );
   }
   console.log('');

@@ -23,7 +23,6 @@ import { CLASSES, isArray, isClass, isValueType, itemOf, type DcType } from './c
 import { dataTableContent } from './datatable-xml.ts';
 import { CONTRACTS_NS, XSI_NS } from './names.ts';
 import { SIMPLE_TYPES, type SimpleType } from './simple-types.ts';
-import type { Scope } from './tree.ts';
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
 
@@ -36,7 +35,7 @@ export function writeValue(
   prefix: string,
   localName: string,
   value: unknown,
-  scope: Scope,
+  scope: ReadonlyMap<string, string>,
   root: boolean,
 ): XmlElement {
   const attributes: XmlAttributeNode[] = [];

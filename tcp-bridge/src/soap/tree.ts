@@ -9,26 +9,44 @@ import { IdbFault } from '#idb';
 import { XML_NS, XSI_NS } from './names.ts';
 import type { QualifiedName } from './fault.ts';
 
-/** Prefix → namespace URI; '' is the default namespace. */
-export type Scope = ReadonlyMap<string, string>;
+/**
+ * The xmlns declarations in scope: an element's own (prefix, URI pairs, in order) and, through `outer`, those around
+ * it; '' is the default namespace. A chain rather than a copied map: a request's elements declare a prefix or two
+ * each, and copying every binding at each of them was a tenth of decoding a request (profile: enterScope and the
+ * Map constructor, ~4% of an ExecuteNonQuery in the bridge).
+ */
+export interface Scope {
+  readonly outer: Scope | undefined;
+  /** prefix, URI, prefix, URI, …: a later declaration of the same prefix wins, as in XML. */
+  readonly declared: readonly string[];
+}
 
-export const ROOT_SCOPE: Scope = new Map([['xml', XML_NS]]);
+export const ROOT_SCOPE: Scope = { outer: undefined, declared: ['xml', XML_NS] };
 
 export const invalid = (message: string): IdbFault => new IdbFault('InvalidArgument', message);
 
 /** The scope inside `element`: its own xmlns declarations added (they apply to its name and attributes too). */
 export function enterScope(scope: Scope, element: XmlElement): Scope {
-  let inner: Map<string, string> | undefined;
+  let declared: string[] | undefined;
   for (const node of element.attributes) {
     if (node.kind !== 'xmlns') continue;
-    inner ??= new Map(scope);
-    inner.set(node.prefix, node.uri);
+    declared ??= [];
+    declared.push(node.prefix, node.uri);
   }
-  return inner ?? scope;
+  return declared === undefined ? scope : { outer: scope, declared };
+}
+
+/** The URI `prefix` is bound to in `scope`, or undefined. */
+export function lookupPrefix(scope: Scope, prefix: string): string | undefined {
+  for (let at: Scope | undefined = scope; at !== undefined; at = at.outer) {
+    const declared = at.declared;
+    for (let i = declared.length - 2; i >= 0; i -= 2) if (declared[i] === prefix) return declared[i + 1];
+  }
+  return undefined;
 }
 
 function resolve(scope: Scope, prefix: string, what: string): string {
-  const uri = scope.get(prefix);
+  const uri = lookupPrefix(scope, prefix);
   if (uri !== undefined) return uri;
   if (prefix === '') return '';
   throw invalid(`The prefix '${prefix}' of ${what} is not declared.`);

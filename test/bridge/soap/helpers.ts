@@ -16,7 +16,7 @@ import {
 import { readRequest, SoapFault, writeReply } from '../../../tcp-bridge/src/soap/index.ts';
 import { SIGNATURES } from '../../../tcp-bridge/src/soap/contract-types.ts';
 import { readValue } from '../../../tcp-bridge/src/soap/dc-reader.ts';
-import { enterScope, ROOT_SCOPE } from '../../../tcp-bridge/src/soap/tree.ts';
+import { enterScope, lookupPrefix, ROOT_SCOPE } from '../../../tcp-bridge/src/soap/tree.ts';
 import type { OperationName, Operations } from '../../../src/idb/contract.ts';
 import {
   ANONYMOUS,
@@ -142,7 +142,7 @@ export function readFault(document: XmlDocument) {
     const value = child(code, 'Value');
     const valueScope = enterScope(codeScope, value);
     const [prefix, name] = textOf(value).split(':') as [string, string];
-    codes.push({ name, namespace: valueScope.get(prefix)! });
+    codes.push({ name, namespace: lookupPrefix(valueScope, prefix)! });
     code = code.children.find((c): c is XmlElement => c.kind === 'element' && c.localName === 'Subcode');
     if (code) codeScope = enterScope(codeScope, code);
   }

@@ -6,6 +6,7 @@ using System.Collections.Generic;
 using System.Diagnostics;
 using System.Globalization;
 using System.Linq;
+using System.Runtime.InteropServices;
 using System.ServiceModel;
 using System.Threading;
 using IDBService.Contracts;
@@ -26,13 +27,50 @@ namespace IDBService.E2E
             return o.TryGetValue(key, out var v) ? double.Parse(v, CultureInfo.InvariantCulture) : fallback;
         }
 
-        static string Result(string what, long count, double seconds, List<double> latencies, int errors, string firstError)
+        static string Result(string what, long count, double seconds, List<double> latencies, int errors, string firstError, Usage spent = null)
         {
             latencies.Sort();
             double P(double q) => latencies.Count == 0 ? 0 : latencies[Math.Min(latencies.Count - 1, (int)Math.Ceiling(q * latencies.Count) - 1)];
+            var perCall = spent == null || count == 0 ? "" : string.Format(CultureInfo.InvariantCulture,
+                ",\"cpuMicrosPerCall\":{0:F1}{1}", spent.CpuMicros / count,
+                spent.Switches < 0 ? "" : string.Format(CultureInfo.InvariantCulture, ",\"switchesPerCall\":{0:F2}", (double)spent.Switches / count));
             return string.Format(CultureInfo.InvariantCulture,
-                "{{\"what\":\"{0}\",\"count\":{1},\"seconds\":{2:F3},\"perSecond\":{3:F1},\"p50Ms\":{4:F3},\"p99Ms\":{5:F3},\"errors\":{6}{7}}}",
-                what, count, seconds, count / seconds, P(0.5), P(0.99), errors, firstError == null ? "" : ",\"firstError\":" + Report.Json(firstError));
+                "{{\"what\":\"{0}\",\"count\":{1},\"seconds\":{2:F3},\"perSecond\":{3:F1},\"p50Ms\":{4:F3},\"p99Ms\":{5:F3},\"errors\":{6}{7}{8}}}",
+                what, count, seconds, count / seconds, P(0.5), P(0.99), errors, firstError == null ? "" : ",\"firstError\":" + Report.Json(firstError), perCall);
+        }
+
+        /// <summary>
+        /// This process's CPU time and context switches (every thread, those ended included): what the client itself spends
+        /// per call. A WCF client waiting for a reply spins on its thread pool (sched_yield) before it sleeps, so on two
+        /// shared cores a server that answers later costs the client CPU and switches, not only time.
+        /// </summary>
+        sealed class Usage
+        {
+            public double CpuMicros;
+            /// <summary>Voluntary and involuntary context switches (getrusage); -1 where there is no getrusage.</summary>
+            public long Switches;
+
+            [DllImport("libc", EntryPoint = "getrusage", SetLastError = true)]
+            static extern int GetRusage(int who, long[] usage);
+
+            public static Usage Now()
+            {
+                if (OperatingSystem.IsLinux())
+                {
+                    // struct rusage on 64-bit Linux: ru_utime, ru_stime (timeval: seconds, microseconds), then 14 longs,
+                    // ru_nvcsw and ru_nivcsw the last two.
+                    var u = new long[18];
+                    if (GetRusage(0 /* RUSAGE_SELF */, u) == 0)
+                        return new Usage { CpuMicros = (u[0] + u[2]) * 1e6 + u[1] + u[3], Switches = u[16] + u[17] };
+                }
+                return new Usage { CpuMicros = Process.GetCurrentProcess().TotalProcessorTime.Ticks / 10.0, Switches = -1 };
+            }
+
+            public Usage Since(Usage start) => new Usage
+            {
+                CpuMicros = CpuMicros - start.CpuMicros,
+                Switches = Switches < 0 || start.Switches < 0 ? -1 : Switches - start.Switches,
+            };
         }
 
         /// <summary>The bench's table: `rows` rows of six columns (seeded once; the database of a fresh server).</summary>
@@ -125,13 +163,15 @@ namespace IDBService.E2E
             foreach (var t in threads) t.Start();
             Thread.Sleep(TimeSpan.FromSeconds(warmup));
             var total = Stopwatch.StartNew();
+            var usage = Usage.Now();
             Interlocked.Exchange(ref measuring, 1);
             Thread.Sleep(TimeSpan.FromSeconds(seconds));
             Interlocked.Exchange(ref measuring, 2);
             var elapsed = total.Elapsed.TotalSeconds;
+            var spent = Usage.Now().Since(usage);
             foreach (var t in threads) t.Join();
             var all = perThread.SelectMany(l => l).ToList();
-            Console.WriteLine(Result(operation, all.Count, elapsed, all, errors, firstError));
+            Console.WriteLine(Result(operation, all.Count, elapsed, all, errors, firstError, spent));
             if (operation == "ExecuteNonQuery")
                 for (int i = 0; i < channels; i++) { try { clients[i].CloseDatabaseRequest(requests[i], true); } catch { } }
             foreach (var client in clients) { try { ((ICommunicationObject)client).Close(); } catch { ((ICommunicationObject)client).Abort(); } }
