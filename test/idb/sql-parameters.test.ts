@@ -286,6 +286,38 @@ describe.each(DIALECTS)('bindParameters (%s): refusals', (dialect) => {
   });
 });
 
+describe.each(DIALECTS)('bindParameters (%s): a text read once, bound again', (dialect) => {
+  // The markers of a text are read once and kept: every later call binds its own parameters to them.
+  it('binds each call its own values, and refuses a call that lacks one', () => {
+    const sql = 'select @a, @b, @a from t';
+    expectBound(dialect, sql, { a: 1, b: 2 }, 'select §1, §2, §1 from t', [1, 2]);
+    expectBound(dialect, sql, { B: 'y', '@A': 'x', c: 3 }, 'select §1, §2, §1 from t', ['x', 'y']);
+    expect(refusal(sql, { a: 1 }, dialect)).toContain('@b');
+    expectBound(dialect, sql, { a: 5, b: 6 }, 'select §1, §2, §1 from t', [5, 6]);
+  });
+
+  it('reports a missing parameter and a marker of the database in the order they stand, every time', () => {
+    const own = dialect === 'sqlite' ? '?1' : '$1';
+    const missingFirst = `select @x, ${own}`;
+    const ownFirst = `select ${own}, @x`;
+    for (let call = 0; call < 2; call++) {
+      expect(refusal(missingFirst, {}, dialect)).toContain('@x');
+      expect(refusal(missingFirst, { x: 1 }, dialect)).toContain(own);
+      expect(refusal(ownFirst, {}, dialect)).toContain(own);
+    }
+  });
+
+  it('binds texts longer than it keeps, and more texts than it keeps', () => {
+    const long = `select @a${' '.repeat(5000)}, @b`;
+    for (let call = 0; call < 2; call++) {
+      expectBound(dialect, long, { a: 1, b: 2 }, `select §1${' '.repeat(5000)}, §2`, [1, 2]);
+    }
+    for (let round = 0; round < 2; round++) {
+      for (let k = 0; k < 300; k++) expectBound(dialect, `select @a + ${k}`, { a: k }, `select §1 + ${k}`, [k]);
+    }
+  });
+});
+
 describe('bindParameters: a generated cross-check', () => {
   // Random pieces from every context, joined: the markers in code are exactly the ones replaced, in order.
   const CODE = ['select ', ', ', ' + ', '(', ')', ' = ', '\n'];
