@@ -223,7 +223,7 @@ function readMarkers(sql: string, postgres: boolean): MarkerPlan {
     afterWord = isWordChar(c);
     i++;
   }
-  plan.pieces.push(copied === 0 ? sql : sql.slice(copied));
+  plan.pieces.push(sql.slice(copied));
   return plan;
 }
 

@@ -159,13 +159,15 @@ export async function createSqliteDatabase(options: SqliteDatabaseOptions): Prom
       // too, beside other readers and without the writer's lock (its reads would otherwise wait for each other at
       // the write gate). Should it write after all, SQLite refuses it there before writing anything
       // (SQLITE_READONLY) and it runs again as a write.
-      if (access === 'read' || READS.has(statementShape(sql).verb)) {
+      // A reader's call never comes to the write below: its verb is only needed for a writer's.
+      const verb = access === 'write' ? statementShape(sql).verb : undefined;
+      if (verb === undefined || READS.has(verb)) {
         reply = await readers.read(request);
         if (access === 'write' && !reply.ok && reply.code.startsWith('SQLITE_READONLY')) reply = undefined;
       }
       if (reply === undefined) {
         // DDL may change what a read's program does (sqlite-readers.ts keeps verdicts on them).
-        const changed = SCHEMA_VERBS.has(statementShape(sql).verb) ? readers.schemaChanging() : undefined;
+        const changed = SCHEMA_VERBS.has(verb!) ? readers.schemaChanging() : undefined;
         try {
           reply = await write(request);
         } finally {
