@@ -87,11 +87,12 @@ export function utf8Length(value: string): number {
 }
 
 /**
- * Room for a writer, not zeroed: a writer hands out only bytes it has written. Small sizes are carved from Node's
- * shared 8 KiB pool (Buffer.allocUnsafe), as a plain Uint8Array so that `slice` copies; a new ArrayBuffer per writer
- * was 7-10% of a Heartbeat's time in the bridge (a reply makes two writers, a request's framing more).
+ * Room that is filled before it is read, not zeroed: a writer hands out only bytes it has written, a received
+ * envelope is copied in whole. Small sizes are carved from Node's shared 8 KiB pool (Buffer.allocUnsafe), as a plain
+ * Uint8Array so that `slice` copies; a new ArrayBuffer per writer was 7-10% of a Heartbeat's time in the bridge (a
+ * reply makes two writers, a request's framing more).
  */
-function allocate(size: number): Uint8Array {
+export function allocate(size: number): Uint8Array {
   const pooled = Buffer.allocUnsafe(size);
   return new Uint8Array(pooled.buffer, pooled.byteOffset, size);
 }

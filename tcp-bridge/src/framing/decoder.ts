@@ -35,7 +35,7 @@ import {
   KNOWN_ENCODINGS,
   RecordType,
 } from './records.ts';
-import { decodeUtf8, readInt31 } from '../bytes.ts';
+import { allocate, decodeUtf8, readInt31 } from '../bytes.ts';
 
 export type FramingEvent =
   | { type: 'version'; major: number; minor: number }
@@ -195,7 +195,7 @@ export class ServerFramingDecoder {
     this.checkSize('envelope', size.value);
     this.consumed += size.value;
     // A copy, as the steps make: a chunk may be a Buffer (whose slice is a view) or a buffer its sender reuses.
-    const payload = new Uint8Array(size.value);
+    const payload = allocate(size.value);
     payload.set(chunk.subarray(start, end));
     this.completeField('envelope', payload, events);
     return end;

@@ -383,6 +383,8 @@ export function runWithin(native: Native, db: NativeDatabase, request: Statement
     if ('empty' in prepared) return prepared.empty;
     columns = prepared.columns;
     kept = { stmt: prepared.stmt, dml: prepared.dml, rows: columns.length > 0 };
+    // Rows as arrays, integers as BigInt (toCell narrows them): set once, the statement keeps its modes while kept.
+    if (kept.rows) prepared.stmt.raw(true).safeIntegers(true);
   }
   const { stmt, dml } = kept;
   const params = paramsOf(request);
@@ -393,13 +395,13 @@ export function runWithin(native: Native, db: NativeDatabase, request: Statement
   }
   if (request.firstRowOnly) {
     // One step and a reset (libsql's get): no row iterator made and kept (~8 µs of a ~10 µs statement).
-    const record = native.statementGetSync(stmt.raw(true).safeIntegers(true), params) as unknown[] | undefined;
+    const record = native.statementGetSync(stmt, params) as unknown[] | undefined;
     const first = { columns: columns ?? columnsOf(stmt), cells: record?.map(toCell) ?? [], rowsAffected: -1 };
     cache?.give(request.sql, kept);
     return first;
   }
   const cells: DataCell[] = [];
-  const rows = keep(db, native.statementIterateSync(stmt.raw(true).safeIntegers(true), params));
+  const rows = keep(db, native.statementIterateSync(stmt, params));
   let count = 0;
   try {
     let record = native.iteratorNextSync(rows);
