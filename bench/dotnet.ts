@@ -43,6 +43,13 @@ const SECONDS = Number(process.env.BENCH_DOTNET_SECONDS) || 3;
 const ROUNDS = Number(process.env.BENCH_DOTNET_ROUNDS) || 1;
 /** Before each row's measured seconds: the .NET client's warm-up, and the TypeScript client's. */
 const DOTNET_WARMUP_SECONDS = 1;
+/**
+ * The .NET client, the measuring instrument, without tiered compilation: its code is final from the first call. With
+ * it, a client process of a few seconds was still compiling during its measured seconds (perf: the JIT 11–14% of the
+ * client's CPU on a 2 000-row ReturnDatatable), and its CPU per call there ranged from 11 to 29 ms over rounds
+ * against either server; without it, 9.5–11 ms (docs/decisions/idb-sqlite-backend.md). The servers run as they are.
+ */
+const DOTNET_CLIENT_ENV = { DOTNET_TieredCompilation: '0' };
 const TS_WARMUP_CALLS = 50;
 const MiB = 1024 * 1024;
 
@@ -194,7 +201,7 @@ async function dotnetRow(dll: string, endpoint: string, c: Case): Promise<Partia
       String(DOTNET_WARMUP_SECONDS),
       ...sizes,
     ],
-    { timeoutMs: 120_000 },
+    { timeoutMs: 120_000, env: DOTNET_CLIENT_ENV },
   );
   const line = result.stdout.trim().split('\n').pop() ?? '';
   try {
@@ -272,7 +279,7 @@ async function ntlmOpens(dll: string | undefined, dir: string): Promise<string[]
           '--warmup',
           '1',
         ],
-        { timeoutMs: 120_000 },
+        { timeoutMs: 120_000, env: DOTNET_CLIENT_ENV },
       );
       try {
         const r = JSON.parse(result.stdout.trim().split('\n').pop() ?? '') as {
