@@ -166,9 +166,7 @@ class DataTableEvents implements XmlEventSource {
       for (let i = 0; i < names.length; i++, at++) {
         const text = texts[at];
         if (text === undefined) continue;
-        sink.start(names[i]!, NO_ATTRIBUTES);
-        sink.text(text);
-        sink.end();
+        sink.leaf(names[i]!, text);
       }
       sink.end();
     }
@@ -199,6 +197,11 @@ export function xmlText(tape: XmlEventSource): string {
     end() {
       const name = names.pop()!;
       out += open ? ' />' : `</${name}>`;
+      open = false;
+    },
+    leaf(name, value) {
+      if (open) out += '>';
+      out += `<${name}>${escapeText(value)}</${name}>`;
       open = false;
     },
   };

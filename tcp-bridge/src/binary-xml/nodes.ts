@@ -38,6 +38,8 @@ export interface XmlEventSink {
   start(name: string, attributes: readonly string[]): void;
   text(value: string): void;
   end(): void;
+  /** start(name, []), text(value), end() in one: a DataTable's cell. */
+  leaf(name: string, value: string): void;
 }
 
 export interface XmlElement {

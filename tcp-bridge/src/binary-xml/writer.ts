@@ -167,6 +167,15 @@ class Writer {
         text = undefined;
         scopes.pop();
       },
+      // A cell: no attributes, so no declarations and the scope as it is; nothing between its start and its end.
+      leaf: (name, value) => {
+        flush();
+        const { prefix, ref } = nameOf(name);
+        declared(prefix, scopes[scopes.length - 1]!);
+        this.nameRecord(ELEMENT_RECORDS, prefix, ref, false);
+        if (value !== '') this.stringRecord(value, true);
+        else this.out.u8(Record.EndElement);
+      },
     });
     flush();
   }

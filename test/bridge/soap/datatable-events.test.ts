@@ -5,7 +5,7 @@ import { recordDataTable, xmlText } from '../../../src/idb/datatable-writer.ts';
 import { element, encodeDocument, type XmlContent, xmlns } from '../../../tcp-bridge/src/binary-xml/index.ts';
 import { WriterSession } from '../../../tcp-bridge/src/binary-xml/dictionary.ts';
 import { dataTableContent } from '../../../tcp-bridge/src/soap/datatable-xml.ts';
-import type { XmlEventSource } from '../../../src/idb/xml-events.ts';
+import { type XmlEventSource, XmlTape } from '../../../src/idb/xml-events.ts';
 
 const columns: DataColumn[] = [
   { name: 'id', type: 'Int32' },
@@ -48,6 +48,14 @@ describe('a DataTable written from its events', () => {
     }
     const renamed = recordDataTable([{ name: '1st', type: 'String' }], [['x']], { tableName: 'my table' });
     expect(Buffer.from(fromEvents(renamed))).toEqual(Buffer.from(bytes(dataTableContent(xmlText(renamed)))));
+  });
+
+  it('is the same recorded on a tape and replayed from it: a cell as one event or as its start, text and end', () => {
+    const events = recordDataTable(columns, rows);
+    const tape = new XmlTape();
+    events.replay(tape);
+    expect(xmlText(tape)).toBe(xmlText(events));
+    expect(Buffer.from(fromEvents(tape))).toEqual(Buffer.from(fromEvents(events)));
   });
 
   it('refuses a prefix that is not declared, as the nodes would', () => {
