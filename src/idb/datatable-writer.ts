@@ -13,7 +13,7 @@ import {
   type WriteDataTableOptions,
   XSD_TYPE,
 } from './datatable.ts';
-import { NO_ATTRIBUTES, type XmlEventSource, XmlTape, type XmlSink } from './xml-events.ts';
+import { type XmlEventSource, XmlTape, type XmlSink } from './xml-events.ts';
 import { encodeLocalName } from './xml-names.ts';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema';
