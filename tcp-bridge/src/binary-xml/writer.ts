@@ -119,18 +119,26 @@ class Writer {
       }
       return known;
     };
+    // An element without attributes (a table's cells): no declarations, its name in the scope as it is.
+    const startBare = (name: string): void => {
+      const { prefix, ref } = nameOf(name);
+      declared(prefix, scopes[scopes.length - 1]!);
+      this.nameRecord(ELEMENT_RECORDS, prefix, ref, false);
+    };
+    // An element's end, folded into its last text when it has one.
+    const close = (last: string | undefined): void => {
+      if (last !== undefined) this.stringRecord(last, true);
+      else this.out.u8(Record.EndElement);
+    };
     node.replay({
       start: (name, attributes) => {
         flush();
-        const { prefix, ref } = nameOf(name);
         if (attributes.length === 0) {
-          // A table's cells: no attributes, no declarations, the scope as it is.
-          const scope = scopes[scopes.length - 1]!;
-          declared(prefix, scope);
-          this.nameRecord(ELEMENT_RECORDS, prefix, ref, false);
-          scopes.push(scope);
+          startBare(name);
+          scopes.push(scopes[scopes.length - 1]!);
           return;
         }
+        const { prefix, ref } = nameOf(name);
         let scope = scopes[scopes.length - 1]!;
         let own: number | undefined; // the declaration of the element's own prefix
         for (let i = 0; i < attributes.length; i += 2) {
@@ -162,19 +170,15 @@ class Writer {
         if (value !== '') text = value;
       },
       end: () => {
-        if (text !== undefined) this.stringRecord(text, true);
-        else this.out.u8(Record.EndElement);
+        close(text);
         text = undefined;
         scopes.pop();
       },
-      // A cell: no attributes, so no declarations and the scope as it is; nothing between its start and its end.
+      // start(name, []), text(value) and end() with nothing kept between them: no scope pushed, no text pending.
       leaf: (name, value) => {
         flush();
-        const { prefix, ref } = nameOf(name);
-        declared(prefix, scopes[scopes.length - 1]!);
-        this.nameRecord(ELEMENT_RECORDS, prefix, ref, false);
-        if (value !== '') this.stringRecord(value, true);
-        else this.out.u8(Record.EndElement);
+        startBare(name);
+        close(value === '' ? undefined : value);
       },
     });
     flush();
