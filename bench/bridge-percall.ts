@@ -16,6 +16,7 @@
  * `--op ReturnDatatable --rows N` (default 2000) reads N rows of the .NET bench's table (test/dotnet/WcfClient/Bench.cs:
  * six columns, seeded here the same way; `--check` then counts the diffgram's rows). `--op ExecuteNonQuery` is the
  * .NET bench's INSERT inside one database request, opened before the calls (left open: the run ends with an abort).
+ * `--database postgres://…` runs them on that (empty) PostgreSQL database instead of a SQLite file in a temp folder.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,6 +46,7 @@ const { values } = parseArgs({
     encode: { type: 'string', default: '4000' },
     check: { type: 'boolean', default: false },
     rows: { type: 'string', default: '2000' },
+    database: { type: 'string' },
   },
 });
 const OPERATIONS = ['Heartbeat', 'ReturnScalar', 'ReturnDatatable', 'ExecuteNonQuery'] as const;
@@ -90,7 +92,10 @@ const SEED = [
 
 const folder = mkdtempSync(join(tmpdir(), 'bridge-percall-'));
 writeFileSync(join(folder, 'roles.json'), JSON.stringify({ writer: ['anonymous'] }));
-const config = readBridgeConfig(bridgeFolderEnv(folder));
+const env = bridgeFolderEnv(folder);
+// `--database postgres://…`: the same calls on PostgreSQL (an empty database: the seed creates its table).
+if (values.database !== undefined) env.DATABASE_URL = values.database;
+const config = readBridgeConfig(env);
 // The real JSON logger at the bridge's default level; its lines are dropped instead of batched to stdout.
 let logged = 0;
 const logger = jsonLogger('info', (line) => {

@@ -62,7 +62,30 @@ export function encodeDocumentParts(document: XmlDocument, options: EncodeOption
 
 const SPLICED_BYTES = 64 * 1024;
 
+/** The width in bits of a sized text record's length field. */
+const SIZE_WIDTHS = {
+  Chars8: 8,
+  Chars16: 16,
+  Chars32: 32,
+  UnicodeChars8: 8,
+  UnicodeChars16: 16,
+  UnicodeChars32: 32,
+  Bytes8: 8,
+  Bytes16: 16,
+  Bytes32: 32,
+} as const;
+type SizedTextType = keyof typeof SIZE_WIDTHS;
+
 type NameRef = { key: number } | { literal: string };
+
+/** A qualified name of replayed events: its parts, and its name record's bytes as an element and as an attribute. */
+interface KnownName {
+  prefix: string;
+  localName: string;
+  ref: NameRef | undefined;
+  element: Uint8Array | undefined;
+  attribute: Uint8Array | undefined;
+}
 
 class Writer {
   /** The writer of the current part; replaced after a spliced block (see encodeDocumentParts). */
@@ -108,22 +131,31 @@ class Writer {
     const declared = (prefix: string, scope: ReadonlySet<string>): void => {
       if (prefix !== '' && !scope.has(prefix)) throw invalidDocument(`the prefix "${prefix}" is not declared`);
     };
-    // A name's prefix and record, once per distinct name: a table repeats its few names thousands of times.
-    const names = new Map<string, { prefix: string; ref: NameRef }>();
-    const nameOf = (qname: string): { prefix: string; ref: NameRef } => {
+    // A name's prefix and records, once per distinct name: a table repeats its few names thousands of times.
+    const names = new Map<string, KnownName>();
+    const nameOf = (qname: string): KnownName => {
       let known = names.get(qname);
       if (known === undefined) {
         const [prefix, localName] = splitName(qname);
-        known = { prefix, ref: this.name(localName, undefined) };
+        known = { prefix, localName, ref: undefined, element: undefined, attribute: undefined };
         names.set(qname, known);
       }
       return known;
     };
+    // Made on a name's first use as an element or attribute, so that session strings are added in writing order.
+    const recorded = (known: KnownName, forms: NameRecords): Uint8Array => {
+      const out = new ByteWriter(16);
+      known.ref ??= this.name(known.localName, undefined);
+      this.nameRecord(forms, known.prefix, known.ref, false, out);
+      return out.finish();
+    };
+    const elementRecord = (known: KnownName): Uint8Array => (known.element ??= recorded(known, ELEMENT_RECORDS));
+    const attributeRecord = (known: KnownName): Uint8Array => (known.attribute ??= recorded(known, ATTRIBUTE_RECORDS));
     // An element without attributes (a table's cells): no declarations, its name in the scope as it is.
     const startBare = (name: string): void => {
-      const { prefix, ref } = nameOf(name);
-      declared(prefix, scopes[scopes.length - 1]!);
-      this.nameRecord(ELEMENT_RECORDS, prefix, ref, false);
+      const known = nameOf(name);
+      declared(known.prefix, scopes[scopes.length - 1]!);
+      this.out.bytes(elementRecord(known));
     };
     // An element's end, folded into its last text when it has one.
     const close = (last: string | undefined): void => {
@@ -138,28 +170,31 @@ class Writer {
           scopes.push(scopes[scopes.length - 1]!);
           return;
         }
-        const { prefix, ref } = nameOf(name);
+        const known = nameOf(name);
+        const prefix = known.prefix;
         let scope = scopes[scopes.length - 1]!;
         let own: number | undefined; // the declaration of the element's own prefix
+        let declarations = 0; // most elements with attributes (a table's rows) declare nothing
         for (let i = 0; i < attributes.length; i += 2) {
           const declares = declaredPrefix(attributes[i]!);
           if (declares === undefined) continue;
+          declarations++;
           if (scope === scopes[scopes.length - 1]) scope = new Set(scope);
           (scope as Set<string>).add(declares);
           if (declares === prefix && own === undefined) own = i;
         }
         declared(prefix, scope);
-        this.nameRecord(ELEMENT_RECORDS, prefix, ref, false);
+        this.out.bytes(elementRecord(known));
         for (let i = 0; i < attributes.length; i += 2) {
           const name = attributes[i]!;
-          if (declaredPrefix(name) !== undefined) continue;
+          if (declarations > 0 && declaredPrefix(name) !== undefined) continue;
           const attribute = nameOf(name);
           declared(attribute.prefix, scope);
-          this.nameRecord(ATTRIBUTE_RECORDS, attribute.prefix, attribute.ref, false);
+          this.out.bytes(attributeRecord(attribute));
           this.stringRecord(attributes[i + 1]!, false);
         }
         if (own !== undefined) this.attribute(xmlns(prefix, attributes[own + 1]!));
-        for (let i = 0; i < attributes.length; i += 2) {
+        for (let i = 0; declarations > 0 && i < attributes.length; i += 2) {
           const declares = declaredPrefix(attributes[i]!);
           if (declares !== undefined && i !== own) this.attribute(xmlns(declares, attributes[i + 1]!));
         }
@@ -232,14 +267,14 @@ class Writer {
     this.nameRecord(forms, node.prefix, this.name(node.localName, node.localNameKey), node.longForm === true);
   }
 
-  private nameRecord(forms: NameRecords, prefix: string, name: NameRef, longForm: boolean): void {
+  private nameRecord(forms: NameRecords, prefix: string, name: NameRef, longForm: boolean, out = this.out): void {
     const dictionary = 'key' in name;
     const letter = longForm ? -1 : letterPrefixIndex(prefix);
-    if (prefix === '' && !longForm) this.out.u8(dictionary ? forms.shortDictionary : forms.short);
-    else if (letter >= 0) this.out.u8((dictionary ? forms.prefixDictionaryA : forms.prefixA) + letter);
-    else this.out.u8(dictionary ? forms.dictionary : forms.general).string(prefix);
-    if ('key' in name) this.out.int31(name.key);
-    else this.out.string(name.literal);
+    if (prefix === '' && !longForm) out.u8(dictionary ? forms.shortDictionary : forms.short);
+    else if (letter >= 0) out.u8((dictionary ? forms.prefixDictionaryA : forms.prefixA) + letter);
+    else out.u8(dictionary ? forms.dictionary : forms.general).string(prefix);
+    if ('key' in name) out.int31(name.key);
+    else out.string(name.literal);
   }
 
   private array(node: XmlArray): void {
@@ -287,6 +322,8 @@ class Writer {
    * 2 000-row table.
    */
   private stringRecord(value: string, end: boolean): void {
+    // The commonest case first, in one pass: a cell's text, ASCII of 2 to 255 characters (not Empty, Zero or One).
+    if (value.length > 1 && this.out.ascii8(TEXT_RECORDS.Chars8 + (end ? 1 : 0), value)) return;
     const length = utf8Length(value);
     const type = stringTextType(value, length);
     const withEnd = end ? 1 : 0;
@@ -402,7 +439,7 @@ class Writer {
     }
   }
 
-  private sized(out: ByteWriter, type: string, bytes: Uint8Array): void {
+  private sized(out: ByteWriter, type: SizedTextType, bytes: Uint8Array): void {
     this.size(out, type, bytes.length);
     if (bytes.length < SPLICED_BYTES || out !== this.out) {
       out.bytes(bytes);
@@ -419,14 +456,14 @@ class Writer {
   }
 
   /** Chars text: its UTF-8 encoded straight into the output (no intermediate copy). */
-  private sizedUtf8(out: ByteWriter, type: string, value: string, length = utf8Length(value)): void {
+  private sizedUtf8(out: ByteWriter, type: SizedTextType, value: string, length = utf8Length(value)): void {
     this.size(out, type, length);
     out.utf8(value, length);
   }
 
   /** The length field of a sized text record (8, 16 or 32 bits by its type). */
-  private size(out: ByteWriter, type: string, length: number): void {
-    const width = type.endsWith('8') ? 8 : type.endsWith('16') ? 16 : 32;
+  private size(out: ByteWriter, type: SizedTextType, length: number): void {
+    const width = SIZE_WIDTHS[type];
     const max = width === 8 ? 0xff : width === 16 ? 0xffff : INT31_MAX;
     if (length > max) throw invalidDocument(`${type} of ${length} bytes (at most ${max})`);
     if (width === 8) out.u8(length);

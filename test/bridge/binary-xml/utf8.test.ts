@@ -28,3 +28,29 @@ describe('utf8Length and ByteWriter.string', () => {
     );
   });
 });
+
+describe('ByteWriter.ascii8', () => {
+  it('writes the type, a one-byte length and the characters of ASCII text of at most 255 characters', () => {
+    for (const text of ['', 'a', 'row 12', 'x'.repeat(255)]) {
+      const out = new ByteWriter(4).u8(1);
+      expect(out.ascii8(0x98, text)).toBe(true);
+      expect(out.u8(2).finish()).toEqual(Uint8Array.of(1, 0x98, text.length, ...encodeUtf8(text), 2));
+    }
+  });
+
+  it('writes nothing for longer or non-ASCII text, wherever its first non-ASCII character is', () => {
+    for (const text of ['x'.repeat(256), 'é', 'Grüße', `${'a'.repeat(254)}€`, '\u0080', 'abc\ud800']) {
+      const out = new ByteWriter(4).u8(1);
+      expect(out.ascii8(0x98, text)).toBe(false);
+      expect(out.u8(2).finish()).toEqual(Uint8Array.of(1, 2));
+    }
+    fc.assert(
+      fc.property(anyText, (text) => {
+        const out = new ByteWriter(4);
+        const ascii = out.ascii8(0x98, text);
+        expect(ascii).toBe(text.length <= 255 && [...text].every((c) => c.charCodeAt(0) < 0x80));
+        expect(out.finish().length).toBe(ascii ? text.length + 2 : 0);
+      }),
+    );
+  });
+});

@@ -50,6 +50,25 @@ describe('a DataTable written from its events', () => {
     expect(Buffer.from(fromEvents(renamed))).toEqual(Buffer.from(bytes(dataTableContent(xmlText(renamed)))));
   });
 
+  it('is the same for texts at the edges of the one-pass ASCII record: lengths 1, 2, 255, 256, non-ASCII anywhere', () => {
+    const texts = [
+      'x',
+      '0',
+      '1',
+      'ab',
+      'y'.repeat(255),
+      'z'.repeat(256),
+      `${'a'.repeat(254)}é`,
+      'é',
+      `€${'b'.repeat(300)}`,
+    ];
+    const table = recordDataTable(
+      [{ name: 'text', type: 'String' }],
+      texts.map((text) => [text]),
+    );
+    expect(Buffer.from(fromEvents(table))).toEqual(Buffer.from(bytes(dataTableContent(xmlText(table)))));
+  });
+
   it('is the same recorded on a tape and replayed from it: a cell as one event or as its start, text and end', () => {
     const events = recordDataTable(columns, rows);
     const tape = new XmlTape();
