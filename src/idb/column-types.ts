@@ -131,17 +131,30 @@ export function clrTypeOfValues(values: Iterable<unknown>): ClrType | undefined 
   return undefined;
 }
 
-const RANGES: ReadonlyArray<readonly [ClrType, bigint, bigint]> = [
-  ['Byte', 0n, 255n],
-  ['Int16', -(2n ** 15n), 2n ** 15n - 1n],
-  ['Int32', -(2n ** 31n), 2n ** 31n - 1n],
-  ['Int64', -(2n ** 63n), 2n ** 63n - 1n],
-];
+/** The integer types, narrowest first, with their inclusive bounds as BigInts and as doubles (see fits). */
+type IntegerRange = readonly [type: ClrType, min: bigint, max: bigint, minNumber: number, maxNumber: number];
+const RANGES: readonly IntegerRange[] = (
+  [
+    ['Byte', 0n, 255n],
+    ['Int16', -(2n ** 15n), 2n ** 15n - 1n],
+    ['Int32', -(2n ** 31n), 2n ** 31n - 1n],
+    ['Int64', -(2n ** 63n), 2n ** 63n - 1n],
+  ] as const
+).map(([type, min, max]) => [type, min, max, Number(min), Number(max)]);
 
-/** The inclusive range of an integer type, undefined for the others. */
-export function integerRange(type: ClrType): readonly [bigint, bigint] | undefined {
-  const r = RANGES.find(([t]) => t === type);
-  return r && [r[1], r[2]];
+/**
+ * Whether integer `n` fits integer type `type`. A safe integer is compared as a number (no BigInt made per cell): the
+ * bounds below Int64 are exact doubles, and Int64's, rounded, still hold every safe integer.
+ */
+export function fitsInteger(type: ClrType, n: number | bigint): boolean {
+  const range = RANGES.find(([t]) => t === type);
+  return range !== undefined && fits(range, n);
+}
+
+function fits([, min, max, minNumber, maxNumber]: IntegerRange, n: number | bigint): boolean {
+  if (typeof n === 'number' && Number.isSafeInteger(n)) return n >= minNumber && n <= maxNumber;
+  const big = BigInt(n);
+  return big >= min && big <= max;
 }
 
 /**
@@ -154,9 +167,8 @@ export function widenIntegerType(type: ClrType, values: Iterable<unknown>): ClrT
   let at = RANGES.findIndex(([t]) => t === type);
   if (at < 0 || at === RANGES.length - 1) return type;
   for (const v of values) {
-    const n = typeof v === 'bigint' ? v : typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : undefined;
-    if (n === undefined) continue;
-    while (at < RANGES.length - 1 && (n < RANGES[at]![1] || n > RANGES[at]![2])) at++;
+    if (typeof v !== 'bigint' && !(typeof v === 'number' && Number.isInteger(v))) continue;
+    while (at < RANGES.length - 1 && !fits(RANGES[at]!, v)) at++;
   }
   return RANGES[at]![0];
 }

@@ -114,7 +114,8 @@ export function recordDataTable(
         if (cell === lastCells[i] && typeof cell !== 'object') text = lastTexts[i]!;
         else {
           text = formatCell(c, cell);
-          checkText(text, 'the value');
+          // Only a String's text is the database's own: every other type's is formatted here, of ASCII alone.
+          if (c.type === 'String') checkText(text, 'the value');
           lastCells[i] = cell;
           lastTexts[i] = text;
         }

@@ -1,5 +1,5 @@
 import { encodeBase64 } from '../base64.ts';
-import { integerRange, type ClrType, type DateTimeMode } from './column-types.ts';
+import { fitsInteger, type ClrType, type DateTimeMode } from './column-types.ts';
 import { formatTimeSpan } from './datatable-timespan.ts';
 import { parseGuid } from './guid.ts';
 
@@ -120,14 +120,14 @@ function expectNumber(cell: unknown): number {
 }
 
 function formatInteger(type: ClrType, cell: unknown): string {
-  let n: bigint;
+  let n: number | bigint;
   if (typeof cell === 'bigint') n = cell;
-  else if (typeof cell === 'number' && Number.isInteger(cell)) n = BigInt(cell);
+  // A safe integer as itself: String() writes it as BigInt would (-0 as 0), without a BigInt per cell.
+  else if (typeof cell === 'number' && Number.isInteger(cell)) n = Number.isSafeInteger(cell) ? cell : BigInt(cell);
   else if (typeof cell === 'string' && /^[+-]?\d+$/.test(cell)) n = BigInt(cell);
   else throw invalid(`an ${type}`, cell);
-  const [min, max] = integerRange(type)!;
-  if (n < min || n > max) throw new DataTableError('invalid-value', `${n} does not fit ${type}.`);
-  return n.toString();
+  if (!fitsInteger(type, n)) throw new DataTableError('invalid-value', `${n} does not fit ${type}.`);
+  return String(n);
 }
 
 // The largest .NET decimal, 2^96 - 1.

@@ -157,6 +157,9 @@ describe('declared column types', () => {
     expect(widenIntegerType('Int16', [40000])).toBe('Int32');
     expect(widenIntegerType('Int16', [1, 2 ** 40])).toBe('Int64');
     expect(widenIntegerType('Int64', [2n ** 70n])).toBe('Int64');
+    expect(widenIntegerType('Int32', [2 ** 63])).toBe('Int64');
+    expect(widenIntegerType('Byte', [255, -0])).toBe('Byte');
+    expect(widenIntegerType('Byte', [256])).toBe('Int16');
     expect(widenIntegerType('String', [2 ** 40])).toBe('String');
   });
 });
@@ -172,6 +175,19 @@ describe('cell formatting', () => {
     expect(() => fmt('Int64', 2n ** 63n)).toThrow(DataTableError);
     expect(() => fmt('Int16', 32768)).toThrow(/does not fit Int16/);
     expect(() => fmt('Int32', 1.5)).toThrow(DataTableError);
+  });
+
+  it('writes a number at the edges of each range as its BigInt would be written, safe or not', () => {
+    expect(fmt('Int32', -0)).toBe('0');
+    expect(fmt('Byte', 255)).toBe('255');
+    expect(() => fmt('Byte', -1)).toThrow(/-1 does not fit Byte/);
+    expect(fmt('Int32', -2147483648)).toBe('-2147483648');
+    expect(() => fmt('Int32', 2147483648)).toThrow(/2147483648 does not fit Int32/);
+    expect(fmt('Int64', Number.MAX_SAFE_INTEGER)).toBe('9007199254740991');
+    expect(fmt('Int64', -(2 ** 60))).toBe('-1152921504606846976');
+    expect(fmt('Int64', -(2 ** 63))).toBe('-9223372036854775808');
+    // 2^63 is a double both bounds round to: only the exact comparison refuses it
+    expect(() => fmt('Int64', 2 ** 63)).toThrow(/9223372036854775808 does not fit Int64/);
   });
 
   it('writes decimals invariantly, keeping their scale', () => {
