@@ -46,9 +46,9 @@ export function writeValue(
     for (const [p, uri] of declared ?? scope)
       if (uri === namespace && p !== '' && (wanted === undefined || p === wanted)) return p;
     declared ??= new Map(scope);
-    const inner = declared;
-    const chosen = wanted ?? [...LETTERS].find((letter) => !inner.has(letter))!;
-    inner.set(chosen, namespace);
+    let chosen = wanted;
+    for (let i = 0; chosen === undefined; i++) if (!declared.has(LETTERS[i]!)) chosen = LETTERS[i]!;
+    declared.set(chosen, namespace);
     declarations.push(xmlns(chosen, namespace));
     return chosen;
   };
