@@ -7,6 +7,9 @@
  * - With `--relates` (bench/dotnet.ts) it answers as a WCF client needs it: .NET matches a reply to its request by
  *   RelatesTo and waits for one that relates, so each envelope's MessageID is read (the connection's session
  *   dictionary, as any server must) and the reply carries it in RelatesTo. The floor a .NET client can measure.
+ *   Its reply is the one of the operation the envelope's Action names, with a fixed result (CANNED_RESULTS), so that
+ *   the ExecuteNonQuery row (a database request opened, INSERTs in it, closed) has a floor too: everything of a call
+ *   but the service and the database.
  */
 import { createServer, type AddressInfo } from 'node:net';
 import {
@@ -19,6 +22,7 @@ import {
 } from '../tcp-bridge/src/binary-xml/index.ts';
 import { END_RECORD, PREAMBLE_ACK, ServerFramingDecoder, sizedEnvelope } from '../tcp-bridge/src/framing/index.ts';
 import { writeReply } from '../tcp-bridge/src/soap/index.ts';
+import { actionPrefix, type OperationName, type Operations } from '#idb';
 
 const relates = process.argv.includes('--relates');
 const SERVICE = { serviceNamespace: 'http://tempuri.org/' };
@@ -26,16 +30,32 @@ const cannedReply = sizedEnvelope(
   encodeEnvelope(writeReply({}, 'Heartbeat', true, SERVICE), new WriterSession(), { useDictionaries: false }),
 );
 
+/** The fixed results of the operations the bench's rows call with `--relates` (any other is answered as Heartbeat). */
+const CANNED_RESULTS: { [K in OperationName]?: Operations[K]['result'] } = {
+  Heartbeat: true,
+  CreateDatabaseRequest: '6f1d2c3b-0000-4000-8000-000000000001',
+  CloseDatabaseRequest: true,
+  ExecuteNonQuery: 1,
+};
+const ACTION_PREFIX = actionPrefix(SERVICE.serviceNamespace);
+
 const child = (e: XmlElement | undefined, name: string) =>
   e?.children.find((c): c is XmlElement => c.kind === 'element' && c.localName === name);
 
-/** The Heartbeat reply relating to `payload`'s MessageID, in the connection's sessions. */
+const textOf = (e: XmlElement | undefined) =>
+  e?.children.map((c) => (c.kind === 'text' ? textToString(c) : '')).join('');
+
+/** The canned reply of the operation `payload` calls, relating to its MessageID, in the connection's sessions. */
 function relatedReply(payload: Uint8Array, reader: ReaderSession, writer: WriterSession): Uint8Array {
   const { document } = decodeEnvelope(payload, reader);
   const envelope = document.children.find((c): c is XmlElement => c.kind === 'element');
-  const id = child(child(envelope, 'Header'), 'MessageID');
-  const messageId = id?.children.map((c) => (c.kind === 'text' ? textToString(c) : '')).join('');
-  return sizedEnvelope(encodeEnvelope(writeReply({ messageId }, 'Heartbeat', true, SERVICE), writer));
+  const header = child(envelope, 'Header');
+  const messageId = textOf(child(header, 'MessageID'));
+  const called = textOf(child(header, 'Action'))?.trim().slice(ACTION_PREFIX.length) as OperationName;
+  const operation = Object.hasOwn(CANNED_RESULTS, called) ? called : 'Heartbeat';
+  return sizedEnvelope(
+    encodeEnvelope(writeReply({ messageId }, operation, CANNED_RESULTS[operation]!, SERVICE), writer),
+  );
 }
 
 const server = createServer({ noDelay: true }, (socket) => {

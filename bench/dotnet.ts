@@ -2,8 +2,9 @@
  * The .NET part of `npm run bench` (issues 10 and 19): the bridge against the CoreWCF host of the same operations,
  * each in its own process, in the same run, driven by Microsoft's WCF client (test/dotnet/WcfClient `bench`: a
  * ChannelFactory channel per thread calling the synchronous proxy in a loop): Heartbeat (1 and 8 channels, also
- * against a canned responder and with bench/nettcp-client.ts), ReturnScalar `SELECT @v`, ReturnDatatable (100 rows x
- * 4 columns, 2 000 rows x 6), GetFile (1 MiB, 16 MiB) and ExecuteNonQuery inside a database request; calls/s, p50,
+ * with bench/nettcp-client.ts), ReturnScalar `SELECT @v`, ReturnDatatable (100 rows x
+ * 4 columns, 2 000 rows x 6), GetFile (1 MiB, 16 MiB) and ExecuteNonQuery inside a database request (Heartbeat and
+ * ExecuteNonQuery also against a canned responder, below); calls/s, p50,
  * p99, MB/s for files, each server's CPU per call and peak RSS; the database rows again with the bridge and the CoreWCF host on
  * PostgreSQL (the host through Npgsql, in a database of its own on the same server). Each row's ratio is against
  * CoreWCF on the same database. Plus channel opens per second over NTLM (open, Heartbeat, close:
@@ -12,9 +13,12 @@
  * - The bridge runs as `npm run bridge` does (dist/node/bridge.mjs, SQLite in a temp folder, security None; for the
  *   opens row BRIDGE_NTLM_USERS and the default EncryptAndSign).
  * - The CoreWCF host (test/dotnet/CoreWcfHost) when the NuGet feed serves CoreWCF; otherwise its rows say why not.
- * - The canned responder answers every envelope with a Heartbeat reply carrying RelatesTo
- *   (bench/canned-responder.ts --relates): a .NET client waits for a reply that relates to its request, so it needs
- *   that much; it still has no service, database or dispatch. It answers Heartbeat rows only.
+ * - The canned responder (bench/canned-responder.ts --relates) answers every envelope with the reply of the operation
+ *   it calls, a fixed result and RelatesTo: a .NET client waits for a reply that relates to its request, so it needs
+ *   that much; it has no service, database or dispatch. It answers the Heartbeat rows and the ExecuteNonQuery row
+ *   (whose database request it opens and closes with canned results too): the floor of the one-channel rows, what
+ *   a server in a Node event loop reaches here doing nothing but read the request and write a reply. The last
+ *   column is each row against the canned responder's row of the same operation and client.
  * - Server CPU per call: the server process's CPU time (every thread, /proc) over the row, warm-up included, per call
  *   it answered. The client shares the two cores: a .NET client spins while it waits for a reply, so calls/s also
  *   measures how long each server keeps it waiting, and this column is each server's own cost.
@@ -428,7 +432,7 @@ function printTable(rows: DotnetBenchRow[], rss: Map<string, number>, opens: str
     rows.find((r) => r.server === server && r.client === client && r.operation === operation && r.channels === channels)
       ?.callsPerSecond;
   console.log(
-    '| server | client | operation | channels | calls/s | MB/s | p50 | p99 | server CPU/call | client CPU/call | client switches/call | vs CoreWCF (same database) | vs canned Heartbeat |',
+    '| server | client | operation | channels | calls/s | MB/s | p50 | p99 | server CPU/call | client CPU/call | client switches/call | vs CoreWCF (same database) | vs canned responder |',
   );
   console.log('|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) {
@@ -436,10 +440,7 @@ function printTable(rows: DotnetBenchRow[], rss: Map<string, number>, opens: str
       row.callsPerSecond && peer ? `${(row.callsPerSecond / peer).toFixed(2)}×` : '–';
     const peer = row.server.endsWith('(PostgreSQL)') ? 'CoreWCF host (PostgreSQL)' : 'CoreWCF host (SQLite)';
     const corewcf = rate(peer, row.client, row.operation, row.channels);
-    const canned =
-      row.operation === 'Heartbeat'
-        ? rate('canned responder (RelatesTo)', row.client, 'Heartbeat', row.channels)
-        : undefined;
+    const canned = rate('canned responder (RelatesTo)', row.client, row.operation, row.channels);
     const mbs = row.megabytesPerSecond === undefined ? '–' : row.megabytesPerSecond.toFixed(0);
     const ms = (v: number | undefined) => (v === undefined ? '–' : `${v.toFixed(2)} ms`);
     const micros = (v: number | undefined) => (v === undefined ? '–' : `${v.toFixed(0)} µs`);

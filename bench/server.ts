@@ -143,11 +143,11 @@ export function procCpuMicros(pid: number): number {
 /** USER_HZ, 100 on every Linux architecture the bench runs on. */
 const CLOCK_TICKS_PER_SECOND = 100;
 
-export interface CannedResponder {
+export interface CannedResponder<Operation extends string = 'Heartbeat'> {
   name: string;
   endpoint: string;
-  /** It answers Heartbeat only. */
-  operations: readonly ['Heartbeat'];
+  /** Heartbeat; with `relates` also ExecuteNonQuery (its database request opened and closed), canned results. */
+  operations: readonly Operation[];
   rssMB(): number;
   cpuMicros(): number;
   stop(): Promise<void>;
@@ -157,7 +157,13 @@ export interface CannedResponder {
  * bench/canned-responder.ts in a process of its own (through tsx), like the servers it is compared with; `relates`
  * for a WCF client, which waits for replies with RelatesTo.
  */
-export async function startCannedResponder(options: { relates?: boolean } = {}): Promise<CannedResponder> {
+export function startCannedResponder(options?: { relates?: false }): Promise<CannedResponder>;
+export function startCannedResponder(options: {
+  relates: true;
+}): Promise<CannedResponder<'Heartbeat' | 'ExecuteNonQuery'>>;
+export async function startCannedResponder(
+  options: { relates?: boolean } = {},
+): Promise<CannedResponder<'Heartbeat' | 'ExecuteNonQuery'>> {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', 'bench/canned-responder.ts', ...(options.relates ? ['--relates'] : [])],
@@ -171,7 +177,7 @@ export async function startCannedResponder(options: { relates?: boolean } = {}):
   return {
     name: options.relates ? 'canned responder (RelatesTo)' : 'canned responder',
     endpoint: `net.tcp://localhost:${port}/IDBService`,
-    operations: ['Heartbeat'],
+    operations: options.relates ? ['Heartbeat', 'ExecuteNonQuery'] : ['Heartbeat'],
     rssMB: () => procMemMB(child.pid!, 'VmHWM'),
     cpuMicros: () => procCpuMicros(child.pid!),
     async stop() {
