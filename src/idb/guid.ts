@@ -12,6 +12,8 @@ export const GUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0
  */
 export function parseGuid(text: string): string | undefined {
   let value = text.trim().toLowerCase();
+  // The canonical form first: a client's GUIDs nearly always come so.
+  if (GUID_PATTERN.test(value)) return value;
   if (/^\{.*\}$|^\(.*\)$/.test(value)) {
     value = value.slice(1, -1);
     if (!value.includes('-')) return undefined;

@@ -151,7 +151,8 @@ class Reader extends RecordReader {
       into.prefix = letter(type - forms.prefixA);
     }
     if (prefixDictionary || type === forms.shortDictionary || type === forms.dictionary) {
-      [into.localName, into.localNameKey] = this.dictionaryString();
+      into.localName = this.dictionaryString();
+      into.localNameKey = this.dictionaryKey;
     } else {
       into.localName = this.string();
     }
@@ -173,7 +174,10 @@ class Reader extends RecordReader {
           if (declaration.prefix === '') declaration.longForm = true;
         }
         if (type === Record.ShortXmlnsAttribute || type === Record.XmlnsAttribute) declaration.uri = this.string();
-        else [declaration.uri, declaration.uriKey] = this.dictionaryString();
+        else {
+          declaration.uri = this.dictionaryString();
+          declaration.uriKey = this.dictionaryKey;
+        }
         let uris = this.bindings.get(declaration.prefix);
         if (!uris) {
           uris = [];

@@ -29,6 +29,8 @@ export const DEFAULT_MAX_RECORDS = 1 << 18;
 /** The bytes, the offset reached and the records counted; the text, list and array records. */
 export abstract class RecordReader {
   protected at = 0;
+  /** The key of the DictionaryString read last. */
+  protected dictionaryKey = 0;
   private records = 0;
   private readonly view: DataView;
   private readonly maxRecords: number;
@@ -104,8 +106,8 @@ export abstract class RecordReader {
       case 'Bytes32':
         return { kind: 'text', type: name, value: this.slice(this.length32()) };
       case 'Dictionary': {
-        const [value, key] = this.dictionaryString();
-        return { kind: 'text', type: name, value, key };
+        const value = this.dictionaryString();
+        return { kind: 'text', type: name, value, key: this.dictionaryKey };
       }
       case 'UniqueId':
         return { kind: 'text', type: name, value: UNIQUE_ID_PREFIX + guidFromBytes(this.bytes, this.take(16)) };
@@ -117,8 +119,8 @@ export abstract class RecordReader {
         const prefixAt = this.at;
         const index = this.bytes[this.take(1)]!;
         if (index >= 26) throw this.fail('InvalidValue', `QName prefix index ${index} (a-z is 0-25)`, prefixAt);
-        const [localName, key] = this.dictionaryString();
-        return { kind: 'text', type: name, prefix: letter(index), localName, key };
+        const localName = this.dictionaryString();
+        return { kind: 'text', type: name, prefix: letter(index), localName, key: this.dictionaryKey };
       }
       default:
         throw this.fail('InvalidRecord', `record 0x${hex(type)} is not a text record`, start);
@@ -183,6 +185,12 @@ export abstract class RecordReader {
   }
 
   protected int31(): number {
+    // One byte (a length or key below 128) is nearly every one a message holds: no result object for it.
+    const first = this.bytes[this.at];
+    if (first !== undefined && first < 0x80) {
+      this.at++;
+      return first;
+    }
     const r = readInt31(this.bytes, this.at);
     if (r === 'short') throw this.fail('Truncated', 'the input ends inside a MultiByteInt31', this.at);
     if (r === 'invalid') throw this.fail('InvalidValue', 'a MultiByteInt31 with more than 31 bits', this.at);
@@ -205,6 +213,8 @@ export abstract class RecordReader {
 
   protected utf8(length: number): string {
     const at = this.take(length);
+    // A one-letter string (a prefix: WCF declares s, a, i, b, … in every request) without TextDecoder's ~0.1 µs.
+    if (length === 1 && this.bytes[at]! < 0x80) return String.fromCharCode(this.bytes[at]!);
     const value = decodeUtf8(this.bytes.subarray(at, at + length));
     if (value === undefined) throw this.fail('InvalidUtf8', 'text that is not UTF-8', at);
     return value;
@@ -228,8 +238,8 @@ export abstract class RecordReader {
     return this.utf8(this.int31());
   }
 
-  /** A DictionaryString: [the string, its key]. */
-  protected dictionaryString(): [string, number] {
+  /** A DictionaryString: the string; its key is left in `dictionaryKey` (no pair allocated per name). */
+  protected dictionaryString(): string {
     const at = this.at;
     const key = this.int31();
     const value = resolveKey(key, this.options.session);
@@ -237,7 +247,8 @@ export abstract class RecordReader {
       const where = key % 2 === 0 ? `static string ${key / 2}` : `session string ${(key - 1) / 2}`;
       throw this.fail('UnknownDictionaryString', `dictionary key ${key} (${where}) is not defined`, at);
     }
-    return [value, key];
+    this.dictionaryKey = key;
+    return value;
   }
 
   protected bool(): boolean {

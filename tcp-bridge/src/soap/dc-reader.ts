@@ -76,7 +76,8 @@ export function readMembers(
   for (const child of childElements(element)) {
     const inner = enterScope(scope, child);
     const { name, namespace: found } = nameOf(child, inner);
-    const member = found === namespace ? members.find(([n]) => n === name) : undefined;
+    let member: Members[number] | undefined;
+    if (found === namespace) for (const m of members) if (m[0] === name) member = m;
     if (member === undefined) continue;
     if (Object.hasOwn(out, name)) throw invalid(`<${name}> comes twice in <${element.localName}>.`);
     out[name] = readValue(member[1], child, inner);

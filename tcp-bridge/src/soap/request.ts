@@ -59,8 +59,14 @@ interface Addressing {
 export type Scoped = { element: XmlElement; scope: Scope };
 
 /** The addressing headers this layer understands, and where each goes. */
-const UNDERSTOOD = { Action: 'action', MessageID: 'messageId', To: 'to', ReplyTo: 'replyTo' } as const;
-type Understood = keyof typeof UNDERSTOOD;
+/** The WS-Addressing headers read, by local name, and the Addressing field each fills (a Map: one lookup per header). */
+const UNDERSTOOD = new Map([
+  ['Action', 'action'],
+  ['MessageID', 'messageId'],
+  ['To', 'to'],
+  ['ReplyTo', 'replyTo'],
+] as const);
+type Understood = 'Action' | 'MessageID' | 'To' | 'ReplyTo';
 
 export function readRequest(document: XmlDocument, options: SoapOptions): SoapRequest {
   const ns = options.serviceNamespace;
@@ -155,13 +161,13 @@ function readHeaders(header: Scoped, addressing: Addressing): QualifiedName[] {
   for (const element of childElements(header.element)) {
     const scope = enterScope(header.scope, element);
     const name = nameOf(element, scope);
-    const understood =
-      name.namespace === WSA_NS && Object.hasOwn(UNDERSTOOD, name.name) ? (name.name as Understood) : undefined;
-    if (understood === undefined) {
+    const field = name.namespace === WSA_NS ? UNDERSTOOD.get(name.name as Understood) : undefined;
+    if (field === undefined) {
       if (mustBeUnderstood(element, scope)) notUnderstood.push(name);
       continue;
     }
-    if (addressing[UNDERSTOOD[understood]] !== undefined) {
+    const understood = name.name as Understood;
+    if (addressing[field] !== undefined) {
       throw invalidAddressingHeader(
         understood,
         `Multiple headers with name '${understood}' and namespace '${WSA_NS}' found.`,
@@ -172,7 +178,7 @@ function readHeaders(header: Scoped, addressing: Addressing): QualifiedName[] {
     const value = understood === 'ReplyTo' ? replyAddress(element, scope, addressing) : textContent(element).trim();
     if (value === '')
       throw invalidAddressingHeader(understood, `The ${understood} header is empty.`, addressing, false);
-    addressing[UNDERSTOOD[understood]] = value;
+    addressing[field] = value;
   }
   return notUnderstood;
 }

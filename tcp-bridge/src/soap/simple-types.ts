@@ -54,9 +54,17 @@ const shorten = (value: string): string => (value.length > 64 ? `${value.slice(0
 
 function integer<T extends 'int' | 'short'>(type: T, bits: number): SimpleType<T> {
   const max = (1n << BigInt(bits - 1)) - 1n;
+  const [low, high] = [-(2 ** (bits - 1)), 2 ** (bits - 1) - 1];
   return {
     namespace: XSD_NS,
-    read: (records) => Number(parsed(type, records, (t) => parseInteger(t, -max - 1n, max))) as ValueOf<T>,
+    read: (records) => {
+      // One binary Int record in range (what XmlBinaryWriter writes for a value): its number, without making it text
+      // and parsing that as a BigInt. Anything else takes the text's way, and its refusals.
+      const only = records.length === 1 ? records[0]! : undefined;
+      if (only?.type === 'Int8' || only?.type === 'Int16' || only?.type === 'Int32')
+        if (only.value >= low && only.value <= high) return only.value as ValueOf<T>;
+      return Number(parsed(type, records, (t) => parseInteger(t, -max - 1n, max))) as ValueOf<T>;
+    },
     write: (value) => [intText(value as number)],
   };
 }

@@ -1,8 +1,9 @@
 /**
- * Reading NBFX trees by namespace: an element's names are resolved through the xmlns declarations in scope (kept
- * here, not taken from the reader's `namespace` fields, so hand-built trees read the same), as are QName values
- * such as `i:type="b:int"`. Anything that does not fit (an undeclared prefix, text where elements belong) is the
- * contract's InvalidArgument.
+ * Reading NBFX trees by namespace: an element's names are resolved through the xmlns declarations in scope, as are
+ * QName values such as `i:type="b:int"`. Anything that does not fit (an undeclared prefix, text where elements
+ * belong) is the contract's InvalidArgument. A decoded tree's names come resolved already (the reader's `namespace`
+ * fields, by the same rules: it refuses an undeclared prefix itself) and are taken as they are; a hand-built tree has
+ * none, and its names are resolved here.
  */
 import { textToString, type XmlContent, type XmlElement, type XmlText } from '../binary-xml/index.ts';
 import { IdbFault } from '#idb';
@@ -52,13 +53,17 @@ function resolve(scope: Scope, prefix: string, what: string): string {
   throw invalid(`The prefix '${prefix}' of ${what} is not declared.`);
 }
 
+/** An element's namespace; `scope` is the one inside it (enterScope). */
+const namespaceOf = (element: XmlElement, scope: Scope): string =>
+  element.namespace ?? resolve(scope, element.prefix, `<${element.localName}>`);
+
 /** An element's expanded name; `scope` is the one inside it (enterScope). */
 export function nameOf(element: XmlElement, scope: Scope): QualifiedName {
-  return { name: element.localName, namespace: resolve(scope, element.prefix, `<${element.localName}>`) };
+  return { name: element.localName, namespace: namespaceOf(element, scope) };
 }
 
 export function is(element: XmlElement, scope: Scope, namespace: string, localName: string): boolean {
-  return element.localName === localName && nameOf(element, scope).namespace === namespace;
+  return element.localName === localName && namespaceOf(element, scope) === namespace;
 }
 
 /** The text of an attribute by expanded name (an unprefixed attribute has no namespace). */
@@ -70,8 +75,9 @@ export function attributeText(
 ): XmlText | undefined {
   for (const node of element.attributes) {
     if (node.kind !== 'attribute' || node.localName !== localName) continue;
-    if ((node.prefix === '' ? '' : resolve(scope, node.prefix, `attribute ${node.localName}`)) === namespace)
-      return node.value;
+    const found =
+      node.prefix === '' ? '' : (node.namespace ?? resolve(scope, node.prefix, `attribute ${node.localName}`));
+    if (found === namespace) return node.value;
   }
   return undefined;
 }
@@ -107,7 +113,12 @@ export function textRecords(element: XmlElement): XmlText[] {
 }
 
 /** The characters of a simple-content element: its text records concatenated, as an XML reader reports them. */
-export const textContent = (element: XmlElement): string => textRecords(element).map(textToString).join('');
+export function textContent(element: XmlElement): string {
+  const { children } = element;
+  // One text record, as nearly every header and value is: its string, without the arrays of the general case.
+  if (children.length === 1 && children[0]!.kind === 'text') return textToString(children[0]!);
+  return textRecords(element).map(textToString).join('');
+}
 
 /** xs:boolean (whitespace collapsed, as XmlConvert reads it); undefined when the text is none of its four forms. */
 export function xsBoolean(text: string): boolean | undefined {

@@ -26,6 +26,8 @@ describe('MC-NBFX reader refusals', () => {
     refuse('40 01 78 9c ffffff7f', 'Truncated'); // 2 GiB announced, nothing there: no allocation
     refuse('40 01 78 b6 03 610062', 'InvalidValue'); // odd UTF-16 length
     refuse('40 01 78 98 02 c328 01', 'InvalidUtf8');
+    refuse('40 01 78 98 01 c3 01', 'InvalidUtf8'); // one byte of text, not ASCII (the one-letter path)
+    refuse('40 01 c3 01', 'InvalidUtf8'); // a one-byte element name, not ASCII
     refuse('40 01 78 b4 02 01', 'InvalidValue'); // Bool byte 2
     refuse(`40 01 78 94 ${'00'.repeat(2)}1d00 ${'00'.repeat(12)} 01`, 'InvalidValue'); // scale 29
     refuse('40 01 78 bc 1a 02 01', 'InvalidValue'); // QName prefix past z

@@ -46,6 +46,9 @@ describe('object values: every i:type, as records and as text', () => {
     ['int record', 'int', [intText(-7)], { type: 'int', value: -7 }],
     ['int text', 'int', text(' 2147483647 '), { type: 'int', value: 2147483647 }],
     ['short', 'short', [intText(-32768)], { type: 'short', value: -32768 }],
+    ['short as an Int8 record', 'short', [intText(-128)], { type: 'short', value: -128 }],
+    ['int at its edge, an Int32 record', 'int', [intText(-2147483648)], { type: 'int', value: -2147483648 }],
+    ['int as an Int64 record', 'int', [{ kind: 'text', type: 'Int64', value: 5n }], { type: 'int', value: 5 }],
     ['long record', 'long', [intText(-(2n ** 63n))], { type: 'long', value: -(2n ** 63n) }],
     ['long text', 'long', text('9007199254740993'), { type: 'long', value: 9007199254740993n }],
     ['string', 'string', text('héllo ✓'), { type: 'string', value: 'héllo ✓' }],
@@ -153,6 +156,7 @@ describe('object values: every i:type, as records and as text', () => {
     const bad: XmlElement[] = [
       typed('Value', 'int', text('2147483648')),
       typed('Value', 'short', [intText(40000)]),
+      typed('Value', 'short', [{ kind: 'text', type: 'Int32', value: -32769 }]),
       typed('Value', 'int', text('1.0')),
       typed('Value', 'decimal', text('1e5')),
       typed('Value', 'decimal', text('79228162514264337593543950336')),
