@@ -58,8 +58,7 @@ interface Addressing {
 
 export type Scoped = { element: XmlElement; scope: Scope };
 
-/** The addressing headers this layer understands, and where each goes. */
-/** The WS-Addressing headers read, by local name, and the Addressing field each fills (a Map: one lookup per header). */
+/** The addressing headers this layer understands, by local name, and the Addressing field each fills. */
 const UNDERSTOOD = new Map([
   ['Action', 'action'],
   ['MessageID', 'messageId'],
