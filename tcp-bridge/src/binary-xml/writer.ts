@@ -385,6 +385,10 @@ class Writer {
         record(text.type).uint64(dateTimeBits(text.ticks, text.dateKind));
         return;
       case 'Chars8':
+        // ASCII (a reply's Action, most values) in one pass, as stringRecord writes it; else on to the general path.
+        if (out.ascii8(TEXT_RECORDS.Chars8 + (end ? 1 : 0), text.value)) return;
+        this.sizedUtf8(record(text.type), text.type, text.value);
+        return;
       case 'Chars16':
       case 'Chars32':
         this.sizedUtf8(record(text.type), text.type, text.value);

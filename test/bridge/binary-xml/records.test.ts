@@ -52,6 +52,7 @@ describe('MC-NBFX records, byte for byte', () => {
     ['DecimalText', text('Decimal', { value: '-12.50' }), '00000280 00000000 e204000000000000'],
     ['DateTimeText', text('DateTime', { ticks: 0x08d9ccb9a7734000n, dateKind: 0 }), '004073a7b9ccd908'],
     ['Chars8Text', text('Chars8', { value: 'hello' }), `05${ascii('hello')}`],
+    ['Chars8Text, not ASCII', text('Chars8', { value: 'héllo' }), `06${ascii('héllo')}`],
     ['Chars16Text', text('Chars16', { value: 'a'.repeat(300) }), `2c01${ascii('a'.repeat(300))}`],
     ['Chars32Text', text('Chars32', { value: 'hé' }), `03000000${ascii('hé')}`],
     ['Bytes8Text', text('Bytes8', { value: Uint8Array.of(1, 2, 3) }), '03010203'],
