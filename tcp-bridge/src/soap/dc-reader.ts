@@ -77,7 +77,8 @@ export function readMembers(
     const inner = enterScope(scope, child);
     const { name, namespace: found } = nameOf(child, inner);
     let member: Members[number] | undefined;
-    if (found === namespace) for (const m of members) if (m[0] === name) member = m;
+    for (let i = 0; found === namespace && member === undefined && i < members.length; i++)
+      if (members[i]![0] === name) member = members[i];
     if (member === undefined) continue;
     if (Object.hasOwn(out, name)) throw invalid(`<${name}> comes twice in <${element.localName}>.`);
     out[name] = readValue(member[1], child, inner);

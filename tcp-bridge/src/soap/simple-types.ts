@@ -54,7 +54,8 @@ const shorten = (value: string): string => (value.length > 64 ? `${value.slice(0
 
 function integer<T extends 'int' | 'short'>(type: T, bits: number): SimpleType<T> {
   const max = (1n << BigInt(bits - 1)) - 1n;
-  const [low, high] = [-(2 ** (bits - 1)), 2 ** (bits - 1) - 1];
+  const low = -(2 ** (bits - 1));
+  const high = 2 ** (bits - 1) - 1;
   return {
     namespace: XSD_NS,
     read: (records) => {
