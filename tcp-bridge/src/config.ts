@@ -7,7 +7,8 @@
  * gss-ntlmssp through the system GSSAPI), BRIDGE_MESSAGE_TIMEOUT_MS (how long one message may take to arrive, 2 min: a
  * 64 MiB message at 4.5 Mbit/s), BRIDGE_MAX_UNSENT_KB (a connection's unsent reply bytes beyond which it stops reading,
  * 1 MiB) and BRIDGE_SEND_TIMEOUT_MS (how long a client may take no reply bytes, 1 min: .NET's SendTimeout),
- * BRIDGE_KERBEROS_ONLY and BRIDGE_NTLM_ACCOUNTS (who may log on with NTLM: the NTLM relay defence), and for Active
+ * BRIDGE_KERBEROS_ONLY and BRIDGE_NTLM_ACCOUNTS (who may log on with NTLM: the NTLM relay defence),
+ * BRIDGE_POLL_AFTER_REPLY_US (how long the event loop keeps polling after a reply to a chatty client, 200 µs), and for Active
  * Directory groups in the roles file BRIDGE_LDAP_URL, BRIDGE_LDAP_BIND_DN, BRIDGE_LDAP_PASSWORD_FILE,
  * BRIDGE_LDAP_CA_FILE and BRIDGE_LDAP_REFRESH_MS (see LdapSettings). BRIDGE_MAX_INFLIGHT_MB, BRIDGE_METRICS_PORT,
  * BRIDGE_METRICS_HOST and BRIDGE_NTLM_DOMAIN are docs/contract/operations.md's.
@@ -50,6 +51,11 @@ export interface BridgeConfig extends IdbConfig {
   ntlmDomain: string | undefined;
   /** BRIDGE_LDAP_*: where the roles file's `DOMAIN\name` entries are resolved to SIDs; undefined: not resolved. */
   ldap: LdapSettings | undefined;
+  /**
+   * BRIDGE_POLL_AFTER_REPLY_US (default 200, 0: never): how long the event loop keeps polling after a reply to a client
+   * that called again within that time (reply-polling.ts), in ms.
+   */
+  pollAfterReplyMs: number;
   /** BRIDGE_MEX (default true): WS-MetadataExchange at `<endpoint>/mex`, unauthenticated, the WSDL only (mex.ts). */
   mex: boolean;
 }
@@ -116,6 +122,7 @@ export function readBridgeConfig(env: Environment): BridgeConfig {
     ntlmDomain: ntlmDomain?.toUpperCase(),
     ldap: readLdapSettings(env),
     mex: readSwitch(env, 'BRIDGE_MEX', true),
+    pollAfterReplyMs: integer(env, 'BRIDGE_POLL_AFTER_REPLY_US', 200, 0, 10_000) / 1000,
   };
 }
 

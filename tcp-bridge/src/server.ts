@@ -27,6 +27,7 @@ import {
 import { BridgeConnection } from './connection.ts';
 import { BridgeMetrics, serveMetrics, type MetricsListener } from './metrics.ts';
 import { NO_OBSERVER } from './streams.ts';
+import { replyPolling } from './reply-polling.ts';
 import { socketStream } from './socket-stream.ts';
 import type { BridgeConfig } from './config.ts';
 import { soapDispatch } from './dispatch.ts';
@@ -175,6 +176,7 @@ export async function startBridge(
   const sockets = new Set<Socket>();
   let refused = 0;
 
+  const afterReplies = replyPolling(config.pollAfterReplyMs);
   const server: Server = createServer({ noDelay: true }, (socket: Socket) => {
     const over = live.size >= config.maxConnections;
     if (over && refused >= config.maxConnections) {
@@ -184,7 +186,8 @@ export async function startBridge(
     if (over) refused++;
     sockets.add(socket);
     const connectionId = randomUUID();
-    const connection = new BridgeConnection(socketStream(socket), {
+    const polling = afterReplies.connection();
+    const connection = new BridgeConnection(socketStream(socket, polling), {
       connectionId,
       remoteAddress: socket.remoteAddress ?? '',
       ...(upgrade === undefined ? {} : { upgrade }),
@@ -213,7 +216,10 @@ export async function startBridge(
       },
     });
     if (!over) live.add(connection);
-    socket.on('data', (chunk: Buffer) => connection.receive(chunk));
+    socket.on('data', (chunk: Buffer) => {
+      polling.received();
+      connection.receive(chunk);
+    });
     socket.on('close', () => {
       sockets.delete(socket);
       connection.streamClosed();

@@ -1,10 +1,16 @@
 /** A Node socket as the ByteStream the bridge's layers write to: Node's write result, its buffered bytes, 'drain'. */
 import type { Socket } from 'node:net';
+import type { ConnectionPolling } from './reply-polling.ts';
 import type { ByteStream } from './streams.ts';
 
-export function socketStream(socket: Socket): ByteStream {
+/** `polling` hears of every write (reply-polling.ts); the socket's reader tells it of what comes in. */
+export function socketStream(socket: Socket, polling?: ConnectionPolling): ByteStream {
   return {
-    write: (bytes) => socket.write(bytes),
+    write: (bytes) => {
+      const fits = socket.write(bytes);
+      polling?.replied();
+      return fits;
+    },
     get unsent() {
       return socket.writableLength;
     },
