@@ -17,7 +17,8 @@
  *   it calls, a fixed result and RelatesTo: a .NET client waits for a reply that relates to its request, so it needs
  *   that much; it has no service, database or dispatch. It answers the Heartbeat rows and the ExecuteNonQuery row
  *   (whose database request it opens and closes with canned results too): the floor of the one-channel rows, what
- *   a server in a Node event loop reaches here doing nothing but read the request and write a reply. The last
+ *   a server in a Node event loop reaches here doing nothing but read the request and write a reply (it sleeps between
+ *   calls: it does not poll after a reply as the bridge does, tcp-bridge/src/reply-polling.ts). The last
  *   column is each row against the canned responder's row of the same operation and client.
  * - Server CPU per call: the server process's CPU time (every thread, /proc) over the row, warm-up included, per call
  *   it answered. The client shares the two cores: a .NET client spins while it waits for a reply, so calls/s also
