@@ -16,10 +16,14 @@ import { NetTcpTestClient, type ServerRecord } from '../support/nettcp/nettcp.ts
 import { param, path, request, textOf } from '../support/nettcp/soap.ts';
 
 const EMPTY = '00000000-0000-0000-0000-000000000000';
-/** A read of a few hundred milliseconds whose two rows are SQLite's clock before and after its slow part. */
+/**
+ * A read of a few hundred milliseconds whose two rows are SQLite's clock before and after its slow part. SQLite reads
+ * its clock once per step, so each row must come from a step of its own: the repeated column name keeps this read row
+ * by row (a query's rows otherwise come as JSON from one step, sqlite-json-rows.ts, and both would show one time).
+ */
 const TIMED_READ =
   'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1500000) ' +
-  "SELECT unixepoch('subsec') AS t UNION ALL SELECT (SELECT count(*) FROM c) * 0 + unixepoch('subsec')";
+  "SELECT unixepoch('subsec') AS t, 0 AS t UNION ALL SELECT (SELECT count(*) FROM c) * 0 + unixepoch('subsec'), 0";
 
 const call = (operation: string, params: [string, string][]) =>
   request(

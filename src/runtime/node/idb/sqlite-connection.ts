@@ -12,11 +12,16 @@
  *   every 20 ms; a single slow step there ends by the statement's `queryTimeout`.
  * - runWithin: a statement run whole on this thread within a small time budget, for reads that are cheap (the readers
  *   try it first, sqlite-readers.ts).
+ * - Both read a query's rows (SELECT, VALUES) in one step where they can: SQLite writes them as one JSON text
+ *   (sqlite-json-rows.ts), a third of the cost of libsql's row by row read; on runStatement's path that step runs on
+ *   libsql's thread. Row by row remains for writes, a first row only, and any query the JSON statement cannot read.
+ * - Statements are kept prepared per connection by their text (StatementCache), on both paths.
  * - Results are one flat array of cells, integers as numbers when safe, blobs copied into buffers of their own.
  */
 import { pathToFileURL } from 'node:url';
 import type { ResultColumn } from '../../../idb/database.ts';
 import type { DataCell } from '../../../idb/datatable.ts';
+import { appendJsonRows, JSON_ROWS_MAX, rowsAsJsonSql } from './sqlite-json-rows.ts';
 import { statementShape } from './sqlite-statement-shape.ts';
 
 /** What a statement binds: the port's values, with booleans already 1/0. */
@@ -264,10 +269,16 @@ export class RunningStatement {
   }
 }
 
-/** A statement prepared for a run: nothing to run (only comments) is an empty result. */
-type Prepared = { stmt: NativeStatement; columns: ResultColumn[]; dml: boolean } | { empty: WireResult };
+/**
+ * A statement of client SQL ready to run on a connection: taken from its kept statements (StatementCache) or
+ * prepared now. Nothing to run (only comments) is an empty result.
+ */
+type Taken = { kept: KeptStatement; columns: ResultColumn[] | undefined } | { empty: WireResult };
 
-function prepare(native: Native, db: NativeDatabase, sql: string): Prepared {
+/** `columns` when it was prepared now (they are current); a kept one's are read after its first step. */
+function take(native: Native, db: NativeDatabase, sql: string): Taken {
+  const kept = connections.get(db)?.statements.take(sql);
+  if (kept !== undefined) return { kept, columns: undefined };
   const shape = statementShape(sql);
   if (shape.trailing) {
     throw new StatementError(
@@ -278,7 +289,18 @@ function prepare(native: Native, db: NativeDatabase, sql: string): Prepared {
   if (!shape.started) return { empty: { columns: [], cells: [], rowsAffected: -1 } };
   if (TRANSACTION_VERBS.has(shape.verb)) throw new StatementError('SQLITE_AUTH', 'not authorized');
   const stmt = prepareKept(native, db, sql);
-  return { stmt, columns: columnsOf(stmt), dml: DML.has(shape.verb) };
+  const columns = columnsOf(stmt);
+  // Rows as arrays, integers as BigInt (toCell narrows them): set once, the statement keeps its modes while kept.
+  if (columns.length > 0) stmt.raw(true).safeIntegers(true);
+  return {
+    kept: { stmt, dml: DML.has(shape.verb), rows: columns.length > 0, read: READ_VERBS.has(shape.verb) },
+    columns,
+  };
+}
+
+/** Gives a statement that ran without error back to its connection's kept statements. */
+function give(db: NativeDatabase, sql: string, kept: KeptStatement): void {
+  connections.get(db)?.statements.give(sql, kept);
 }
 
 function columnsOf(stmt: NativeStatement): ResultColumn[] {
@@ -288,6 +310,9 @@ function columnsOf(stmt: NativeStatement): ResultColumn[] {
 function paramsOf(request: Statement): unknown[] {
   return request.values.map((v) => (v instanceof Uint8Array ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : v));
 }
+
+/** The verbs of statements whose rows can be read as JSON (sqlite-json-rows.ts): a query, never a write. */
+const READ_VERBS = new Set(['SELECT', 'VALUES']);
 
 /**
  * A connection's prepared statements by their text, the most recently used kept: preparing costs ~10 µs, as much as
@@ -300,6 +325,21 @@ interface KeptStatement {
   dml: boolean;
   /** Whether it returns rows (its columns, when it does, are read again after each first step). */
   rows: boolean;
+  /** Whether it is a query (SELECT, VALUES) whose rows may be read as JSON. */
+  read: boolean;
+  /** The statement reading its rows as JSON; null once that failed for a statement never used. */
+  json?: JsonStatement | null;
+}
+
+/** A statement built by rowsAsJsonSql for a kept one: the names it references, how many rows it reads at most. */
+interface JsonStatement {
+  stmt: NativeStatement;
+  names: string[];
+  /** The row cap it was built for, and its limit: the cap, or JSON_ROWS_MAX when that is less. */
+  maxRows: number;
+  limit: number;
+  /** Whether it has answered once: a failure then is taken as the schema's change (built again next time). */
+  used: boolean;
 }
 
 class StatementCache {
@@ -319,6 +359,70 @@ class StatementCache {
 }
 
 /**
+ * The JSON statement of a kept query (built now if need be), or undefined when its rows are read row by row: not a
+ * query, its first row only, or no such statement can be built for it (sqlite-json-rows.ts).
+ */
+function jsonStatement(
+  native: Native,
+  db: NativeDatabase,
+  request: Statement,
+  kept: KeptStatement,
+): JsonStatement | undefined {
+  if (!kept.read || request.firstRowOnly || kept.json === null) return undefined;
+  if (kept.json !== undefined && kept.json.maxRows === request.maxRows) return kept.json;
+  // The kept statement's columns as last read: should they be stale, the check after the step finds it.
+  const names = columnsOf(kept.stmt).map((c) => c.name);
+  const { maxRows } = request;
+  const limit = Math.min(maxRows, JSON_ROWS_MAX);
+  const sql = rowsAsJsonSql(request.sql, names, limit);
+  try {
+    kept.json =
+      sql === undefined ? null : { stmt: prepareKept(native, db, sql).raw(true), names, maxRows, limit, used: false };
+  } catch {
+    kept.json = null; // SQLite cannot read this text as a subquery (a trailing comment after a `;`, say)
+  }
+  return kept.json ?? undefined;
+}
+
+/**
+ * The result from the JSON statement's first row (undefined: no row), or undefined when its columns, as SQLite
+ * compiled it for this step, are no longer the names it was built for: the caller reads row by row then, and the
+ * statement is built again next time from the kept statement's columns, which that read brings up to date.
+ */
+function jsonResult(
+  kept: KeptStatement,
+  json: JsonStatement,
+  request: Statement,
+  record: unknown[] | undefined,
+): WireResult | undefined {
+  const columns = columnsOf(json.stmt);
+  columns.pop();
+  if (columns.length !== json.names.length || columns.some((c, i) => c.name !== json.names[i])) {
+    kept.json = undefined;
+    return undefined;
+  }
+  json.used = true;
+  const cells: DataCell[] = [];
+  const count = record === undefined ? 0 : appendJsonRows(record[columns.length] as string, columns.length, cells);
+  if (count > json.limit) {
+    if (json.limit === request.maxRows) throw tooManyRows(request);
+    kept.json = null; // a large result: read row by row (JSON_ROWS_MAX)
+    return undefined;
+  }
+  return { columns, cells, rowsAffected: -1 };
+}
+
+/**
+ * After the JSON statement failed: an interrupt (the budget, a cancel) is the statement's own and is thrown again, as
+ * is a result of too many rows; after any other failure the call reads row by row, which gives the client statement's
+ * own error if it has one.
+ */
+function jsonFailed(kept: KeptStatement, json: JsonStatement, error: unknown): void {
+  if (error instanceof StatementError || statementFailure(error).code === 'SQLITE_INTERRUPT') throw error;
+  kept.json = json.used ? undefined : null;
+}
+
+/**
  * Runs client SQL on `db` inside the transaction the caller opened, its first step on libsql's asynchronous path.
  * `started` is told of the running statement, so that it can be cancelled.
  */
@@ -328,43 +432,79 @@ export async function runStatement(
   request: Statement,
   started: (running: RunningStatement | undefined) => void = () => {},
 ): Promise<WireResult> {
-  const prepared = prepare(native, db, request.sql);
-  if ('empty' in prepared) return prepared.empty;
-  const { stmt, columns, dml } = prepared;
+  const taken = take(native, db, request.sql);
+  if ('empty' in taken) return taken.empty;
+  const { kept } = taken;
   const params = paramsOf(request);
   const options = { queryTimeout: request.timeoutMs };
   const state = new RunningStatement(db);
   started(state);
   try {
-    if (columns.length === 0) {
-      const { changes } = await stmt.run(params, options);
-      return { columns, cells: [], rowsAffected: dml ? changes : -1 };
+    let result: WireResult | undefined;
+    if (!kept.rows) {
+      const { changes } = await kept.stmt.run(params, options);
+      result = { columns: [], cells: [], rowsAffected: kept.dml ? changes : -1 };
     }
-    const cells: DataCell[] = [];
-    const rows = keep(db, await stmt.raw(true).safeIntegers(true).iterate(params, options));
-    let count = 0;
-    try {
-      let yielded = performance.now();
-      for (let record = await rows.next(); !record.done; record = native.iteratorNextSync(rows)) {
-        if (++count > request.maxRows && !request.firstRowOnly) throw tooManyRows(request);
-        for (const value of record.value as unknown[]) cells.push(toCell(value));
-        // No second step, which could be a slow one on this thread: a write's RETURNING rows are all written by the
-        // first, so closing after it ends nothing early.
-        if (request.firstRowOnly) break;
-        if (performance.now() - yielded > YIELD_EVERY_MS) {
-          await new Promise((resolve) => setImmediate(resolve));
-          if (state.cancelled) throw new StatementError('SQLITE_INTERRUPT', 'interrupted');
-          yielded = performance.now();
+    const json = result === undefined ? jsonStatement(native, db, request, kept) : undefined;
+    if (json !== undefined) {
+      try {
+        // Its one step does all the work, on libsql's thread.
+        const rows = keep(db, await json.stmt.iterate(params, options));
+        try {
+          const record = await rows.next();
+          result = jsonResult(kept, json, request, record.done ? undefined : (record.value as unknown[]));
+        } finally {
+          rows.close();
         }
+      } catch (error) {
+        if (state.cancelled) throw error;
+        jsonFailed(kept, json, error);
       }
-    } finally {
-      rows.close();
     }
-    // RETURNING gives one row per row written, which is what changes() counts.
-    return { columns, cells, rowsAffected: dml && !request.firstRowOnly ? count : -1 };
+    result ??= await readRows(native, db, request, kept, params, options, state);
+    give(db, request.sql, kept);
+    return result;
   } finally {
     started(undefined);
   }
+}
+
+/** runStatement's rows, read one by one: the first step on libsql's thread, the others on this one. */
+async function readRows(
+  native: Native,
+  db: NativeDatabase,
+  request: Statement,
+  kept: KeptStatement,
+  params: unknown[],
+  options: { queryTimeout: number },
+  state: RunningStatement,
+): Promise<WireResult> {
+  const cells: DataCell[] = [];
+  const rows = keep(db, await kept.stmt.iterate(params, options));
+  let count = 0;
+  let columns: ResultColumn[] | undefined;
+  try {
+    let yielded = performance.now();
+    for (let record = await rows.next(); !record.done; record = native.iteratorNextSync(rows)) {
+      columns ??= columnsOf(kept.stmt);
+      if (++count > request.maxRows && !request.firstRowOnly) throw tooManyRows(request);
+      for (const value of record.value as unknown[]) cells.push(toCell(value));
+      // No second step, which could be a slow one on this thread: a write's RETURNING rows are all written by the
+      // first, so closing after it ends nothing early.
+      if (request.firstRowOnly) break;
+      if (performance.now() - yielded > YIELD_EVERY_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (state.cancelled) throw new StatementError('SQLITE_INTERRUPT', 'interrupted');
+        yielded = performance.now();
+      }
+    }
+  } finally {
+    rows.close();
+  }
+  // after the first step: a kept statement prepared again for a changed schema may have other columns
+  columns ??= columnsOf(kept.stmt);
+  // RETURNING gives one row per row written, which is what changes() counts.
+  return { columns, cells, rowsAffected: kept.dml && !request.firstRowOnly ? count : -1 };
 }
 
 /**
@@ -375,30 +515,36 @@ export async function runStatement(
  * transaction); else for a statement whose work its text bounds (isPlainInsert, sqlite-session.ts).
  */
 export function runWithin(native: Native, db: NativeDatabase, request: Statement): WireResult {
-  const cache = connections.get(db)?.statements;
-  let kept = cache?.take(request.sql);
-  let columns: ResultColumn[] | undefined;
-  if (kept === undefined) {
-    const prepared = prepare(native, db, request.sql);
-    if ('empty' in prepared) return prepared.empty;
-    columns = prepared.columns;
-    kept = { stmt: prepared.stmt, dml: prepared.dml, rows: columns.length > 0 };
-    // Rows as arrays, integers as BigInt (toCell narrows them): set once, the statement keeps its modes while kept.
-    if (kept.rows) prepared.stmt.raw(true).safeIntegers(true);
-  }
+  const taken = take(native, db, request.sql);
+  if ('empty' in taken) return taken.empty;
+  const { kept } = taken;
   const { stmt, dml } = kept;
+  let { columns } = taken;
   const params = paramsOf(request);
   if (!kept.rows) {
     const { changes } = native.statementRunSync(stmt, params);
-    cache?.give(request.sql, kept);
+    give(db, request.sql, kept);
     return { columns: [], cells: [], rowsAffected: dml ? changes : -1 };
   }
   if (request.firstRowOnly) {
     // One step and a reset (libsql's get): no row iterator made and kept (~8 µs of a ~10 µs statement).
     const record = native.statementGetSync(stmt, params) as unknown[] | undefined;
     const first = { columns: columns ?? columnsOf(stmt), cells: record?.map(toCell) ?? [], rowsAffected: -1 };
-    cache?.give(request.sql, kept);
+    give(db, request.sql, kept);
     return first;
+  }
+  const json = jsonStatement(native, db, request, kept);
+  if (json !== undefined) {
+    let result: WireResult | undefined;
+    try {
+      result = jsonResult(kept, json, request, native.statementGetSync(json.stmt, params) as unknown[] | undefined);
+    } catch (error) {
+      jsonFailed(kept, json, error);
+    }
+    if (result !== undefined) {
+      give(db, request.sql, kept);
+      return result;
+    }
   }
   const cells: DataCell[] = [];
   const rows = keep(db, native.statementIterateSync(stmt, params));
@@ -414,7 +560,7 @@ export function runWithin(native: Native, db: NativeDatabase, request: Statement
   } finally {
     rows.close();
   }
-  cache?.give(request.sql, kept);
+  give(db, request.sql, kept);
   return { columns, cells, rowsAffected: dml ? count : -1 };
 }
 
