@@ -164,6 +164,51 @@ export function databaseLimitsSuite(b: Backend, ctx: SuiteContext): void {
     },
   );
 
+  it("ends a reader's call alone however it ends: answered, failed, refused by the row cap, timed out", async () => {
+    // On PostgreSQL the ROLLBACK rides behind the statement, and a failed statement has the server skip it: each
+    // connection of the pool must come back usable, with no transaction left open, whatever happened to the last read.
+    const capped = { timeoutMs: 5000, maxRows: 10 };
+    const slow = `SELECT count(*) FROM ${b.series(1, ENDLESS)}`;
+    for (let i = 0; i < 6; i++) {
+      expect((await ctx.db.runAlone('read', `SELECT x FROM ${b.series(1, 10)}`, [], capped)).rows).toHaveLength(10);
+      expect((await fault(ctx.db.runAlone('read', `SELECT x FROM ${b.series(1, 11)}`, [], capped))).fault).toBe(
+        'QuotaExceeded',
+      );
+      expect((await fault(ctx.db.runAlone('read', 'SELECT * FROM no_such_table', [], capped))).fault).toBe('SqlError');
+      expect((await fault(ctx.db.runAlone('read', slow, [], { timeoutMs: 50, maxRows: 10 }))).fault).toBe('Timeout');
+    }
+    const t = await ctx.db.begin('write'); // would wait for a lock, or fail, were a read's transaction left open
+    await t.run(`INSERT INTO items VALUES (900, 'after reads')`, [], LIMITS);
+    await t.commit();
+    expect(await count("name = 'after reads'")).toBe(b.count(1));
+  });
+
+  it.runIf(b.name === 'postgres')("runs a writer's query that writes after all again as a write, once", async () => {
+    // A writer's SELECT goes first as a reader's (its ROLLBACK in the same write); refused there (25006), it runs
+    // again in a transaction that can write: the sequence shows each ran to its end exactly once.
+    await ctx.db.runAlone('write', 'CREATE SEQUENCE IF NOT EXISTS writer_reads', [], LIMITS);
+    await ctx.db.runAlone('write', 'CREATE TABLE IF NOT EXISTS writer_reads_log (v bigint)', [], LIMITS);
+    await ctx.db.runAlone(
+      'write',
+      'CREATE OR REPLACE FUNCTION writer_reads_note(v bigint) RETURNS bigint LANGUAGE sql AS ' +
+        "'INSERT INTO writer_reads_log VALUES (v) RETURNING v'",
+      [],
+      LIMITS,
+    );
+    const capped = { timeoutMs: 5000, maxRows: 10 };
+    expect((await ctx.db.runAlone('write', "SELECT nextval('writer_reads')", [], capped)).rows).toEqual([[1n]]);
+    expect(
+      (await ctx.db.runAlone('write', "SELECT writer_reads_note(nextval('writer_reads'))", [], capped)).rows,
+    ).toEqual([[2n]]);
+    expect((await ctx.db.runAlone('write', 'SELECT v FROM writer_reads_log FOR UPDATE', [], capped)).rows).toEqual([
+      [2n],
+    ]);
+    // A reader's is refused, as before.
+    const refused = await fault(ctx.db.runAlone('read', "SELECT nextval('writer_reads')", [], capped));
+    expect(refused.fault).toBe('AccessDenied');
+    expect((await ctx.db.runAlone('read', 'SELECT last_value FROM writer_reads', [], capped)).rows).toEqual([[2n]]);
+  });
+
   it.runIf(b.name === 'postgres')('stops a firstRowOnly statement at its first row', async () => {
     // With postgres.js (the driver before pg) a reserved connection's CLOSE was undefined, which asked for the next
     // row instead: every row was read, one round trip each. The sequence shows how many rows the server produced.

@@ -7,9 +7,10 @@
  *   together, as Npgsql sends them. The transaction's BEGIN and a statement time-out that changes ride in the same
  *   write as extended-protocol statements of their own, ahead of it; a BEGIN there opens a transaction block that
  *   outlives the Sync, as a simple BEGIN does. A call's own transaction (`runAlone`) is therefore one round trip: a
- *   reader's ROLLBACK, and the COMMIT of a writer's statement that wrote nothing, go out without the answer waiting for
- *   them; a writer's ReturnScalar has its COMMIT in its own write; only another statement that wrote waits for its
- *   COMMIT, a second round trip (see PostgresTransaction.runAlone).
+ *   reader's ROLLBACK and a writer's ReturnScalar's COMMIT ride in the statement's write, behind it (a failed
+ *   statement has the server skip them); the COMMIT of a writer's statement that wrote nothing goes out without the
+ *   answer waiting for it; only another statement that wrote waits for its COMMIT, a second round trip (see
+ *   PostgresTransaction.readAlone and runAlone).
  * - 'read' opens `BEGIN READ ONLY` and runs a statement before the client's, because `SET TRANSACTION READ WRITE` is
  *   only refused once a query has run in the transaction: the mode is frozen before client SQL gets a chance.
  * - Client SQL always goes with the extended query protocol, so the server refuses more than one command (42601) and
@@ -38,7 +39,6 @@ import pg from 'pg';
 import type { ClrValueType } from '../../../idb/contract.ts';
 import {
   DatabaseFault,
-  runInOwnTransaction,
   type Database,
   type DatabaseFaultName,
   type DatabaseTransaction,
@@ -190,16 +190,26 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
     dialect: 'postgres',
     async runAlone(access, text, values, limits) {
       const timeoutMs = Math.max(1, Math.ceil(limits.timeoutMs));
-      if (access === 'write') {
-        const transaction = await open(access, timeoutMs);
+      // A writer's query runs as a reader's first, in one write with its ROLLBACK (a writer's needs the answer before
+      // its COMMIT can be chosen: a second write). Should it write after all (a function that inserts, nextval, FOR
+      // UPDATE), the server refuses it in the read-only transaction before it changes anything (25006), and it runs
+      // again as a write. The SQLite backend does the same with its read-only connections.
+      if (access === 'read' || READ_VERBS.has(firstWord(text) ?? '')) {
+        const reader = await open('read', timeoutMs);
         try {
-          return await transaction.runAlone(text, values, limits);
+          return await reader.readAlone(text, values, limits);
         } catch (error) {
-          await transaction.rollback();
-          throw error;
+          await reader.rollback();
+          if (access === 'read' || !(error instanceof ReadOnlyRefusal)) throw error;
         }
       }
-      return runInOwnTransaction({ begin: () => open(access, timeoutMs) }, access, text, values, limits);
+      const transaction = await open('write', timeoutMs);
+      try {
+        return await transaction.runAlone(text, values, limits);
+      } catch (error) {
+        await transaction.rollback();
+        throw error;
+      }
     },
     begin: (access) => openRequest(access),
     async close() {
@@ -262,6 +272,21 @@ class PostgresTransaction implements DatabaseTransaction {
         this.state = 'ended';
         void this.endWith('COMMIT');
       }
+      return result;
+    });
+  }
+
+  /**
+   * A reader's call in a transaction of its own: its ROLLBACK goes out in the statement's write, so the call is one
+   * write and one round trip, and the connection is free once the answer is in. A failed statement makes the server
+   * skip the ROLLBACK: the caller's `rollback` sends it then.
+   */
+  readAlone(sql: string, values: readonly SqlValue[], limits: StatementLimits): Promise<StatementResult> {
+    return this.serialize(async () => {
+      const { result, behind } = await this.runNow(sql, values, limits, ['ROLLBACK']);
+      this.state = 'ended';
+      if (behind[0]?.tag === 'ROLLBACK') this.release(false);
+      else await this.endWith('ROLLBACK');
       return result;
     });
   }
@@ -414,8 +439,29 @@ const TRANSACTION_CONTROL = new Set(['BEGIN', 'START', 'COMMIT', 'END', 'ROLLBAC
  * refuses to end a transaction block.) Leading white space and comments (line comments, nested block comments) are skipped.
  */
 function transactionControl(text: string): string | undefined {
+  const words = wordsOf(text);
+  const verb = words.next().value;
+  if (verb === undefined) return undefined;
+  if (TRANSACTION_CONTROL.has(verb)) return verb;
+  if (verb !== 'PREPARE') return undefined;
+  return words.next().value === 'TRANSACTION' ? 'PREPARE TRANSACTION' : undefined;
+}
+
+/** The verbs of statements that read, unless a function they call writes (see runAlone). */
+const READ_VERBS = new Set(['SELECT', 'VALUES', 'TABLE']);
+
+/** The first word of the statement, upper case (see wordsOf). */
+function firstWord(text: string): string | undefined {
+  return wordsOf(text).next().value;
+}
+
+/**
+ * The statement's leading words, upper case, read in place (a statement's text can be megabytes). White space and
+ * comments (line comments, nested block comments) before each are skipped; they end at the first thing not a word.
+ */
+function* wordsOf(text: string): Generator<string, undefined> {
   let at = 0;
-  const skip = () => {
+  for (;;) {
     for (;;) {
       while (at < text.length && /\s/.test(text[at]!)) at++;
       if (text.startsWith('--', at)) {
@@ -432,23 +478,14 @@ function transactionControl(text: string): string | undefined {
             if (--depth === 0) break;
           } else at++;
         }
-      } else return;
+      } else break;
     }
-  };
-  // The word at `at`, read in place (a statement's text can be megabytes).
-  const word = () => {
     WORD.lastIndex = at;
     const found = WORD.exec(text)?.[0];
-    at += found?.length ?? 0;
-    return found?.toUpperCase();
-  };
-  skip();
-  const verb = word();
-  if (verb === undefined) return undefined;
-  if (TRANSACTION_CONTROL.has(verb)) return verb;
-  if (verb !== 'PREPARE') return undefined;
-  skip();
-  return word() === 'TRANSACTION' ? 'PREPARE TRANSACTION' : undefined;
+    if (found === undefined) return undefined;
+    at += found.length;
+    yield found.toUpperCase();
+  }
 }
 
 const WORD = /[A-Za-z_]+/y;
@@ -679,12 +716,16 @@ function rowsAffected(command: string | undefined): number {
   }
 }
 
+/** A write refused in a read-only transaction (25006): a writer's query that wrote runs again as a write (runAlone). */
+class ReadOnlyRefusal extends DatabaseFault {}
+
 function toFault(error: unknown): DatabaseFault {
   if (error instanceof DatabaseFault) return error;
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : String(error);
+  if (code === '25006') return new ReadOnlyRefusal('AccessDenied', message, true);
   let fault: DatabaseFaultName = 'SqlError';
   if (code === '57014') fault = 'Timeout';
-  else if (code === '25006' || code === '42501') fault = 'AccessDenied';
+  else if (code === '42501') fault = 'AccessDenied';
   return new DatabaseFault(fault, message, true);
 }
