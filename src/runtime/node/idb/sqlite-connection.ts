@@ -22,7 +22,7 @@ import { pathToFileURL } from 'node:url';
 import type { ResultColumn } from '../../../idb/database.ts';
 import type { DataCell } from '../../../idb/datatable.ts';
 import { appendJsonRows, JSON_ROWS_MAX, rowsAsJsonSql } from './sqlite-json-rows.ts';
-import { statementShape } from './sqlite-statement-shape.ts';
+import { QUERY_VERBS, statementShape } from './sqlite-statement-shape.ts';
 
 /** What a statement binds: the port's values, with booleans already 1/0. */
 export type BindValue = null | number | bigint | string | Uint8Array;
@@ -293,7 +293,7 @@ function take(native: Native, db: NativeDatabase, sql: string): Taken {
   // Rows as arrays, integers as BigInt (toCell narrows them): set once, the statement keeps its modes while kept.
   if (columns.length > 0) stmt.raw(true).safeIntegers(true);
   return {
-    kept: { stmt, dml: DML.has(shape.verb), rows: columns.length > 0, read: READ_VERBS.has(shape.verb) },
+    kept: { stmt, dml: DML.has(shape.verb), rows: columns.length > 0, read: QUERY_VERBS.has(shape.verb) },
     columns,
   };
 }
@@ -310,9 +310,6 @@ function columnsOf(stmt: NativeStatement): ResultColumn[] {
 function paramsOf(request: Statement): unknown[] {
   return request.values.map((v) => (v instanceof Uint8Array ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : v));
 }
-
-/** The verbs of statements whose rows can be read as JSON (sqlite-json-rows.ts): a query, never a write. */
-const READ_VERBS = new Set(['SELECT', 'VALUES']);
 
 /**
  * A connection's prepared statements by their text, the most recently used kept: preparing costs ~10 µs, as much as
@@ -335,9 +332,8 @@ interface KeptStatement {
 interface JsonStatement {
   stmt: NativeStatement;
   names: string[];
-  /** The row cap it was built for, and its limit: the cap, or JSON_ROWS_MAX when that is less. */
+  /** The row cap it was built for: it reads that many rows and one more, JSON_ROWS_MAX and one more at most. */
   maxRows: number;
-  limit: number;
   /** Whether it has answered once: a failure then is taken as the schema's change (built again next time). */
   used: boolean;
 }
@@ -373,11 +369,10 @@ function jsonStatement(
   // The kept statement's columns as last read: should they be stale, the check after the step finds it.
   const names = columnsOf(kept.stmt).map((c) => c.name);
   const { maxRows } = request;
-  const limit = Math.min(maxRows, JSON_ROWS_MAX);
-  const sql = rowsAsJsonSql(request.sql, names, limit);
+  const sql = rowsAsJsonSql(request.sql, names, Math.min(maxRows, JSON_ROWS_MAX));
   try {
     kept.json =
-      sql === undefined ? null : { stmt: prepareKept(native, db, sql).raw(true), names, maxRows, limit, used: false };
+      sql === undefined ? null : { stmt: prepareKept(native, db, sql).raw(true), names, maxRows, used: false };
   } catch {
     kept.json = null; // SQLite cannot read this text as a subquery (a trailing comment after a `;`, say)
   }
@@ -404,8 +399,8 @@ function jsonResult(
   json.used = true;
   const cells: DataCell[] = [];
   const count = record === undefined ? 0 : appendJsonRows(record[columns.length] as string, columns.length, cells);
-  if (count > json.limit) {
-    if (json.limit === request.maxRows) throw tooManyRows(request);
+  if (count > request.maxRows) throw tooManyRows(request);
+  if (count > JSON_ROWS_MAX) {
     kept.json = null; // a large result: read row by row (JSON_ROWS_MAX)
     return undefined;
   }
@@ -440,32 +435,45 @@ export async function runStatement(
   const state = new RunningStatement(db);
   started(state);
   try {
-    let result: WireResult | undefined;
+    let result: WireResult;
     if (!kept.rows) {
       const { changes } = await kept.stmt.run(params, options);
       result = { columns: [], cells: [], rowsAffected: kept.dml ? changes : -1 };
+    } else {
+      const json = jsonStatement(native, db, request, kept);
+      result =
+        (json && (await readJsonRows(db, request, kept, json, params, options, state))) ??
+        (await readRows(native, db, request, kept, params, options, state));
     }
-    const json = result === undefined ? jsonStatement(native, db, request, kept) : undefined;
-    if (json !== undefined) {
-      try {
-        // Its one step does all the work, on libsql's thread.
-        const rows = keep(db, await json.stmt.iterate(params, options));
-        try {
-          const record = await rows.next();
-          result = jsonResult(kept, json, request, record.done ? undefined : (record.value as unknown[]));
-        } finally {
-          rows.close();
-        }
-      } catch (error) {
-        if (state.cancelled) throw error;
-        jsonFailed(kept, json, error);
-      }
-    }
-    result ??= await readRows(native, db, request, kept, params, options, state);
     give(db, request.sql, kept);
     return result;
   } finally {
     started(undefined);
+  }
+}
+
+/** runStatement's rows through the JSON statement, its one step on libsql's thread; undefined: read them row by row. */
+async function readJsonRows(
+  db: NativeDatabase,
+  request: Statement,
+  kept: KeptStatement,
+  json: JsonStatement,
+  params: unknown[],
+  options: { queryTimeout: number },
+  state: RunningStatement,
+): Promise<WireResult | undefined> {
+  try {
+    const rows = keep(db, await json.stmt.iterate(params, options));
+    try {
+      const record = await rows.next();
+      return jsonResult(kept, json, request, record.done ? undefined : (record.value as unknown[]));
+    } finally {
+      rows.close();
+    }
+  } catch (error) {
+    if (state.cancelled) throw error;
+    jsonFailed(kept, json, error);
+    return undefined;
   }
 }
 

@@ -50,7 +50,7 @@ import type { DataCell } from '../../../idb/datatable.ts';
 import type { BindValue, Native, Statement, WireResult } from './sqlite-connection.ts';
 import { SqliteReaders } from './sqlite-readers.ts';
 import { type SessionReply, SqliteSession } from './sqlite-session.ts';
-import { statementShape } from './sqlite-statement-shape.ts';
+import { QUERY_VERBS, statementShape } from './sqlite-statement-shape.ts';
 import { WriteGate } from './write-gate.ts';
 
 export interface SqliteDatabaseOptions {
@@ -161,7 +161,7 @@ export async function createSqliteDatabase(options: SqliteDatabaseOptions): Prom
       // (SQLITE_READONLY) and it runs again as a write.
       // A reader's call never comes to the write below: its verb is only needed for a writer's.
       const verb = access === 'write' ? statementShape(sql).verb : undefined;
-      if (verb === undefined || READS.has(verb)) {
+      if (verb === undefined || QUERY_VERBS.has(verb)) {
         reply = await readers.read(request);
         if (access === 'write' && !reply.ok && reply.code.startsWith('SQLITE_READONLY')) reply = undefined;
       }
@@ -212,8 +212,6 @@ export async function createSqliteDatabase(options: SqliteDatabaseOptions): Prom
 
 const CLOSED = 'The database has been closed.';
 
-/** Verbs of statements that usually only read (the verb after `WITH …` is the statement's own). */
-const READS = new Set(['SELECT', 'VALUES']);
 /** Verbs of statements that change the schema (ATTACH, DETACH and PRAGMA are refused to client SQL). */
 const SCHEMA_VERBS = new Set(['CREATE', 'DROP', 'ALTER', 'ANALYZE', 'REINDEX', 'VACUUM']);
 

@@ -27,6 +27,13 @@ const NEXT = [
   [1, 7, 5, 5, 5, 5, 5, 5],
 ];
 
+/**
+ * The verbs of queries (StatementShape.verb, so `WITH …` counts by the statement after it): statements that usually
+ * only read. sqlite-database.ts tries a writer's on a read-only connection first; sqlite-connection.ts reads their
+ * rows as JSON (sqlite-json-rows.ts).
+ */
+export const QUERY_VERBS: ReadonlySet<string> = new Set(['SELECT', 'VALUES']);
+
 export interface StatementShape {
   readonly started: boolean;
   readonly trailing: boolean;
