@@ -1,6 +1,7 @@
 /**
  * `npm run bridge`: IIDBService over net.tcp on Node, configured from the environment (docs/contract/operations.md).
  */
+import { setFlagsFromString } from 'node:v8';
 import { jsonLogger, readLogLevel } from '#idb';
 import { openBridge } from './bridge.ts';
 import { readBridgeConfig } from './config.ts';
@@ -10,6 +11,20 @@ if (process.argv.includes('--help') || process.argv.includes('-h')) {
   process.stdout.write(HELP);
   process.exit(0);
 }
+
+/**
+ * The young generation is collected on this thread alone (V8's --no-parallel-scavenge), unless the command line
+ * asks for parallel scavenges. A call leaves 15–30 KB of garbage (a Heartbeat's decoded tree and reply, an INSERT's
+ * arguments), so the bridge scavenges a few dozen times a second under load, each a fraction of a millisecond. In
+ * parallel, each scavenge wakes V8's helper threads and this thread waits for them (strace, ExecuteNonQuery on one
+ * channel: about one futex wake-up or wait every four calls); on a machine whose cores are busy with the clients
+ * and the database, a helper is a thread that has to be scheduled first. Alone, no thread is woken, and a hot loop
+ * runs as fast (bench/bridge-percall.ts, 120 000 INSERTs, 300 2 000-row DataTables: the same time either way). Under
+ * the .NET client (docs/decisions/idb-sqlite-backend.md, "2026-11-28 (fifth session)") the one-channel rows gained
+ * a few per cent to a sixth in median; the others did not move.
+ */
+if (!process.execArgv.some((flag) => flag.startsWith('--parallel-scavenge')))
+  setFlagsFromString('--no-parallel-scavenge');
 
 /**
  * Log lines leave in batches: when 16 KiB are waiting, else 50 ms after the first. stdout to a file or a pipe is a
