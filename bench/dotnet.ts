@@ -30,7 +30,8 @@
  *   how much (docs/decisions/idb-sqlite-backend.md, "Where the rest goes").
  * Short runs (SECONDS per row, BENCH_DOTNET_SECONDS to change it). BENCH_DOTNET_ROUNDS rounds (default 1, as
  * `npm run bench` gives up after 570 s in all; about 2.5 min a round) run the servers alternately and keep each
- * row's best round: on a shared machine, `BENCH_DOTNET_ROUNDS=2 npx tsx bench/dotnet.ts` alone.
+ * row's best round (its `rounds` column lists every round's calls/s): on a shared machine,
+ * `BENCH_DOTNET_ROUNDS=2 npx tsx bench/dotnet.ts` alone.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -109,6 +110,8 @@ export interface DotnetBenchRow {
   /** MB/s of file content (GetFile rows). */
   megabytesPerSecond?: number;
   callsPerSecond?: number;
+  /** calls/s of every round, in order (the row's other figures are its best round's). */
+  roundsCallsPerSecond?: number[];
   p50Ms?: number;
   p99Ms?: number;
   /** The server's CPU time over the row (warm-up included) per call made in it, in µs. */
@@ -415,7 +418,11 @@ export async function runDotnetBench(): Promise<DotnetBenchRow[]> {
   return rows;
 }
 
-/** Keeps a row's best round (the machine is shared: the slower rounds measured the neighbours). */
+/**
+ * Keeps a row's best round (the machine is shared: the slower rounds measured the neighbours), and every round's
+ * calls/s beside it: on two cores shared with the client, a one-channel row can differ by a third from one round to
+ * the next for the same server (docs/decisions/idb-sqlite-backend.md), and the table shows how much.
+ */
 function keepBest(rows: DotnetBenchRow[], row: DotnetBenchRow): void {
   const at = rows.findIndex(
     (r) =>
@@ -424,8 +431,10 @@ function keepBest(rows: DotnetBenchRow[], row: DotnetBenchRow): void {
       r.operation === row.operation &&
       r.channels === row.channels,
   );
+  const rounds = [...(at < 0 ? [] : (rows[at]!.roundsCallsPerSecond ?? [])), row.callsPerSecond ?? Number.NaN];
   if (at < 0) rows.push(row);
   else if ((row.callsPerSecond ?? -1) > (rows[at]!.callsPerSecond ?? -1)) rows[at] = row;
+  rows[at < 0 ? rows.length - 1 : at]!.roundsCallsPerSecond = rounds;
 }
 
 function printTable(rows: DotnetBenchRow[], rss: Map<string, number>, opens: string[]): void {
@@ -433,9 +442,9 @@ function printTable(rows: DotnetBenchRow[], rss: Map<string, number>, opens: str
     rows.find((r) => r.server === server && r.client === client && r.operation === operation && r.channels === channels)
       ?.callsPerSecond;
   console.log(
-    '| server | client | operation | channels | calls/s | MB/s | p50 | p99 | server CPU/call | client CPU/call | client switches/call | vs CoreWCF (same database) | vs canned responder |',
+    '| server | client | operation | channels | calls/s | rounds | MB/s | p50 | p99 | server CPU/call | client CPU/call | client switches/call | vs CoreWCF (same database) | vs canned responder |',
   );
-  console.log('|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) {
     const ratio = (peer: number | undefined) =>
       row.callsPerSecond && peer ? `${(row.callsPerSecond / peer).toFixed(2)}×` : '–';
@@ -446,8 +455,12 @@ function printTable(rows: DotnetBenchRow[], rss: Map<string, number>, opens: str
     const ms = (v: number | undefined) => (v === undefined ? '–' : `${v.toFixed(2)} ms`);
     const micros = (v: number | undefined) => (v === undefined ? '–' : `${v.toFixed(0)} µs`);
     const switches = row.clientSwitchesPerCall === undefined ? '–' : row.clientSwitchesPerCall.toFixed(1);
+    const rounds =
+      (row.roundsCallsPerSecond?.length ?? 0) > 1
+        ? row.roundsCallsPerSecond!.map((r) => (Number.isNaN(r) ? '–' : Math.round(r))).join(' / ')
+        : '–';
     console.log(
-      `| ${row.server} | ${row.client} | ${row.operation} | ${row.channels} | ${row.callsPerSecond === undefined ? '–' : Math.round(row.callsPerSecond)} | ${mbs} | ${ms(row.p50Ms)} | ${ms(row.p99Ms)} | ${micros(row.serverCpuPerCallMicros)} | ${micros(row.clientCpuPerCallMicros)} | ${switches} | ${ratio(corewcf)} | ${ratio(canned)} |${row.error ? ` ${row.error}` : ''}`,
+      `| ${row.server} | ${row.client} | ${row.operation} | ${row.channels} | ${row.callsPerSecond === undefined ? '–' : Math.round(row.callsPerSecond)} | ${rounds} | ${mbs} | ${ms(row.p50Ms)} | ${ms(row.p99Ms)} | ${micros(row.serverCpuPerCallMicros)} | ${micros(row.clientCpuPerCallMicros)} | ${switches} | ${ratio(corewcf)} | ${ratio(canned)} |${row.error ? ` ${row.error}` : ''}`,
     );
   }
   console.log('');
