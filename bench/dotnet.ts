@@ -431,10 +431,11 @@ function keepBest(rows: DotnetBenchRow[], row: DotnetBenchRow): void {
       r.operation === row.operation &&
       r.channels === row.channels,
   );
-  const rounds = [...(at < 0 ? [] : (rows[at]!.roundsCallsPerSecond ?? [])), row.callsPerSecond ?? Number.NaN];
-  if (at < 0) rows.push(row);
-  else if ((row.callsPerSecond ?? -1) > (rows[at]!.callsPerSecond ?? -1)) rows[at] = row;
-  rows[at < 0 ? rows.length - 1 : at]!.roundsCallsPerSecond = rounds;
+  const earlier = at < 0 ? undefined : rows[at]!;
+  const best = earlier === undefined || (row.callsPerSecond ?? -1) > (earlier.callsPerSecond ?? -1) ? row : earlier;
+  best.roundsCallsPerSecond = [...(earlier?.roundsCallsPerSecond ?? []), row.callsPerSecond ?? Number.NaN];
+  if (at < 0) rows.push(best);
+  else rows[at] = best;
 }
 
 function printTable(rows: DotnetBenchRow[], rss: Map<string, number>, opens: string[]): void {
