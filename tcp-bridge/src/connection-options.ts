@@ -13,12 +13,12 @@ export interface ConnectionOptions {
    * is anonymous.
    */
   upgrade?: StreamUpgradeAcceptor;
-  dispatch: Dispatch;
+  dispatch: Dispatch<object>;
   /**
    * A via served apart from the endpoint, without the upgrade and anonymously, by its own dispatch: WS-MetadataExchange's
    * `/mex` (mex.ts), as WCF serves a mexTcpBinding endpoint.
    */
-  metadata?: { accepts: (via: string) => boolean; dispatch: Dispatch };
+  metadata?: { accepts: (via: string) => boolean; dispatch: Dispatch<object> };
   decoder: ServerDecoderOptions;
   initTimeoutMs: number;
   idleTimeoutMs: number;

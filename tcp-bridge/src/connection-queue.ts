@@ -11,7 +11,8 @@ export const END = Symbol('End');
 export const METADATA = Symbol('metadata via');
 export const ENDPOINT = Symbol('endpoint via');
 
-export type Queued = XmlDocument | typeof END | typeof METADATA | typeof ENDPOINT;
+/** A call (its tree, or what the dispatch's reader made of it), or a session event. */
+export type Queued = XmlDocument | object | typeof END | typeof METADATA | typeof ENDPOINT;
 
 /** Who calls without Windows security (security mode None), and on the metadata via in any mode. */
 export const anonymousCaller = (connectionId: string): Caller => ({ name: 'anonymous', anonymous: true, connectionId });

@@ -41,7 +41,7 @@
 import type { Caller } from '#idb';
 import {
   BinaryXmlError,
-  decodeEnvelope,
+  decodeDocument,
   encodeEnvelopeParts,
   ReaderSession,
   WriterSession,
@@ -225,11 +225,19 @@ export class BridgeConnection {
     }
   }
 
-  /** A request envelope: decoded now (the dictionary is stateful), dispatched when its turn comes. */
+  /**
+   * A request envelope: read now (the dictionary is stateful), dispatched when its turn comes. The dispatch that will
+   * answer it (the via's: a preamble's via comes before its envelopes) reads it itself where it can, else it is
+   * decoded into a tree.
+   */
   private received(payload: Uint8Array): void {
-    let request: XmlDocument;
+    const dispatch = this.metadataVia ? this.options.metadata!.dispatch : this.options.dispatch;
+    let request: XmlDocument | object;
     try {
-      request = decodeEnvelope(payload, this.readerSession).document;
+      const session = this.readerSession;
+      const { documentOffset } = session.readTable(payload);
+      const document = payload.subarray(documentOffset);
+      request = dispatch.read?.(document, session) ?? decodeDocument(document, { session, offsetBase: documentOffset });
     } catch (error) {
       // Nothing to relate a reply to, and a broken session table spoils every later message: WCF aborts too.
       this.refuse({
@@ -279,7 +287,7 @@ export class BridgeConnection {
     const [dispatch, caller] = this.metadataSession
       ? [this.options.metadata!.dispatch, anonymousCaller(this.options.connectionId)]
       : [this.options.dispatch, this.caller!];
-    void dispatch(item, caller).then(
+    void dispatch.answer(item, caller).then(
       (reply) => this.answer(reply),
       (error: unknown) =>
         // dispatch answers faults itself; reaching here is a bug, and the client would wait for its reply forever.

@@ -1,7 +1,8 @@
 /**
- * A decoded request envelope → the service call → the reply envelope. Every outcome is a reply: a result, the
- * contract's fault, or the SOAP fault WCF would send for a malformed message, so the client always gets an answer
- * related to its MessageID and the channel stays usable ("A fault never ends the session").
+ * A request envelope (read straight from its bytes, soap/request-cursor.ts, or decoded into a tree, readRequest) → the
+ * service call → the reply envelope. Every outcome is a reply: a result, the contract's fault, or the SOAP fault WCF
+ * would send for a malformed message, so the client always gets an answer related to its MessageID and the channel
+ * stays usable ("A fault never ends the session").
  *
  * Each call writes one audit line (`call`, level info): connection, identity, operation, outcome (`ok` or the fault's
  * name), duration and database request; never SQL text, parameter values or file contents.
@@ -9,19 +10,20 @@
 import { type Caller, EMPTY_GUID, IdbFault, type IdbService, type Logger, type OperationName } from '#idb';
 import type { XmlDocument } from './binary-xml/index.ts';
 import type { BridgeObserver, Dispatch } from './streams.ts';
+import { readRequestBytes } from './soap/request-cursor.ts';
 import { readRequest, SoapFault, writeFault, writeReply, type SoapOptions, type SoapRequest } from './soap/index.ts';
 
 export function soapDispatch(
   service: IdbService,
   options: SoapOptions & { logger: Logger; observer: BridgeObserver },
-): Dispatch {
+): Dispatch<SoapRequest> {
   const { logger, observer } = options;
   // Not async itself: the request is read synchronously and answer's promise is returned as it is, not wrapped in
   // another one (each wrapping costs the call extra microtask hops).
-  return (document: XmlDocument, caller: Caller): Promise<XmlDocument> => {
+  const answerReceived = (received: XmlDocument | SoapRequest, caller: Caller): Promise<XmlDocument> => {
     let request: SoapRequest;
     try {
-      request = readRequest(document, options);
+      request = 'operation' in received ? received : readRequest(received, options);
     } catch (error) {
       return refused(error);
     }
@@ -69,5 +71,10 @@ export function soapDispatch(
         logger.log('info', 'call', fields);
       }
     }
+  };
+  return {
+    answer: answerReceived,
+    // Requests in the shape every WCF client sends are read straight from their bytes (soap/request-cursor.ts).
+    read: (document, session) => readRequestBytes(document, { serviceNamespace: options.serviceNamespace, session }),
   };
 }

@@ -13,7 +13,7 @@
  * The via is served without the upgrade and the caller is anonymous, as WCF serves mexTcpBinding: it reveals nothing
  * the WSDL does not, and runs no operation.
  */
-import { wsdlDefinitions, type EndpointConfig, type Logger, type WsdlElement } from '#idb';
+import { wsdlDefinitions, type Caller, type EndpointConfig, type Logger, type WsdlElement } from '#idb';
 import {
   attribute,
   element,
@@ -41,7 +41,7 @@ export const metadataPath = (endpointPath: string): string => `${endpointPath.re
  */
 export function metadataDispatch(endpoint: () => EndpointConfig, logger: Logger): Dispatch {
   let metadata: XmlElement | undefined;
-  return async (document: XmlDocument, caller): Promise<XmlDocument> => {
+  const answer = async (document: XmlDocument, caller: Caller): Promise<XmlDocument> => {
     const described = endpoint();
     const options: SoapOptions = { serviceNamespace: described.serviceNamespace };
     try {
@@ -55,6 +55,7 @@ export function metadataDispatch(endpoint: () => EndpointConfig, logger: Logger)
       return writeFault(undefined, error, options);
     }
   };
+  return { answer };
 }
 
 /** `wsx:Metadata` with the WSDL's section, as ServiceMetadataExtension writes the MetadataSet. */

@@ -4,7 +4,7 @@
  * each decoded message to a Dispatch. Nothing here knows of sockets, framing records or security mechanisms.
  */
 import type { Caller, Logger } from '#idb';
-import type { XmlDocument } from './binary-xml/index.ts';
+import type { SessionStrings, XmlDocument } from './binary-xml/index.ts';
 
 /**
  * Where a connection's bytes go: the socket, or an upgraded stream over it. Writes are never refused: a stream takes
@@ -26,8 +26,22 @@ export interface ByteStream {
   resume(): void;
 }
 
-/** Turns a decoded request into the reply to send (a SOAP fault included); never rejects. */
-export type Dispatch = (request: XmlDocument, caller: Caller) => Promise<XmlDocument>;
+/**
+ * What answers a connection's requests: `Read` is what its own reader makes of a request's bytes, where it has one.
+ * Methods, not function properties, so that a dispatch of any `Read` is a `Dispatch<object>` to the connection, which
+ * hands each request back to the dispatch whose reader made it.
+ */
+export interface Dispatch<Read extends object = never> {
+  /**
+   * A request (its decoded tree, or what `read` made of it) to the reply to send, a SOAP fault included; never rejects.
+   */
+  answer(request: XmlDocument | Read, caller: Caller): Promise<XmlDocument>;
+  /**
+   * Reads a request straight from its bytes (an envelope's document, with the connection's session strings), without
+   * a tree; undefined where it does not, and the connection decodes the tree instead (soap/request-cursor.ts).
+   */
+  read?(document: Uint8Array, session: SessionStrings): Read | undefined;
+}
 
 /** Who an upgrade authenticated. */
 export interface UpgradedPeer {

@@ -46,7 +46,10 @@ function connect(options: Partial<ConnectionOptions> = {}, stream = new MemorySt
   const connection = new BridgeConnection(stream, {
     connectionId: 'c1',
     remoteAddress: '127.0.0.1',
-    dispatch: (request, caller) => new Promise((answer) => calls.push({ request, caller, answer })),
+    dispatch: {
+      answer: (request: XmlDocument, caller: Caller) =>
+        new Promise((answer) => calls.push({ request, caller, answer })),
+    },
     decoder: {},
     initTimeoutMs: 1_000,
     idleTimeoutMs: 60_000,

@@ -66,7 +66,7 @@ function connect() {
     connectionId: 'c1',
     remoteAddress: '127.0.0.1',
     upgrade,
-    dispatch: () => Promise.reject(new Error('the endpoint dispatch must not serve the metadata via')),
+    dispatch: { answer: () => Promise.reject(new Error('the endpoint dispatch must not serve the metadata via')) },
     metadata: { accepts: (via) => via === MEX_VIA, dispatch: metadataDispatch(() => ENDPOINT, silent) },
     decoder: {},
     initTimeoutMs: 10_000,

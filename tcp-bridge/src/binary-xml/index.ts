@@ -6,3 +6,4 @@ export * from './dictionary.ts';
 export * from './reader.ts';
 export * from './writer.ts';
 export * from './envelope.ts';
+export * from './cursor.ts';

@@ -18,7 +18,6 @@ import type {
   XmlDocument,
   XmlElement,
   XmlNamespaceDeclaration,
-  XmlText,
 } from './nodes.ts';
 import {
   ARRAY_ITEM_BY_RECORD,
@@ -34,10 +33,8 @@ import {
   Record,
   XML_NAMESPACE,
   XMLNS_NAMESPACE,
-  letterPrefixIndex,
-  type NameRecords,
 } from './records.ts';
-import { EMPTY, hex, letter, RecordReader, type DecodeOptions } from './text-records.ts';
+import { EMPTY, hex, RecordReader, type DecodeOptions } from './text-records.ts';
 
 export { DEFAULT_MAX_RECORDS, type DecodeOptions } from './text-records.ts';
 
@@ -138,26 +135,6 @@ class Reader extends RecordReader {
     return frame;
   }
 
-  /** The prefix and local name of an element or attribute record whose type byte has been read. */
-  private qualifiedName(type: number, forms: NameRecords, into: XmlElement | XmlAttribute): void {
-    const prefixDictionary = type >= forms.prefixDictionaryA && type < forms.prefixDictionaryA + 26;
-    if (type === forms.general || type === forms.dictionary) {
-      into.prefix = this.string();
-      // The writer would have used a shorter record for these prefixes: remember that it did not.
-      if (into.prefix === '' || letterPrefixIndex(into.prefix) >= 0) into.longForm = true;
-    } else if (prefixDictionary) {
-      into.prefix = letter(type - forms.prefixDictionaryA);
-    } else if (type >= forms.prefixA) {
-      into.prefix = letter(type - forms.prefixA);
-    }
-    if (prefixDictionary || type === forms.shortDictionary || type === forms.dictionary) {
-      into.localName = this.dictionaryString();
-      into.localNameKey = this.dictionaryKey;
-    } else {
-      into.localName = this.string();
-    }
-  }
-
   /** Reads the attribute records and binds the prefixes they declare; returns those prefixes. */
   private attributes(into: XmlAttributeNode[]): string[] {
     const declared: string[] = [];
@@ -194,22 +171,6 @@ class Reader extends RecordReader {
       into.push(attribute);
     }
     return declared;
-  }
-
-  /** One text record, without EndElement (a list counts as one). */
-  private attributeValue(attributeStart: number): XmlText {
-    const start = this.at;
-    const type = this.u8();
-    this.count(1);
-    if (type === Record.StartListText) return this.list();
-    if (type < MIN_TEXT || type > MAX_TEXT || (type & 1) !== 0 || type === Record.EndListText) {
-      throw this.fail(
-        'InvalidRecord',
-        `record 0x${hex(type)} as the value of the attribute at ${attributeStart}`,
-        start,
-      );
-    }
-    return this.text(type, start);
   }
 
   /** Array: an element record (attributes allowed), EndElement, the item record type, the count, the items. */

@@ -6,8 +6,16 @@
 import { decodeUtf8, readInt31 } from '../bytes.ts';
 import { resolveKey, type SessionStrings } from './dictionary.ts';
 import { BinaryXmlError } from './errors.ts';
-import type { DateTimeKind, DateTimeValue, XmlText } from './nodes.ts';
-import { MAX_TEXT, MIN_TEXT, Record, TEXT_TYPE_BY_RECORD, type ArrayItemType } from './records.ts';
+import type { DateTimeKind, DateTimeValue, XmlElement, XmlText } from './nodes.ts';
+import {
+  letterPrefixIndex,
+  MAX_TEXT,
+  MIN_TEXT,
+  Record,
+  TEXT_TYPE_BY_RECORD,
+  type ArrayItemType,
+  type NameRecords,
+} from './records.ts';
 import { decimalFromBytes, guidFromBytes, UNIQUE_ID_PREFIX } from './values.ts';
 
 export interface DecodeOptions {
@@ -26,7 +34,10 @@ export interface DecodeOptions {
 
 export const DEFAULT_MAX_RECORDS = 1 << 18;
 
-/** The bytes, the offset reached and the records counted; the text, list and array records. */
+/** What an element or attribute record names: an element or attribute node, or a reader's scratch copy. */
+export type NamedNode = Pick<XmlElement, 'prefix' | 'localName' | 'localNameKey' | 'longForm'>;
+
+/** The bytes, the offset reached and the records counted; names, the text, list and array records. */
 export abstract class RecordReader {
   protected at = 0;
   /** The key of the DictionaryString read last. */
@@ -42,6 +53,43 @@ export abstract class RecordReader {
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.maxRecords = options.maxRecords ?? DEFAULT_MAX_RECORDS;
   }
+
+  /** The prefix and local name of an element or attribute record whose type byte has been read. */
+  protected qualifiedName(type: number, forms: NameRecords, into: NamedNode): void {
+    const prefixDictionary = type >= forms.prefixDictionaryA && type < forms.prefixDictionaryA + 26;
+    if (type === forms.general || type === forms.dictionary) {
+      into.prefix = this.string();
+      // The writer would have used a shorter record for these prefixes: remember that it did not.
+      if (into.prefix === '' || letterPrefixIndex(into.prefix) >= 0) into.longForm = true;
+    } else if (prefixDictionary) {
+      into.prefix = letter(type - forms.prefixDictionaryA);
+    } else if (type >= forms.prefixA) {
+      into.prefix = letter(type - forms.prefixA);
+    }
+    if (prefixDictionary || type === forms.shortDictionary || type === forms.dictionary) {
+      into.localName = this.dictionaryString();
+      into.localNameKey = this.dictionaryKey;
+    } else {
+      into.localName = this.string();
+    }
+  }
+
+  /** One text record, without EndElement (a list counts as one). */
+  protected attributeValue(attributeStart: number): XmlText {
+    const start = this.at;
+    const type = this.u8();
+    this.count(1);
+    if (type === Record.StartListText) return this.list();
+    if (type < MIN_TEXT || type > MAX_TEXT || (type & 1) !== 0 || type === Record.EndListText) {
+      throw this.fail(
+        'InvalidRecord',
+        `record 0x${hex(type)} as the value of the attribute at ${attributeStart}`,
+        start,
+      );
+    }
+    return this.text(type, start);
+  }
+
   /** After StartListText: text records up to EndListText. */
   protected list(): XmlText {
     const items: XmlText[] = [];

@@ -49,7 +49,7 @@ export interface SoapRequest<K extends OperationName = OperationName> {
   args: Operations[K]['args'];
 }
 
-interface Addressing {
+export interface Addressing {
   action?: string;
   messageId?: string;
   replyTo?: string;
@@ -59,13 +59,13 @@ interface Addressing {
 export type Scoped = { element: XmlElement; scope: Scope };
 
 /** The addressing headers this layer understands, by local name, and the Addressing field each fills. */
-const UNDERSTOOD = new Map([
+export const UNDERSTOOD = new Map([
   ['Action', 'action'],
   ['MessageID', 'messageId'],
   ['To', 'to'],
   ['ReplyTo', 'replyTo'],
 ] as const);
-type Understood = 'Action' | 'MessageID' | 'To' | 'ReplyTo';
+export type Understood = 'Action' | 'MessageID' | 'To' | 'ReplyTo';
 
 export function readRequest(document: XmlDocument, options: SoapOptions): SoapRequest {
   const ns = options.serviceNamespace;
@@ -120,7 +120,8 @@ export function readAddressed<T>(
   }
 }
 
-function operationOf(action: string, serviceNamespace: string): OperationName | undefined {
+/** The operation of the contract `action` calls (the action rule of names.ts), if any. */
+export function operationOf(action: string, serviceNamespace: string): OperationName | undefined {
   let operations = ACTIONS.get(serviceNamespace);
   if (operations === undefined) {
     const prefix = actionPrefix(serviceNamespace);

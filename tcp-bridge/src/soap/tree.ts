@@ -128,14 +128,20 @@ export function xsBoolean(text: string): boolean | undefined {
   return undefined;
 }
 
-/** A QName value (`prefix:local`, or `local` in the default namespace) resolved in `scope`. */
-export function qnameValue(text: string, scope: Scope): QualifiedName {
+/** A QName value's prefix ('' for none) and local name, whitespace collapsed; InvalidArgument when it is none. */
+export function qnameParts(text: string): { prefix: string; name: string } {
   const value = text.trim();
   const colon = value.indexOf(':');
   const prefix = colon < 0 ? '' : value.slice(0, colon);
   const name = value.slice(colon + 1);
   if (name === '' || name.includes(':') || /\s/.test(value)) throw invalid(`'${value}' is not a qualified name.`);
-  return { name, namespace: resolve(scope, prefix, `'${value}'`) };
+  return { prefix, name };
+}
+
+/** A QName value (`prefix:local`, or `local` in the default namespace) resolved in `scope`. */
+export function qnameValue(text: string, scope: Scope): QualifiedName {
+  const { prefix, name } = qnameParts(text);
+  return { name, namespace: resolve(scope, prefix, `'${text.trim()}'`) };
 }
 
 /** `i:nil="true"` (or "1") on an element. */

@@ -7,107 +7,41 @@ import {
   bytesText,
   dateTimeText,
   element,
-  intText,
   uuidText,
   type XmlElement,
 } from '../../../tcp-bridge/src/binary-xml/index.ts';
 import { readRequest, type SoapRequest } from '../../../tcp-bridge/src/soap/index.ts';
-import { EMPTY_GUID, OPERATIONS, type OperationName, type Operations } from '../../../src/idb/contract.ts';
+import { EMPTY_GUID, OPERATIONS, type OperationName } from '../../../src/idb/contract.ts';
 import {
   ANONYMOUS,
   contractRoot,
   member,
   MESSAGE_ID,
-  nil,
   param,
   request,
   TEMPURI,
   text,
-  typed,
   wire,
 } from '../../support/nettcp/soap.ts';
 import {
+  CALLS,
+  directRead,
   expectInvalidArgument,
-  fileData,
-  fileValue,
   GUID_A,
   GUID_B,
-  GUID_C,
-  indexField,
   OPTIONS,
-  queryParameter,
   refusal,
   sqlParams,
   TICKS_2022,
 } from './helpers.ts';
-
-/** Every operation as a .NET client writes it, and the arguments it carries. */
-const CALLS: { [K in OperationName]: [XmlElement[], Operations[K]['args']] } = {
-  Heartbeat: [[], {}],
-  CreateDatabaseRequest: [[param('database', text('reports'))], { database: 'reports' }],
-  CloseDatabaseRequest: [
-    [param('requestId', text(GUID_A)), param('commit', [boolText(true)])],
-    { requestId: GUID_A, commit: true },
-  ],
-  ReturnDatatable: [
-    sqlParams([queryParameter('@id', typed('Value', 'int', [intText(7)]))]),
-    { requestId: GUID_A, sql: 'select @id', parameters: [{ Name: '@id', Value: { type: 'int', value: 7 } }] },
-  ],
-  ReturnScalar: [sqlParams(null), { requestId: GUID_A, sql: 'select @id', parameters: null }],
-  ExecuteNonQuery: [
-    sqlParams([
-      queryParameter('a', typed('Value', 'string', text('x'))),
-      queryParameter('b', member('Value', [], [nil()])),
-    ]),
-    {
-      requestId: GUID_A,
-      sql: 'select @id',
-      parameters: [
-        { Name: 'a', Value: { type: 'string', value: 'x' } },
-        { Name: 'b', Value: null },
-      ],
-    },
-  ],
-  NewFile: [[fileData()], { file: fileValue }],
-  UpdateFile: [[fileData()], { file: fileValue }],
-  GetFile: [[param('fileId', text(GUID_B))], { fileId: GUID_B }],
-  DeleteFile: [[param('fileId', text(GUID_B))], { fileId: GUID_B }],
-  GetDocumentByDocumentId: [[param('documentId', text(GUID_C))], { documentId: GUID_C }],
-  GetDocumentByContainerId: [[param('containerId', text(GUID_C))], { containerId: GUID_C }],
-  NewFileIndex: [
-    [
-      param(
-        'index',
-        [
-          member('ContainerId', text(GUID_A)),
-          member('DocumentId', text(EMPTY_GUID)),
-          member('Fields', [indexField('Kind', 'invoice'), indexField('Note', null)]),
-          member('FileId', text(GUID_B)),
-          member('Title', text('Invoice 7')),
-        ],
-        contractRoot(),
-      ),
-    ],
-    {
-      index: {
-        ContainerId: GUID_A,
-        DocumentId: EMPTY_GUID,
-        Fields: [
-          { Name: 'Kind', Value: 'invoice' },
-          { Name: 'Note', Value: null },
-        ],
-        FileId: GUID_B,
-        Title: 'Invoice 7',
-      },
-    },
-  ],
-};
 
 describe('readRequest: every operation as a WCF client sends it', () => {
   for (const operation of OPERATIONS) {
     it(operation, () => {
       const [params, args] = CALLS[operation];
       const read: SoapRequest = readRequest(wire(request(operation, params)), OPTIONS);
+      // The bridge's direct reader reads it the same (request-cursor.test.ts).
+      expect(directRead(request(operation, params))).toStrictEqual(read);
       expect(read).toEqual({
         action: `${TEMPURI}IIDBService/${operation}`,
         messageId: MESSAGE_ID,
