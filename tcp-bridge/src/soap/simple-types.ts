@@ -42,7 +42,9 @@ export interface SimpleType<T extends ClrValueType> {
   write(value: ValueOf<T>): XmlText[];
 }
 
-const text = (records: readonly XmlText[]): string => records.map(textToString).join('');
+/** The records' text; one record (nearly every value) without the array and the join. */
+const text = (records: readonly XmlText[]): string =>
+  records.length === 1 ? textToString(records[0]!) : records.map(textToString).join('');
 
 function parsed<V>(type: string, records: readonly XmlText[], parse: (text: string) => V | undefined): V {
   const value = parse(text(records));
@@ -59,11 +61,14 @@ function integer<T extends 'int' | 'short'>(type: T, bits: number): SimpleType<T
   return {
     namespace: XSD_NS,
     read: (records) => {
-      // One binary Int record in range (what XmlBinaryWriter writes for a value): its number, without making it text
-      // and parsing that as a BigInt. Anything else takes the text's way, and its refusals.
+      // One binary Int record in range (what XmlBinaryWriter writes for a value, Zero and One for 0 and 1): its
+      // number, without making it text and parsing that as a BigInt. Anything else takes the text's way, and its
+      // refusals.
       const only = records.length === 1 ? records[0]! : undefined;
       if (only?.type === 'Int8' || only?.type === 'Int16' || only?.type === 'Int32')
         if (only.value >= low && only.value <= high) return only.value as ValueOf<T>;
+      if (only?.type === 'Zero') return 0 as ValueOf<T>;
+      if (only?.type === 'One') return 1 as ValueOf<T>;
       return Number(parsed(type, records, (t) => parseInteger(t, -max - 1n, max))) as ValueOf<T>;
     },
     write: (value) => [intText(value as number)],

@@ -49,6 +49,8 @@ describe('object values: every i:type, as records and as text', () => {
     ['short as an Int8 record', 'short', [intText(-128)], { type: 'short', value: -128 }],
     ['int at its edge, an Int32 record', 'int', [intText(-2147483648)], { type: 'int', value: -2147483648 }],
     ['int as an Int64 record', 'int', [{ kind: 'text', type: 'Int64', value: 5n }], { type: 'int', value: 5 }],
+    ['int 0 as a Zero record', 'int', [{ kind: 'text', type: 'Zero' }], { type: 'int', value: 0 }],
+    ['short 1 as a One record', 'short', [{ kind: 'text', type: 'One' }], { type: 'short', value: 1 }],
     ['long record', 'long', [intText(-(2n ** 63n))], { type: 'long', value: -(2n ** 63n) }],
     ['long text', 'long', text('9007199254740993'), { type: 'long', value: 9007199254740993n }],
     ['string', 'string', text('héllo ✓'), { type: 'string', value: 'héllo ✓' }],
