@@ -3,7 +3,7 @@
  * bridge's hot path. Decoding a one-INSERT ExecuteNonQuery request into a tree and reading it (request.ts) took
  * ~5 µs of the ~12 µs the bridge spends on the call in process; this reads the same request in a fraction of that.
  *
- * It reads only the shape every WCF client sends: an Envelope of an optional Header holding the four addressing
+ * It reads only requests of at most MAX_DIRECT_BYTES, in the shape every WCF client sends: an Envelope of an optional Header holding the four addressing
  * headers this layer understands (each once, any attributes), then a Body holding the operation's wrapper and its
  * parameters as DataContractSerializer writes them, in any order, each once, nothing else. Anything else (another
  * header, an unknown member, a nil value type, a value the contract refuses, a comment, …) returns undefined, and
@@ -29,8 +29,16 @@ import { operationOf, UNDERSTOOD, type Addressing, type SoapRequest, type Unders
 import { SIMPLE_TYPES, simpleTypeNamed } from './simple-types.ts';
 import { qnameParts, xsBoolean } from './tree.ts';
 
+/**
+ * Requests larger than this are left to the tree path. A large request is mostly a value (a file's bytes), which
+ * either path copies once, so reading it here gains little; and one declined after its bytes were copied would be
+ * copied twice, which a client could repeat to double the memory a message of the maximum size costs.
+ */
+export const MAX_DIRECT_BYTES = 64 * 1024;
+
 /** The request in `bytes` (an envelope's document), or undefined when it is not in the shape read here. */
 export function readRequestBytes(bytes: Uint8Array, options: SoapOptions & DecodeOptions): SoapRequest | undefined {
+  if (bytes.length > MAX_DIRECT_BYTES) return undefined;
   try {
     return new RequestCursor(bytes, options).request(options.serviceNamespace);
   } catch {

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import {
   attribute,
   boolText,
+  bytesText,
   decodeDocument,
   element,
   encodeEnvelope,
@@ -25,10 +26,22 @@ import {
   type XmlElement,
 } from '../../../tcp-bridge/src/binary-xml/index.ts';
 import { readRequest, type SoapRequest } from '../../../tcp-bridge/src/soap/index.ts';
-import { readRequestBytes } from '../../../tcp-bridge/src/soap/request-cursor.ts';
+import { MAX_DIRECT_BYTES, readRequestBytes } from '../../../tcp-bridge/src/soap/request-cursor.ts';
 import { OPERATIONS } from '../../../src/idb/contract.ts';
 import { parametersElement, requestEnvelope } from '../../../bench/nettcp-values.ts';
-import { DC, MESSAGE_ID, request, SOAP, TEMPURI, WSA, XSD, XSI } from '../../support/nettcp/soap.ts';
+import {
+  contractRoot,
+  DC,
+  MESSAGE_ID,
+  member,
+  param,
+  request,
+  SOAP,
+  TEMPURI,
+  WSA,
+  XSD,
+  XSI,
+} from '../../support/nettcp/soap.ts';
 import { CALLS, directRead, GUID_A, OPTIONS } from './helpers.ts';
 
 /** An envelope's document bytes and the session that reads them, as a connection has them. */
@@ -73,6 +86,20 @@ describe('readRequestBytes reads what WCF clients send as readRequest does', () 
       const { bytes, session } = onTheWire({ children: [envelope] });
       expect(agreed(bytes, session)).toMatchObject({ operation, messageId: MESSAGE_ID });
     }
+  });
+
+  it('leaves a request over MAX_DIRECT_BYTES to the tree path (a file of 64 KiB)', () => {
+    const file = member('Content', [bytesText(new Uint8Array(MAX_DIRECT_BYTES).fill(7))]);
+    const document = request('NewFile', [param('file', [file], contractRoot())]);
+    const { bytes, session } = onTheWire(document);
+    expect(bytes.length).toBeGreaterThan(MAX_DIRECT_BYTES);
+    expect(readRequestBytes(bytes, { ...OPTIONS, session })).toBeUndefined();
+    const args = readRequest(decodeDocument(bytes, { session }), OPTIONS).args as { file: { Content: Uint8Array } };
+    expect(args.file.Content).toHaveLength(MAX_DIRECT_BYTES);
+    // A little smaller, the same request is read here.
+    const small = member('Content', [bytesText(new Uint8Array(1000).fill(7))]);
+    const wire = onTheWire(request('NewFile', [param('file', [small], contractRoot())]));
+    expect(agreed(wire.bytes, wire.session)).toMatchObject({ operation: 'NewFile' });
   });
 
   it('declines what it does not read: the tree path answers those (here, a header it does not know)', () => {
