@@ -8,7 +8,7 @@
  * parameters as DataContractSerializer writes them, in any order, each once, nothing else. Anything else (another
  * header, an unknown member, a nil value type, a value the contract refuses, a comment, …) returns undefined, and
  * the caller reads the message with decodeDocument and readRequest, which answer it as before. So for every message
- * this reads, the result is the one readRequest gives for the decoded tree (test/bridge/request-cursor.test.ts
+ * this reads, the result is the one readRequest gives for the decoded tree (test/bridge/soap/request-cursor.test.ts
  * compares the two on every request the tests encode and on mutations of them); it never decides a fault itself.
  */
 import { ElementCursor, textToString, type DecodeOptions } from '../binary-xml/index.ts';
