@@ -9,7 +9,7 @@
  * hands to decodeDocument instead (the cursor never reports an error of its own to a client).
  */
 import { DEFAULT_MAX_DEPTH } from './reader.ts';
-import type { XmlText } from './nodes.ts';
+import type { XmlNamespaceDeclaration, XmlText } from './nodes.ts';
 import {
   ATTRIBUTE_RECORDS,
   ELEMENT_RECORDS,
@@ -36,6 +36,7 @@ export class ElementCursor extends RecordReader {
   namespace = '';
   private readonly name: NamedNode = { prefix: '', localName: '' };
   private readonly attributeName: NamedNode = { prefix: '', localName: '' };
+  private readonly declaration: XmlNamespaceDeclaration = { kind: 'xmlns', prefix: '', uri: '' };
   /** Its attributes (not the xmlns declarations): namespace, local name and value, by index. */
   private attributeCount = 0;
   private readonly attributeNamespaces: string[] = [];
@@ -78,8 +79,6 @@ export class ElementCursor extends RecordReader {
       throw this.fail('QuotaExceeded', `elements nested deeper than ${this.maxDepth}`, start);
     }
     this.opened.push(this.boundEnd);
-    // qualifiedName sets a prefix only where the record has one.
-    this.name.prefix = '';
     this.qualifiedName(type, ELEMENT_RECORDS, this.name);
     this.attributes();
     this.localName = this.name.localName;
@@ -152,16 +151,11 @@ export class ElementCursor extends RecordReader {
       this.at++;
       this.count(1);
       if (type >= Record.ShortXmlnsAttribute && type <= Record.DictionaryXmlnsAttribute) {
-        const prefix = type === Record.XmlnsAttribute || type === Record.DictionaryXmlnsAttribute ? this.string() : '';
-        const uri =
-          type === Record.ShortXmlnsAttribute || type === Record.XmlnsAttribute
-            ? this.string()
-            : this.dictionaryString();
-        this.bound[this.boundEnd++] = prefix;
-        this.bound[this.boundEnd++] = uri;
+        this.namespaceDeclaration(type, this.declaration);
+        this.bound[this.boundEnd++] = this.declaration.prefix;
+        this.bound[this.boundEnd++] = this.declaration.uri;
         continue;
       }
-      this.attributeName.prefix = '';
       this.qualifiedName(type, ATTRIBUTE_RECORDS, this.attributeName);
       const i = this.attributeCount++;
       // The prefix for now: startElement resolves it once the element's own declarations are bound.

@@ -146,15 +146,7 @@ class Reader extends RecordReader {
       this.count(1);
       if (type >= Record.ShortXmlnsAttribute && type <= Record.DictionaryXmlnsAttribute) {
         const declaration: XmlNamespaceDeclaration = { kind: 'xmlns', prefix: '', uri: '' };
-        if (type === Record.XmlnsAttribute || type === Record.DictionaryXmlnsAttribute) {
-          declaration.prefix = this.string();
-          if (declaration.prefix === '') declaration.longForm = true;
-        }
-        if (type === Record.ShortXmlnsAttribute || type === Record.XmlnsAttribute) declaration.uri = this.string();
-        else {
-          declaration.uri = this.dictionaryString();
-          declaration.uriKey = this.dictionaryKey;
-        }
+        this.namespaceDeclaration(type, declaration);
         let uris = this.bindings.get(declaration.prefix);
         if (!uris) {
           uris = [];

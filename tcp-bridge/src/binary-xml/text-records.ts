@@ -6,7 +6,7 @@
 import { decodeUtf8, readInt31 } from '../bytes.ts';
 import { resolveKey, type SessionStrings } from './dictionary.ts';
 import { BinaryXmlError } from './errors.ts';
-import type { DateTimeKind, DateTimeValue, XmlElement, XmlText } from './nodes.ts';
+import type { DateTimeKind, DateTimeValue, XmlElement, XmlNamespaceDeclaration, XmlText } from './nodes.ts';
 import {
   letterPrefixIndex,
   MAX_TEXT,
@@ -65,12 +65,28 @@ export abstract class RecordReader {
       into.prefix = letter(type - forms.prefixDictionaryA);
     } else if (type >= forms.prefixA) {
       into.prefix = letter(type - forms.prefixA);
+    } else {
+      into.prefix = '';
     }
     if (prefixDictionary || type === forms.shortDictionary || type === forms.dictionary) {
       into.localName = this.dictionaryString();
       into.localNameKey = this.dictionaryKey;
     } else {
       into.localName = this.string();
+    }
+  }
+
+  /** The prefix and URI of an xmlns record whose type byte has been read. */
+  protected namespaceDeclaration(type: number, into: XmlNamespaceDeclaration): void {
+    into.prefix = '';
+    if (type === Record.XmlnsAttribute || type === Record.DictionaryXmlnsAttribute) {
+      into.prefix = this.string();
+      if (into.prefix === '') into.longForm = true;
+    }
+    if (type === Record.ShortXmlnsAttribute || type === Record.XmlnsAttribute) into.uri = this.string();
+    else {
+      into.uri = this.dictionaryString();
+      into.uriKey = this.dictionaryKey;
     }
   }
 

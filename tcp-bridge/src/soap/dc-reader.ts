@@ -76,13 +76,22 @@ export function readMembers(
   for (const child of childElements(element)) {
     const inner = enterScope(scope, child);
     const { name, namespace: found } = nameOf(child, inner);
-    let member: Members[number] | undefined;
-    for (let i = 0; found === namespace && member === undefined && i < members.length; i++)
-      if (members[i]![0] === name) member = members[i];
+    const member = found === namespace ? memberNamed(members, name) : undefined;
     if (member === undefined) continue;
     if (Object.hasOwn(out, name)) throw invalid(`<${name}> comes twice in <${element.localName}>.`);
     out[name] = readValue(member[1], child, inner);
   }
+  return withDefaults(members, out);
+}
+
+/** The member (or parameter) of that name, if the contract has one. */
+export function memberNamed(members: Members, name: string): Members[number] | undefined {
+  for (const member of members) if (member[0] === name) return member;
+  return undefined;
+}
+
+/** `out` with the members it lacks set to what DataContractSerializer leaves: null, or a value type's default. */
+export function withDefaults(members: Members, out: Record<string, unknown>): Record<string, unknown> {
   for (const [name, type] of members) if (!Object.hasOwn(out, name)) out[name] = DEFAULTS[type] ?? null;
   return out;
 }

@@ -11,11 +11,10 @@
  * this reads, the result is the one readRequest gives for the decoded tree (test/bridge/soap/request-cursor.test.ts
  * compares the two on every request the tests encode and on mutations of them); it never decides a fault itself.
  */
-import { ElementCursor, textToString, type DecodeOptions } from '../binary-xml/index.ts';
+import { ElementCursor, NotInShape, textToString, type DecodeOptions } from '../binary-xml/index.ts';
 import type { ClrValue, ClrValueType, OperationName, Operations } from '#idb';
 import {
   CLASSES,
-  DEFAULTS,
   isArray,
   isClass,
   isValueType,
@@ -27,7 +26,8 @@ import {
 import { CONTRACTS_NS, SOAP_NS, WSA_NS, XSI_NS, type SoapOptions } from './names.ts';
 import { operationOf, UNDERSTOOD, type Addressing, type SoapRequest, type Understood } from './request.ts';
 import { SIMPLE_TYPES, simpleTypeNamed } from './simple-types.ts';
-import { qnameParts, xsBoolean } from './tree.ts';
+import { memberNamed, withDefaults } from './dc-reader.ts';
+import { qnameParts, recordsText, xsBoolean } from './tree.ts';
 
 /**
  * Requests larger than this are left to the tree path. A large request is mostly a value (a file's bytes), which
@@ -47,8 +47,8 @@ export function readRequestBytes(bytes: Uint8Array, options: SoapOptions & Decod
   }
 }
 
-/** Thrown where the message leaves the shape; caught above. */
-const NOT_IN_SHAPE = new Error('not in the shape the request cursor reads');
+/** Thrown where the message leaves the shape the SOAP layer reads here (made once: declining is routine); caught above. */
+const NOT_IN_SHAPE = new NotInShape('not in the shape the request cursor reads');
 
 class RequestCursor extends ElementCursor {
   request(serviceNamespace: string): SoapRequest {
@@ -93,19 +93,13 @@ class RequestCursor extends ElementCursor {
       let value: string;
       if (field === 'replyTo') {
         this.expect(WSA_NS, 'Address');
-        value = this.characters().trim();
+        value = recordsText(this.textRecords()).trim();
         this.endElement();
-      } else value = this.characters().trim();
+      } else value = recordsText(this.textRecords()).trim();
       if (value === '') throw NOT_IN_SHAPE;
       addressing[field] = value;
     }
     this.endElement();
-  }
-
-  /** The open element's characters, its text records concatenated, up to its end. */
-  private characters(): string {
-    const records = this.textRecords();
-    return records.length === 1 ? textToString(records[0]!) : records.map(textToString).join('');
   }
 
   /** The members of a data contract, or an operation's parameters, up to the open element's end (dc-reader.ts). */
@@ -114,15 +108,12 @@ class RequestCursor extends ElementCursor {
     while (this.atElement()) {
       this.startElement();
       const name = this.localName;
-      let member: Members[number] | undefined;
-      for (let i = 0; this.namespace === namespace && member === undefined && i < members.length; i++)
-        if (members[i]![0] === name) member = members[i];
+      const member = this.namespace === namespace ? memberNamed(members, name) : undefined;
       if (member === undefined || Object.hasOwn(out, name)) throw NOT_IN_SHAPE;
       out[name] = this.value(member[1]);
     }
     this.endElement();
-    for (const [name, type] of members) if (!Object.hasOwn(out, name)) out[name] = DEFAULTS[type] ?? null;
-    return out;
+    return withDefaults(members, out);
   }
 
   /** The value of the element just started, up to and including its end (dc-reader.ts readValue). */

@@ -15,12 +15,11 @@ import {
   formatDateTime,
   intText,
   stringText,
-  textToString,
   type XmlText,
 } from '../binary-xml/index.ts';
 import { type ClrValue, type ClrValueType, concatBytes } from '#idb';
 import { SER_NS, XSD_NS } from './names.ts';
-import { invalid, xsBoolean } from './tree.ts';
+import { invalid, recordsText, xsBoolean } from './tree.ts';
 import {
   DATE_TIME_TICKS_END,
   parseBase64,
@@ -42,13 +41,9 @@ export interface SimpleType<T extends ClrValueType> {
   write(value: ValueOf<T>): XmlText[];
 }
 
-/** The records' text; one record (nearly every value) without the array and the join. */
-const text = (records: readonly XmlText[]): string =>
-  records.length === 1 ? textToString(records[0]!) : records.map(textToString).join('');
-
 function parsed<V>(type: string, records: readonly XmlText[], parse: (text: string) => V | undefined): V {
-  const value = parse(text(records));
-  if (value === undefined) throw invalid(`'${shorten(text(records))}' is not a valid ${type}.`);
+  const value = parse(recordsText(records));
+  if (value === undefined) throw invalid(`'${shorten(recordsText(records))}' is not a valid ${type}.`);
   return value;
 }
 
@@ -134,7 +129,7 @@ export const SIMPLE_TYPES: { readonly [T in ClrValueType]: SimpleType<T> } = {
   },
   string: {
     namespace: XSD_NS,
-    read: text,
+    read: recordsText,
     write: (value) => (value === '' ? [] : [stringText(value)]),
   },
   dateTime: {

@@ -117,8 +117,12 @@ export function textContent(element: XmlElement): string {
   const { children } = element;
   // One text record, as nearly every header and value is: its string, without the arrays of the general case.
   if (children.length === 1 && children[0]!.kind === 'text') return textToString(children[0]!);
-  return textRecords(element).map(textToString).join('');
+  return recordsText(textRecords(element));
 }
+
+/** Text records' characters, concatenated; one record (nearly every value) without an array and a join. */
+export const recordsText = (records: readonly XmlText[]): string =>
+  records.length === 1 ? textToString(records[0]!) : records.map(textToString).join('');
 
 /** xs:boolean (whitespace collapsed, as XmlConvert reads it); undefined when the text is none of its four forms. */
 export function xsBoolean(text: string): boolean | undefined {
