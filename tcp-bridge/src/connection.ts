@@ -42,7 +42,7 @@ import type { Caller } from '#idb';
 import {
   BinaryXmlError,
   decodeDocument,
-  encodeEnvelopeParts,
+  encodeEnvelopeOf,
   ReaderSession,
   WriterSession,
   type XmlDocument,
@@ -307,7 +307,7 @@ export class BridgeConnection {
     try {
       // A large reply goes out as its record header and the document's parts as written: a file's bytes are not
       // copied into one buffer (sizedEnvelopeParts).
-      record = sizedEnvelopeParts(encodeEnvelopeParts(reply, this.writerSession));
+      record = sizedEnvelopeParts(encodeEnvelopeOf(reply, this.writerSession));
     } catch (error) {
       this.refuse({
         reason: 'UnencodableReply',

@@ -67,6 +67,32 @@ export function encodeEnvelopeParts(
     ...(options.useDictionaries === undefined ? {} : { useDictionaries: options.useDictionaries }),
   });
   // Strings added for an envelope that then failed to encode were never sent; they go out here, ids unchanged.
+  return envelopeOf(body, session);
+}
+
+/**
+ * A document that writes its own envelope payload, byte for byte as encodeEnvelopeParts would write it with the same
+ * session (an operation's reply, from the pieces its session keeps of the replies before: soap/reply.ts).
+ */
+export interface EnvelopeWriting {
+  encodeEnvelope(session: WriterSession): Uint8Array[];
+}
+
+/** The document's envelope payload in parts: its own writing where it has one, else encodeEnvelopeParts. */
+export function encodeEnvelopeOf(
+  document: XmlDocument & Partial<EnvelopeWriting>,
+  session: WriterSession,
+): Uint8Array[] {
+  return document.encodeEnvelope === undefined
+    ? encodeEnvelopeParts(document, session)
+    : document.encodeEnvelope(session);
+}
+
+/**
+ * The payload of a document already written (its parts, by the session): the strings added meanwhile announced
+ * first, as encodeEnvelopeParts announces them.
+ */
+export function envelopeOf(body: readonly Uint8Array[], session: WriterSession): Uint8Array[] {
   const fresh = session.takeNew();
   // Most envelopes of a session announce nothing new: their table is its size, 0, and needs no writer.
   if (fresh.length === 0) return [EMPTY_TABLE, ...body];

@@ -60,6 +60,46 @@ export function encodeDocumentParts(document: XmlDocument, options: EncodeOption
   return writer.parts();
 }
 
+/**
+ * The document's bytes around `slots` (elements of it, left out): `slots.length + 1` pieces, the bytes before the
+ * first slot, between each two and after the last, each a copy of its own; undefined unless the slots were met once
+ * each, in their order, and no bytes value was spliced. Later, with the same session, encodeBetween writes the pieces
+ * with other elements in the slots, and that is the document with those elements, byte for byte: an element's records
+ * depend on nothing outside it but the session's strings, and every string of the pieces is in the session by then
+ * (or refused for good, the quota being spent) when the document was written once before the pieces were made.
+ */
+export function encodeAround(
+  document: XmlDocument,
+  slots: readonly XmlElement[],
+  options: EncodeOptions = {},
+): Uint8Array[] | undefined {
+  const writer = new Writer(options, new Set(slots));
+  for (const child of document.children) writer.content(child);
+  return writer.around(slots);
+}
+
+/**
+ * encodeAround's other half: `pieces` with the `slots` written between them (pieces[0], slots[0], pieces[1], …), as
+ * the document they came from is written with these slots, in parts as encodeDocumentParts gives them.
+ */
+export function encodeBetween(
+  pieces: readonly Uint8Array[],
+  slots: readonly XmlElement[],
+  options: EncodeOptions = {},
+): Uint8Array[] {
+  if (pieces.length !== slots.length + 1) throw new RangeError(`${slots.length} slots need ${slots.length + 1} pieces`);
+  let size = 0;
+  for (const piece of pieces) size += piece.length;
+  // Room for the pieces and a small value: a reply's usual bytes in one allocation.
+  const writer = new Writer(options, undefined, size + 128);
+  for (let i = 0; i < slots.length; i++) {
+    writer.out.bytes(pieces[i]!);
+    writer.content(slots[i]!);
+  }
+  writer.out.bytes(pieces[slots.length]!);
+  return writer.parts();
+}
+
 const SPLICED_BYTES = 64 * 1024;
 
 /** The width in bits of a sized text record's length field. */
@@ -89,11 +129,20 @@ interface KnownName {
 
 class Writer {
   /** The writer of the current part; replaced after a spliced block (see encodeDocumentParts). */
-  out = new ByteWriter(1024);
+  out: ByteWriter;
   private readonly done: Uint8Array[] = [];
   private readonly auto: boolean;
+  /** The slots met so far (encodeAround), the pieces before each, and whether a bytes value was spliced. */
+  private readonly met: XmlElement[] = [];
+  private readonly pieces: Uint8Array[] = [];
+  private spliced = false;
 
-  constructor(private readonly options: EncodeOptions) {
+  constructor(
+    private readonly options: EncodeOptions,
+    private readonly slots?: ReadonlySet<XmlElement>,
+    capacity = 1024,
+  ) {
+    this.out = new ByteWriter(capacity);
     this.auto = options.useDictionaries ?? true;
   }
 
@@ -220,6 +269,12 @@ class Writer {
   }
 
   private element(element: XmlElement): void {
+    if (this.slots?.has(element)) {
+      this.met.push(element);
+      this.pieces.push(this.out.finish());
+      this.out = new ByteWriter(1024);
+      return;
+    }
     this.startElement(element);
     const children = element.children;
     const last = children[children.length - 1];
@@ -451,6 +506,13 @@ class Writer {
     }
     this.done.push(out.written(), bytes);
     this.out = new ByteWriter(1024);
+    this.spliced = true;
+  }
+
+  around(slots: readonly XmlElement[]): Uint8Array[] | undefined {
+    if (this.spliced || this.met.length !== slots.length || this.met.some((slot, i) => slot !== slots[i]))
+      return undefined;
+    return [...this.pieces, this.out.finish()];
   }
 
   parts(): Uint8Array[] {

@@ -36,10 +36,7 @@ export function replyEnvelope(
 ): XmlDocument {
   const headers = [element('a', 'Action', [mustUnderstand()], [stringText(action)]), ...extraHeaders];
   const messageId = request?.messageId;
-  if (messageId !== undefined)
-    headers.push(
-      element('a', 'RelatesTo', [], [UNIQUE_ID.test(messageId) ? uniqueIdText(messageId) : stringText(messageId)]),
-    );
+  if (messageId !== undefined) headers.push(relatesTo(messageId));
   const replyTo = request?.replyTo;
   if (replyTo !== undefined && replyTo !== ANONYMOUS)
     headers.push(element('a', 'To', [mustUnderstand()], [stringText(replyTo)]));
@@ -53,4 +50,9 @@ export function replyEnvelope(
       ),
     ],
   };
+}
+
+/** The RelatesTo header of a reply to the request `messageId`. */
+export function relatesTo(messageId: string): XmlElement {
+  return element('a', 'RelatesTo', [], [UNIQUE_ID.test(messageId) ? uniqueIdText(messageId) : stringText(messageId)]);
 }

@@ -10,14 +10,20 @@ import {
   dateTimeText,
   decimalText,
   element,
+  encodeEnvelopeOf,
+  encodeEnvelopeParts,
   intText,
   qnameText,
   stringText,
   textToString,
+  WriterSession,
   xmlns,
   type XmlContent,
   type XmlText,
 } from '../../../tcp-bridge/src/binary-xml/index.ts';
+import { writeReply } from '../../../tcp-bridge/src/soap/index.ts';
+import { keptReplies } from '../../../tcp-bridge/src/soap/reply.ts';
+import { concatBytes } from '../../../src/idb/index.ts';
 import { OPERATIONS, type ClrValue, type OperationName, type Operations } from '../../../src/idb/contract.ts';
 import { escapeAttribute, escapeText, type DataCell, type DataColumn } from '../../../src/idb/datatable.ts';
 import { writeDataTable } from '../../../src/idb/datatable-writer.ts';
@@ -36,7 +42,7 @@ import {
   XSD,
   XSI,
 } from '../../support/nettcp/soap.ts';
-import { fileValue, GUID_A, GUID_B, GUID_C, reply, resultOf, TICKS_2022 } from './helpers.ts';
+import { fileValue, GUID_A, GUID_B, GUID_C, OPTIONS, reply, resultOf, TICKS_2022 } from './helpers.ts';
 
 const documentValue = (
   fields: Operations['GetDocumentByDocumentId']['result'] extends infer D
@@ -247,35 +253,71 @@ describe('writeReply: every operation, read back', () => {
   });
 });
 
+describe('writeReply: replies written from the bytes a session keeps', () => {
+  /** Replies of every operation, several times over, with the addressing of each kind a client sends. */
+  function* replies() {
+    const addressings = [
+      { messageId: MESSAGE_ID, replyTo: ANONYMOUS },
+      { messageId: 'urn:uuid:00000000-0000-4000-8000-00000000000a' },
+      { messageId: 'urn:example:not-a-guid', replyTo: ANONYMOUS },
+      { messageId: 'urn:uuid:00000000-0000-4000-8000-00000000000b', replyTo: 'net.tcp://client/replies' },
+      {},
+    ];
+    for (let round = 0; round < 3; round++) {
+      for (const [i, operation] of OPERATIONS.entries()) {
+        const addressing = addressings[(round + i) % addressings.length]!;
+        yield writeReply(addressing, operation, RESULTS[operation], OPTIONS);
+      }
+      for (const [value] of SCALARS) yield writeReply(addressings[round]!, 'ReturnScalar', value, OPTIONS);
+      yield writeReply(addressings[0]!, 'ExecuteNonQuery', round, OPTIONS);
+      yield writeReply(addressings[1]!, 'GetDocumentByDocumentId', null, OPTIONS);
+      yield writeReply(addressings[0]!, 'GetDocumentByContainerId', [], OPTIONS);
+    }
+  }
+
+  // The whole quota, one spent after a few replies, and one too small for the first reply's strings.
+  for (const quota of [undefined, 600, 40]) {
+    it(`writes each reply's bytes and strings as its tree gives them (session quota ${quota ?? 'default'})`, () => {
+      const kept = new WriterSession(quota);
+      const fromTree = new WriterSession(quota);
+      for (const reply of replies()) {
+        const bytes = concatBytes(encodeEnvelopeOf(reply, kept));
+        const expected = concatBytes(encodeEnvelopeParts({ children: reply.children }, fromTree));
+        expect(Buffer.from(bytes).equals(Buffer.from(expected))).toBe(true);
+        expect([kept.count, kept.bytesUsed]).toEqual([fromTree.count, fromTree.bytesUsed]);
+      }
+      // Every operation's replies after its first came from the kept bytes: the comparison above is not empty.
+      expect(keptReplies(kept)).toBe(OPERATIONS.length);
+    });
+  }
+});
+
+/** ReturnScalar's results of every ClrValue: the type its record is written as, and the record. */
+const SCALARS: [ClrValue, string, string, XmlText[]][] = [
+  [{ type: 'int', value: 42 }, XSD, 'int', [intText(42)]],
+  [{ type: 'int', value: -2147483648 }, XSD, 'int', [intText(-2147483648)]],
+  [{ type: 'short', value: 1 }, XSD, 'short', [{ kind: 'text', type: 'One' }]],
+  [{ type: 'long', value: 2n ** 62n }, XSD, 'long', [intText(2n ** 62n)]],
+  [{ type: 'long', value: 7n }, XSD, 'long', [intText(7)]],
+  [{ type: 'decimal', value: '12.50' }, XSD, 'decimal', [decimalText('12.50')]],
+  [{ type: 'float', value: 2.5 }, XSD, 'float', [{ kind: 'text', type: 'Float', value: 2.5 }]],
+  [{ type: 'float', value: 3 }, XSD, 'float', [intText(3)]],
+  [{ type: 'float', value: -Infinity }, XSD, 'float', [{ kind: 'text', type: 'Float', value: -Infinity }]],
+  [{ type: 'double', value: 0.1 }, XSD, 'double', [{ kind: 'text', type: 'Double', value: 0.1 }]],
+  [{ type: 'double', value: 0.5 }, XSD, 'double', [{ kind: 'text', type: 'Float', value: 0.5 }]],
+  [{ type: 'double', value: NaN }, XSD, 'double', [{ kind: 'text', type: 'Double', value: NaN }]],
+  [{ type: 'boolean', value: false }, XSD, 'boolean', [{ kind: 'text', type: 'False' }]],
+  [{ type: 'string', value: 'hello' }, XSD, 'string', [stringText('hello')]],
+  [{ type: 'string', value: '' }, XSD, 'string', []],
+  [{ type: 'dateTime', value: '2022-01-01T00:00:00' }, XSD, 'dateTime', [dateTimeText(TICKS_2022, 0)]],
+  [{ type: 'dateTime', value: '2022-01-01T00:00:00.5Z' }, XSD, 'dateTime', [dateTimeText(TICKS_2022 + 5_000_000n, 1)]],
+  [{ type: 'dateTime', value: '2022-01-01T01:00:00+01:00' }, XSD, 'dateTime', [dateTimeText(TICKS_2022, 2)]],
+  [{ type: 'base64Binary', value: Uint8Array.of(9) }, XSD, 'base64Binary', [bytesText(Uint8Array.of(9))]],
+  [{ type: 'guid', value: GUID_A }, SER, 'guid', [stringText(GUID_A)]],
+];
+
 describe('writeReply: ReturnScalar with every ClrValue', () => {
-  const cases: [ClrValue, string, string, XmlText[]][] = [
-    [{ type: 'int', value: 42 }, XSD, 'int', [intText(42)]],
-    [{ type: 'int', value: -2147483648 }, XSD, 'int', [intText(-2147483648)]],
-    [{ type: 'short', value: 1 }, XSD, 'short', [{ kind: 'text', type: 'One' }]],
-    [{ type: 'long', value: 2n ** 62n }, XSD, 'long', [intText(2n ** 62n)]],
-    [{ type: 'long', value: 7n }, XSD, 'long', [intText(7)]],
-    [{ type: 'decimal', value: '12.50' }, XSD, 'decimal', [decimalText('12.50')]],
-    [{ type: 'float', value: 2.5 }, XSD, 'float', [{ kind: 'text', type: 'Float', value: 2.5 }]],
-    [{ type: 'float', value: 3 }, XSD, 'float', [intText(3)]],
-    [{ type: 'float', value: -Infinity }, XSD, 'float', [{ kind: 'text', type: 'Float', value: -Infinity }]],
-    [{ type: 'double', value: 0.1 }, XSD, 'double', [{ kind: 'text', type: 'Double', value: 0.1 }]],
-    [{ type: 'double', value: 0.5 }, XSD, 'double', [{ kind: 'text', type: 'Float', value: 0.5 }]],
-    [{ type: 'double', value: NaN }, XSD, 'double', [{ kind: 'text', type: 'Double', value: NaN }]],
-    [{ type: 'boolean', value: false }, XSD, 'boolean', [{ kind: 'text', type: 'False' }]],
-    [{ type: 'string', value: 'hello' }, XSD, 'string', [stringText('hello')]],
-    [{ type: 'string', value: '' }, XSD, 'string', []],
-    [{ type: 'dateTime', value: '2022-01-01T00:00:00' }, XSD, 'dateTime', [dateTimeText(TICKS_2022, 0)]],
-    [
-      { type: 'dateTime', value: '2022-01-01T00:00:00.5Z' },
-      XSD,
-      'dateTime',
-      [dateTimeText(TICKS_2022 + 5_000_000n, 1)],
-    ],
-    [{ type: 'dateTime', value: '2022-01-01T01:00:00+01:00' }, XSD, 'dateTime', [dateTimeText(TICKS_2022, 2)]],
-    [{ type: 'base64Binary', value: Uint8Array.of(9) }, XSD, 'base64Binary', [bytesText(Uint8Array.of(9))]],
-    [{ type: 'guid', value: GUID_A }, SER, 'guid', [stringText(GUID_A)]],
-  ];
-  for (const [value, ns, type, content] of cases) {
+  for (const [value, ns, type, content] of SCALARS) {
     it(`${type} ${String(value.value)}`, () => {
       const document = reply('ReturnScalar', value);
       const result = path(document, 'Envelope', 'Body', 'ReturnScalarResponse', 'ReturnScalarResult');
