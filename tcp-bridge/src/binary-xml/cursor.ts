@@ -113,16 +113,8 @@ export class ElementCursor extends RecordReader {
       this.count(1);
       if (type === Record.EndElement) break;
       if (type < MIN_TEXT || type > MAX_TEXT) throw new NotInShape(`record 0x${hex(type)} where text belongs`);
-      const even = type & ~1;
-      if (even === Record.StartListText && type === even) {
-        records.push(this.list());
-        continue;
-      }
-      if (even === Record.StartListText || even === Record.EndListText) {
-        throw this.fail('InvalidRecord', `record 0x${hex(type)}: not a text record of an element's content`, start);
-      }
-      records.push(this.text(even, start));
-      if (type !== even) break;
+      records.push(this.contentText(type, start));
+      if ((type & 1) !== 0) break;
     }
     this.close();
     return records;

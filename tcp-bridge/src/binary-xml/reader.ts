@@ -79,19 +79,8 @@ class Reader extends RecordReader {
         children.push(frame.element);
         this.stack.push(frame);
       } else if (type >= MIN_TEXT && type <= MAX_TEXT) {
-        const even = type & ~1;
-        if (even === Record.StartListText && type === even) {
-          children.push(this.list());
-        } else if (even === Record.StartListText || even === Record.EndListText) {
-          throw this.fail(
-            'InvalidRecord',
-            `record 0x${hex(type)}: lists have no WithEndElement form, EndListText no list to end`,
-            start,
-          );
-        } else {
-          children.push(this.text(even, start));
-          if (type !== even) this.close(true, start);
-        }
+        children.push(this.contentText(type, start));
+        if ((type & 1) !== 0) this.close(true, start);
       } else {
         throw this.fail('InvalidRecord', `record 0x${hex(type)} where content belongs`, start);
       }

@@ -106,6 +106,23 @@ export abstract class RecordReader {
     return this.text(type, start);
   }
 
+  /**
+   * A text record of an element's content, `type` (MIN_TEXT to MAX_TEXT) read at `start`: a list, or one text. Its
+   * WithEndElement form (an odd `type`) is the caller's to act on.
+   */
+  protected contentText(type: number, start: number): XmlText {
+    const even = type & ~1;
+    if (even === Record.StartListText && type === even) return this.list();
+    if (even === Record.StartListText || even === Record.EndListText) {
+      throw this.fail(
+        'InvalidRecord',
+        `record 0x${hex(type)}: lists have no WithEndElement form, EndListText no list to end`,
+        start,
+      );
+    }
+    return this.text(even, start);
+  }
+
   /** After StartListText: text records up to EndListText. */
   protected list(): XmlText {
     const items: XmlText[] = [];
