@@ -22,6 +22,7 @@ import { IdbFault, type ClrValue, type DataTableResult } from './contract.ts';
 import type { StatementResult } from './database.ts';
 import { DataTableError, formatCell, uniqueColumnNames, type DataCell, type DataColumn } from './datatable.ts';
 import { recordDataTable, xmlText } from './datatable-writer.ts';
+import type { XmlEventSource } from './xml-events.ts';
 
 /** The DataTable columns of a result: unique names, .NET types, DateTime modes. */
 export function dataColumns(result: StatementResult): DataColumn[] {
@@ -38,15 +39,24 @@ export function dataColumns(result: StatementResult): DataColumn[] {
 
 /** ReturnDatatable's answer: the inline schema and diffgram, recorded (and checked) now, as text when asked. */
 export function dataTableOf(result: StatementResult): DataTableResult {
-  const events = asFault(() => recordDataTable(dataColumns(result), result.rows));
-  let xml: string | undefined;
-  return {
-    events,
-    get xml() {
-      xml ??= xmlText(events);
-      return xml;
-    },
-  };
+  return new RecordedDataTable(asFault(() => recordDataTable(dataColumns(result), result.rows)));
+}
+
+/**
+ * A class, not an object literal with a getter: V8 allocates a literal's getter pair in the old generation, and an
+ * old object that points into the young one keeps what it points to alive through every scavenge until the next full
+ * collection. With a literal, each call's table (its rows' texts, ~30 KB for 100 rows) was promoted: 2.2–3.3 MB per
+ * scavenge, measured with `--trace-gc-nvp`; with the class, nothing.
+ */
+class RecordedDataTable implements DataTableResult {
+  private text: string | undefined;
+
+  constructor(readonly events: XmlEventSource) {}
+
+  get xml(): string {
+    this.text ??= xmlText(this.events);
+    return this.text;
+  }
 }
 
 /** ReturnScalar's answer: the first cell, typed by its column; null for no row or a null cell. */
