@@ -28,6 +28,7 @@ import { BridgeConnection } from './connection.ts';
 import { BridgeMetrics, serveMetrics, type MetricsListener } from './metrics.ts';
 import { NO_OBSERVER } from './streams.ts';
 import { replyPolling } from './reply-polling.ts';
+import { loadCpuYield } from './cpu-yield.ts';
 import { socketStream } from './socket-stream.ts';
 import type { BridgeConfig } from './config.ts';
 import { soapDispatch } from './dispatch.ts';
@@ -176,7 +177,13 @@ export async function startBridge(
   const sockets = new Set<Socket>();
   let refused = 0;
 
-  const afterReplies = replyPolling(config.pollAfterReplyMs);
+  // The polling lets a thread waiting for its CPU go first (cpu-yield.ts, reply-polling.ts).
+  const afterReplies = replyPolling(
+    config.pollAfterReplyMs,
+    undefined,
+    undefined,
+    config.pollAfterReplyMs > 0 ? loadCpuYield() : undefined,
+  );
   const server: Server = createServer({ noDelay: true }, (socket: Socket) => {
     const over = live.size >= config.maxConnections;
     if (over && refused >= config.maxConnections) {

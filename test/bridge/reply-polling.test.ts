@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { readBridgeConfig } from '../../tcp-bridge/src/config.ts';
+import { loadCpuYield } from '../../tcp-bridge/src/cpu-yield.ts';
 import { replyPolling } from '../../tcp-bridge/src/reply-polling.ts';
 
 /** A loop whose turns run when the test says: `pending` steps wait for `runTurn`. */
@@ -12,10 +13,12 @@ function fakeLoop(windowMs: number) {
   let now = 0;
   let pending: (() => void)[] = [];
   let turns = 0;
+  let yields = 0;
   const polling = replyPolling(
     windowMs,
     () => now,
     (step) => void pending.push(step),
+    () => void yields++,
   );
   return {
     polling,
@@ -27,6 +30,10 @@ function fakeLoop(windowMs: number) {
     },
     get turns() {
       return turns;
+    },
+    /** How often the polling let another thread on its CPU run first. */
+    get yields() {
+      return yields;
     },
     /** Runs one turn of the loop, `ms` after the last. */
     runTurn(ms = 0) {
@@ -57,6 +64,9 @@ describe('polling after a reply', () => {
     loop.runTurn(0.11);
     expect(loop.turning).toBe(false); // 210 µs: stopped
     expect(loop.turns).toBe(2);
+    // Every turn that goes on polling first lets a thread waiting for this CPU run; the last one, past the window,
+    // does not.
+    expect(loop.yields).toBe(1);
   });
 
   it('stops polling for a client that paused longer than the window', () => {
@@ -126,8 +136,18 @@ describe('polling after a reply', () => {
     }
     connection.replied();
     expect(loop.turning).toBe(false);
+    expect(loop.yields).toBe(0);
     expect(readBridgeConfig({}).pollAfterReplyMs).toBe(0.2);
     expect(readBridgeConfig({ BRIDGE_POLL_AFTER_REPLY_US: '0' }).pollAfterReplyMs).toBe(0);
     expect(() => readBridgeConfig({ BRIDGE_POLL_AFTER_REPLY_US: '20000' })).toThrow(/BRIDGE_POLL_AFTER_REPLY_US/);
+  });
+
+  it("lets the system's other threads go first through the platform's call (sched_yield), where there is one", () => {
+    const yieldCpu = loadCpuYield();
+    if (process.platform === 'linux' || process.platform === 'darwin' || process.platform === 'win32') {
+      expect(yieldCpu).toBeTypeOf('function');
+      for (let i = 0; i < 1000; i++) yieldCpu!();
+    }
+    expect(loadCpuYield('aix')).toBeUndefined();
   });
 });
