@@ -29,7 +29,7 @@ const calls = Number(process.argv[2] ?? 3000);
 for (let call = 0; call < calls; call++) {
   const result: StatementResult = { columns, rows: rows(call), rowsAffected: -1 };
   const table = dataTableOf(result);
-  // As the bridge does once the reply is written: the events replayed, then nothing kept.
+  // Kept until the next turn, as the bridge keeps a table until its reply is written; then nothing refers to it.
   written += table.events === undefined ? 0 : 1;
   // A turn of the event loop between calls, as between a client's calls.
   await new Promise((resolve) => setImmediate(resolve));
