@@ -72,13 +72,14 @@ function replyShape(ns: string, operation: OperationName): ReplyShape {
   if (shape === undefined) {
     const action = replyActionOf(ns, operation);
     const response = `${operation}Response`;
+    const result = `${operation}Result`;
     const declaration = xmlns('', ns);
     // Placeholders: encodeAround leaves them out, so what they hold does not matter.
-    const slots = [element('a', 'RelatesTo', [], []), element('', `${operation}Result`, [], [])] as const;
+    const slots = [element('a', 'RelatesTo', [], []), element('', result, [], [])] as const;
     shape = {
       action,
       response,
-      result: `${operation}Result`,
+      result,
       scope: new Map([...ENVELOPE_SCOPE, ['', ns]]),
       declaration,
       // A RelatesTo where replyEnvelope puts it for a request with no ReplyTo of its own: after Action, the last header.
